@@ -1,0 +1,269 @@
+"""Elements that flow between the stages: frozen dataclasses, no Beam or vendor imports.
+
+Every element carries the identity of the trace it came from (trace_id, route, event day), so
+that any stage's output can be keyed, joined and accounted for without a lookup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+LABELS = ("ENT", "CON", "NIC")
+
+
+@dataclass(frozen=True)
+class Document:
+    """One retrieved passage."""
+
+    doc_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A validated RAG trace: question, retrieved passages, answer."""
+
+    trace_id: str
+    route: str
+    event_time_us: int  # microseconds since the epoch, UTC
+    question: str
+    contexts: tuple[Document, ...]
+    answer: str
+    task: str | None = None
+    generator: str | None = None
+    metadata: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def day(self) -> str:
+        """The UTC day (YYYY-MM-DD) of the event time, used to partition rates and costs."""
+        from datetime import UTC, datetime
+
+        return datetime.fromtimestamp(self.event_time_us / 1e6, tz=UTC).strftime("%Y-%m-%d")
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """A context sentence: global index over the whole context, offsets within its document."""
+
+    index: int
+    doc_id: str
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class AnswerSentence:
+    """An answer sentence with its character span in the answer."""
+
+    index: int
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Window:
+    """W consecutive context sentences, [first, last] inclusive global sentence indices."""
+
+    index: int
+    first: int
+    last: int
+
+
+@dataclass(frozen=True)
+class PreparedTrace:
+    """A trace with its context and answer segmented and its context windowed."""
+
+    trace: Trace
+    sentences: tuple[Sentence, ...]
+    answer_sentences: tuple[AnswerSentence, ...]
+    windows: tuple[Window, ...]
+
+    def window_text(self, window: Window) -> str:
+        """The text of a window: its sentences in order, one per line."""
+        return "\n".join(s.text for s in self.sentences[window.first : window.last + 1])
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A grounded quote: a span of one context document, attributed to one sentence."""
+
+    doc_id: str
+    sentence_index: int
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What judge calls cost: summed over calls."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.calls + other.calls,
+            self.input_tokens + other.input_tokens,
+            self.cached_tokens + other.cached_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cost_usd + other.cost_usd,
+        )
+
+
+@dataclass(frozen=True)
+class UsageRecord:
+    """One judge stage result's usage, attributed to a trace, route, day and judge model."""
+
+    trace_id: str
+    route: str
+    day: str
+    judge_model: str
+    usage: Usage
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A self-contained claim decomposed from one answer sentence."""
+
+    trace_id: str
+    claim_index: int
+    text: str
+    sentence_index: int
+    answer_start: int
+    answer_end: int
+
+
+@dataclass(frozen=True)
+class DecomposeResult:
+    """The claims of one answer sentence, or the reason the judge could not give them."""
+
+    trace_id: str
+    sentence_index: int
+    claims: tuple[str, ...]
+    status: str  # "ok" | "judge_error"
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class LocalVerdict:
+    """The verdict of one claim against one window."""
+
+    trace_id: str
+    claim_index: int
+    window_index: int
+    label: str | None
+    status: str  # "ok" | "judge_error"
+    evidence: tuple[Evidence, ...] = ()
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    """The final verdict of one claim after local and global verification."""
+
+    claim: Claim
+    window_labels: tuple[str | None, ...]
+    local_label: str | None
+    deciding_window: int | None
+    label: str | None
+    status: str  # "ok" | "judge_error"
+    evidence: tuple[Evidence, ...] = ()
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class DeadLetter:
+    """A record that could not be processed: kept whole, with the reason and the stage."""
+
+    stage: str
+    reason: str
+    raw: str
+    trace_id: str | None = None
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """Identity of a run's judging configuration, recorded on every verdict row."""
+
+    judge_model: str
+    prompt_hash: str
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RenderedText:
+    """Text shown to a judge, and where each context sentence sits in it.
+
+    ``segments`` holds (offset in ``text``, sentence): a quote found in the rendered text maps
+    back to sentence indices and offsets within the sentence's document.
+    """
+
+    text: str
+    segments: tuple[tuple[int, Sentence], ...]
+
+
+@dataclass(frozen=True)
+class TraceKey:
+    """The identity every request carries, for keying and cost attribution."""
+
+    trace_id: str
+    route: str
+    day: str
+
+
+@dataclass(frozen=True)
+class DecomposeRequest:
+    key: TraceKey
+    sentence: AnswerSentence
+    answer: str
+    question: str
+
+
+@dataclass(frozen=True)
+class LocalRequest:
+    key: TraceKey
+    claim: Claim
+    window_index: int
+    chunk: RenderedText
+    question: str
+
+
+@dataclass(frozen=True)
+class GlobalRequest:
+    key: TraceKey
+    claim: Claim
+    window_labels: tuple[str | None, ...]
+    local_label: str
+    deciding_window: int | None
+    context: RenderedText
+    hint: str | None
+    question: str
+
+
+@dataclass(frozen=True)
+class FailedClaim:
+    """A claim (or an answer sentence that could not be decomposed) that has no verdict."""
+
+    claim: Claim
+    stage: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ClaimSet:
+    """A prepared trace with its numbered claims, and the sentences that failed to decompose."""
+
+    prepared: PreparedTrace
+    claims: tuple[Claim, ...]
+    failed: tuple[FailedClaim, ...] = ()
+
+    @property
+    def key(self) -> TraceKey:
+        t = self.prepared.trace
+        return TraceKey(t.trace_id, t.route, t.day)

@@ -1,0 +1,108 @@
+"""Decomposition: one judge call per answer sentence; the judge sees the answer, not the context.
+
+Claims are numbered per trace in answer order (sentence, then position in the sentence), and
+each keeps its source sentence's span in the answer. A sentence whose decomposition failed
+becomes a failed claim carrying the sentence, so that the answer is marked incomplete and the
+sentence is not silently skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import NamedTuple
+
+import apache_beam as beam
+
+from rt4chart.schemas.records import (
+    Claim,
+    ClaimSet,
+    DecomposeRequest,
+    DecomposeResult,
+    FailedClaim,
+    PreparedTrace,
+    TraceKey,
+    UsageRecord,
+)
+from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
+from rt4chart.transforms.judges.base import JudgeSpec
+
+
+def requests_for(prepared: PreparedTrace) -> Iterable[DecomposeRequest]:
+    """One decomposition request per answer sentence."""
+    t = prepared.trace
+    key = TraceKey(t.trace_id, t.route, t.day)
+    for sentence in prepared.answer_sentences:
+        yield DecomposeRequest(key, sentence, t.answer, t.question)
+
+
+class _DecomposeFn(JudgeCallFn):
+    stage = "decompose"
+
+    def call(self, judge, element: DecomposeRequest):
+        return judge.decompose(element.sentence.text, element.answer, element.question)
+
+    def on_result(self, element: DecomposeRequest, result) -> Iterable[DecomposeResult]:
+        if not isinstance(result, list | tuple) or not all(isinstance(c, str) for c in result):
+            yield from self.on_error(element, f"judge returned invalid claims {result!r:.200}")
+            return
+        claims = tuple(c.strip() for c in result if c.strip())
+        yield DecomposeResult(element.key.trace_id, element.sentence.index, claims, "ok")
+
+    def on_error(self, element: DecomposeRequest, reason: str) -> Iterable[DecomposeResult]:
+        yield DecomposeResult(
+            element.key.trace_id, element.sentence.index, (), "judge_error", reason
+        )
+
+
+def number_claims(prepared: PreparedTrace, results: Iterable[DecomposeResult]) -> ClaimSet:
+    """Number the claims of a trace in answer order; failed sentences become failed claims."""
+    by_sentence = {r.sentence_index: r for r in results}
+    claims: list[Claim] = []
+    failed: list[FailedClaim] = []
+    trace_id = prepared.trace.trace_id
+    for s in prepared.answer_sentences:
+        result = by_sentence.get(s.index)
+        if result is None or result.status != "ok":
+            reason = result.error if result else "decomposition result missing"
+            claim = Claim(trace_id, len(claims) + len(failed), s.text, s.index, s.start, s.end)
+            failed.append(FailedClaim(claim, "decompose", reason or "judge error"))
+            continue
+        for text in result.claims:
+            index = len(claims) + len(failed)
+            claims.append(Claim(trace_id, index, text, s.index, s.start, s.end))
+    return ClaimSet(prepared, tuple(claims), tuple(failed))
+
+
+def _join(element: tuple[str, dict[str, list]]) -> Iterable[ClaimSet]:
+    _, groups = element
+    for prepared in groups["prepared"]:  # exactly one per trace_id
+        yield number_claims(prepared, groups["results"])
+
+
+class DecomposeOutputs(NamedTuple):
+    claim_sets: beam.PCollection[ClaimSet]
+    usage: beam.PCollection[UsageRecord]
+
+
+class DecomposeClaims(beam.PTransform):
+    """PreparedTrace -> ClaimSet (numbered claims), plus the usage of the calls."""
+
+    def __init__(self, spec: JudgeSpec):
+        super().__init__()
+        self._spec = spec
+
+    def expand(self, prepared: beam.PCollection[PreparedTrace]) -> DecomposeOutputs:
+        judged = (
+            prepared
+            | "Requests" >> beam.FlatMap(requests_for)
+            | "Judge" >> RunJudge(_DecomposeFn(self._spec))
+        )
+        claim_sets = (
+            {
+                "prepared": prepared | "KeyTraces" >> beam.Map(lambda p: (p.trace.trace_id, p)),
+                "results": judged.results | "KeyResults" >> beam.Map(lambda r: (r.trace_id, r)),
+            }
+            | "Regroup" >> beam.CoGroupByKey()
+            | "Number" >> beam.FlatMap(_join)
+        )
+        return DecomposeOutputs(claim_sets, judged.usage)

@@ -1,0 +1,387 @@
+"""Lexical heuristics for the offline judge: claim splitting and claim-versus-context labels.
+
+The offline judge has no network and no model, so this module is its whole reasoning: word
+overlap with light normalisation, plus a few contradiction cues (numbers, dates, negation,
+antonyms). Everything is a pure function of its arguments and uses the standard library only, so
+a verdict can be reproduced byte for byte when an audit is replayed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from typing import NamedTuple
+
+# Tuned on the even-hash half of the RAGTruth dev records (answer-level F1, see the PR notes).
+ENT_SINGLE = 0.75  # weighted coverage one sentence must reach to entail the claim
+ENT_UNION = 0.8  # a union of sentences is easier to fill by chance, so it must cover more
+TOPIC = 0.5  # coverage at which a sentence is "about" the claim, a precondition for CON
+NEGATION_TOPIC = 0.6  # negation cues are noisy; require a closer match before trusting them
+UNION_SIZE = 3
+LONG_QUOTE = 300  # quote a part of sentences longer than this (JSON records have no full stops)
+
+_STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been
+    before being below between both but by can could did do does doing down during each few for
+    from further had has have having he her here hers herself him himself his how i if in into
+    is it its itself just let me more most my myself no nor not of off on once only or other our
+    ours ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up upon very was we
+    were what when where which while who whom why will with would you your yours yourself
+    yourselves may might must shall also however thus therefore etc via per st nd rd th s t
+    said says according""".split()
+)
+_NUMBER_WORDS = {
+    w: str(i)
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve".split()
+    )
+    if i
+}
+_MONTHS = {
+    name: i
+    for i, names in enumerate(
+        [("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",),
+         ("june", "jun"), ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"),
+         ("october", "oct"), ("november", "nov"), ("december", "dec")],
+        start=1,
+    )
+    for name in names
+}
+_WEEKDAYS = {
+    name: i
+    for i, names in enumerate(
+        [("monday", "mon"), ("tuesday", "tue", "tues"), ("wednesday", "wed"),
+         ("thursday", "thu", "thurs"), ("friday", "fri"), ("saturday", "sat"),
+         ("sunday", "sun")],
+        start=1,
+    )
+    for name in names
+}
+# "May" is also a modal verb: only words like these before it make it a month.
+_MAY_MONTH_CUES = frozenset("in of since until by early late mid last next this".split())
+_NEGATIONS = frozenset("not no never without nor cannot none neither nobody nothing".split())
+_ANTONYM_PAIRS = (
+    ("increase", "decrease"), ("increase", "reduce"), ("rise", "fall"), ("before", "after"),
+    ("more", "less"), ("more", "fewer"), ("higher", "lower"), ("open", "closed"),
+    ("open", "close"), ("allowed", "prohibited"), ("allowed", "banned"),
+    ("permitted", "forbidden"), ("all", "none"), ("only", "also"), ("eligible", "ineligible"),
+    ("legal", "illegal"), ("available", "unavailable"), ("win", "lose"), ("won", "lost"),
+    ("first", "last"), ("minimum", "maximum"), ("above", "below"), ("early", "late"),
+    ("positive", "negative"), ("include", "exclude"), ("accept", "reject"), ("true", "false"),
+    ("male", "female"), ("largest", "smallest"), ("best", "worst"), ("cheap", "expensive"),
+    ("gain", "loss"), ("success", "failure"), ("guilty", "innocent"), ("alive", "dead"),
+)
+_AUXILIARIES = frozenset(
+    "is are was were has have had will would can could does did do should may might must".split()
+)
+
+_TOKEN_RE = re.compile(r"\d+(?:[.,]\d+)*|[^\W_]+(?:['’][^\W_]+)*")
+# A sentence ends at . ! ? (plus closing quotes/brackets) before whitespace, or at a newline.
+_BOUNDARY_RE = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)|\n")
+_PART_RE = re.compile(r"[,;]\s+")
+_BULLET_RE = re.compile(r"^\s*(?:[-*•·▪‣–—>]+|\(?\d{1,3}[.)]|\(?[a-z]\))\s+")
+_CLAUSE_RE = re.compile(r"\s*;\s+|,?\s+(?:and|but|while|whereas)\s+")
+_DOUBLE_END_RE = re.compile(r"([b-df-hj-km-np-rtv-y])\1$")
+
+
+class _Tok(NamedTuple):
+    term: str  # normalised form: stem, canonical number, "month:5" or "day:1"
+    low: str  # lowercase surface form, used for stopwords and negation
+    kind: str  # "num", "date" or "word"
+    cap: bool  # capitalised and not sentence-initial: likely a name
+
+
+class _Sent(NamedTuple):
+    start: int
+    end: int
+    toks: tuple[_Tok, ...]
+    terms: frozenset[str]  # content terms only
+
+
+def _stem(word: str) -> str:
+    """Strip possessives and common inflections; consistency matters more than linguistics."""
+    word = word.removesuffix("'s")
+    if len(word) > 4 and word.endswith("ies"):
+        word = word[:-3] + "y"
+    elif word.endswith(("sses", "xes", "zes", "ches", "shes")):
+        word = word[:-2]
+    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    if len(word) > 4 and word.endswith("ing"):
+        word = _DOUBLE_END_RE.sub(r"\1", word[:-3])
+    elif len(word) > 3 and word.endswith("ed") and not word.endswith("eed"):
+        word = _DOUBLE_END_RE.sub(r"\1", word[:-2])
+    # Dropping a final "e" makes "base", "based" and "basing" meet.
+    return word[:-1] if len(word) >= 3 and word.endswith("e") else word
+
+
+def _norm_number(raw: str) -> str:
+    """Canonical digits: "3,500" -> "3500", "3.50" -> "3.5", "4.0" -> "4", "07" -> "7"."""
+    try:
+        value = float(raw.replace(",", ""))
+    except ValueError:
+        return raw
+    return str(int(value)) if value.is_integer() else str(value)
+
+
+def _classify(raw: str, prev: str, nxt: str, first: bool) -> _Tok:
+    low = raw.lower().replace("’", "'")
+    cap = raw[:1].isupper() and not first
+    if raw[:1].isdigit():
+        return _Tok(_norm_number(raw), low, "num", False)
+    if low in _NUMBER_WORDS:
+        return _Tok(_NUMBER_WORDS[low], low, "num", False)
+    if raw[:1].isupper() and low in _MONTHS:
+        if low != "may" or prev in _MAY_MONTH_CUES or nxt[:1].isdigit():
+            return _Tok(f"month:{_MONTHS[low]}", low, "date", True)
+    if raw[:1].isupper() and low in _WEEKDAYS:
+        return _Tok(f"day:{_WEEKDAYS[low]}", low, "date", True)
+    return _Tok(_stem(low), low, "word", cap)
+
+
+def _tokenize(text: str) -> tuple[_Tok, ...]:
+    raws = [m.group() for m in _TOKEN_RE.finditer(text)]
+    return tuple(
+        _classify(raw, raws[i - 1].lower() if i else "", raws[i + 1] if i + 1 < len(raws) else "",
+                  i == 0)
+        for i, raw in enumerate(raws)
+    )
+
+
+def _is_content(tok: _Tok) -> bool:
+    return tok.kind != "word" or (tok.low not in _STOPWORDS and len(tok.low) > 1)
+
+
+def _is_negation(tok: _Tok) -> bool:
+    return tok.low in _NEGATIONS or tok.low.endswith("n't")
+
+
+def _spans(text: str) -> list[tuple[int, int]]:
+    """Sentence offsets in `text`, whitespace-trimmed, so text[start:end] is a valid quote."""
+    cuts = [0, *(m.end() for m in _BOUNDARY_RE.finditer(text)), len(text)]
+    spans = []
+    for lo, hi in zip(cuts, cuts[1:], strict=False):
+        piece = text[lo:hi]
+        start = lo + len(piece) - len(piece.lstrip())
+        end = lo + len(piece.rstrip())
+        if end > start:
+            spans.append((start, end))
+    return spans
+
+
+def _sentences(text: str) -> list[_Sent]:
+    out = []
+    for start, end in _spans(text):
+        toks = _tokenize(text[start:end])
+        if toks:
+            out.append(_Sent(start, end, toks, frozenset(t.term for t in toks if _is_content(t))))
+    return out
+
+
+def _weights(claim: tuple[_Tok, ...], sents: list[_Sent]) -> dict[str, float]:
+    """Numbers, dates, names and long words weigh more; so do terms rare in the context."""
+    df = Counter(term for s in sents for term in s.terms)
+    weights: dict[str, float] = {}
+    for tok in filter(_is_content, claim):
+        base = 2.0 if tok.kind != "word" else 1.5 if tok.cap else 1.3 if len(tok.low) >= 8 else 1.0
+        idf = 1.0 + 0.5 * math.log((len(sents) + 1) / (df[tok.term] + 1))
+        weights[tok.term] = max(weights.get(tok.term, 0.0), base * idf)
+    return weights
+
+
+def _credits(weights: dict[str, float], sent: _Sent) -> dict[str, float]:
+    """Per claim term, how well the sentence supports it (a shared long prefix is partial)."""
+    prefixes = {t[:6] for t in sent.terms if len(t) >= 6 and not t[:1].isdigit()}
+    out = {}
+    for term in weights:
+        if term in sent.terms:
+            out[term] = 1.0
+        elif len(term) >= 6 and term[:6] in prefixes:
+            out[term] = 0.8
+    return out
+
+
+def _best_union(weights: dict[str, float], credits: list[dict[str, float]],
+                pool: list[int]) -> tuple[float, list[int]]:
+    """Greedily add up to UNION_SIZE sentences; the first pick is the best single sentence."""
+    have = dict.fromkeys(weights, 0.0)
+    chosen: list[int] = []
+    for _ in range(UNION_SIZE):
+        gains = {i: sum(w * max(0.0, credits[i].get(t, 0.0) - have[t]) for t, w in weights.items())
+                 for i in pool if i not in chosen}
+        best = max(gains, key=lambda i: (gains[i], -i), default=None)
+        if best is None or gains[best] <= 1e-9:
+            break
+        chosen.append(best)
+        have = {t: max(v, credits[best].get(t, 0.0)) for t, v in have.items()}
+    total = sum(weights.values())
+    return sum(weights[t] * v for t, v in have.items()) / total, chosen
+
+
+def _is_fact(term: str) -> bool:
+    return term[:1].isdigit() or term.startswith(("month:", "day:"))
+
+
+def _neighbours(toks: tuple[_Tok, ...], i: int) -> set[str]:
+    return {t.term for t in toks[max(0, i - 3):i + 4] if t.kind == "word" and _is_content(t)}
+
+
+def _number_conflict(claim: tuple[_Tok, ...], sent: _Sent, text_terms: frozenset[str]) -> bool:
+    """A claim number absent from the text, facing another number in the same slot."""
+    for i, tok in enumerate(claim):
+        if tok.kind != "num" or tok.term in text_terms:
+            continue
+        year = len(tok.term) == 4
+        around = _neighbours(claim, i)
+        others = [j for j, t in enumerate(sent.toks)
+                  if t.kind == "num" and t.term != tok.term and (len(t.term) == 4) == year]
+        if any(around & _neighbours(sent.toks, j) for j in others):
+            return True
+        if len(others) == 1 and tok.low[:1].isdigit() and sum(t.kind == "num" for t in claim) == 1:
+            return True
+    return False
+
+
+def _date_conflict(claim: tuple[_Tok, ...], sent: _Sent, text_terms: frozenset[str]) -> bool:
+    for tok in claim:
+        if tok.kind == "date" and tok.term not in text_terms:
+            kind = tok.term.split(":")[0]
+            if any(t.startswith(kind + ":") for t in sent.terms):
+                return True
+    return False
+
+
+def _antonym_conflict(claim: tuple[_Tok, ...], sent: _Sent) -> bool:
+    mine, theirs = {t.term for t in claim}, {t.term for t in sent.toks}
+    for a, b in _ANTONYM_PAIRS:
+        a, b = _stem(a), _stem(b)
+        if (a in mine and b in theirs and b not in mine and a not in theirs) or (
+            b in mine and a in theirs and a not in mine and b not in theirs
+        ):
+            return True
+    return False
+
+
+def _negated(toks: tuple[_Tok, ...], anchors: set[str]) -> bool:
+    """A negation whose scope (one word left, three right) touches a shared content term."""
+    return any(
+        _is_negation(tok) and any(t.term in anchors for t in toks[max(0, i - 1):i + 4])
+        for i, tok in enumerate(toks)
+    )
+
+
+def _conflict(claim: tuple[_Tok, ...], sent: _Sent, text_terms: frozenset[str],
+              coverage: float) -> bool:
+    if _number_conflict(claim, sent, text_terms) or _date_conflict(claim, sent, text_terms):
+        return True
+    if _antonym_conflict(claim, sent):
+        return True
+    shared = {t.term for t in claim if _is_content(t)} & sent.terms
+    return coverage >= NEGATION_TOPIC and _negated(claim, shared) != _negated(sent.toks, shared)
+
+
+def _quote(text: str, sent: _Sent, terms: set[str]) -> str:
+    """The sentence, or for a very long one the run of its comma-parts holding the matches."""
+    if sent.end - sent.start <= LONG_QUOTE:
+        return text[sent.start:sent.end]
+    cuts = [sent.start, *(sent.start + m.end() for m in _PART_RE.finditer(
+        text[sent.start:sent.end])), sent.end]
+    hits = [(lo, hi) for lo, hi in zip(cuts, cuts[1:], strict=False)
+            if terms & {t.term for t in _tokenize(text[lo:hi])}]
+    if not hits:
+        return text[sent.start:sent.end]
+    return text[hits[0][0]:hits[-1][1]].strip().rstrip(",;").strip() or text[sent.start:sent.end]
+
+
+def _label(claim: tuple[_Tok, ...], text: str, sents: list[_Sent],
+           pool: list[int]) -> tuple[str, list[str]]:
+    weights = _weights(claim, sents)
+    if not weights or not pool:
+        return "NIC", []
+    credits = [_credits(weights, s) for s in sents]
+    total = sum(weights.values())
+    cover = {i: sum(weights[t] * c for t, c in credits[i].items()) / total for i in pool}
+    text_terms = frozenset(t for s in sents for t in s.terms)
+    # Topic is judged without the claim's numbers and dates missing from the text: those are
+    # what a conflict is about, and they would otherwise hide the sentence that disagrees.
+    topic_w = {t: w for t, w in weights.items() if t in text_terms or not _is_fact(t)}
+    topic = {i: sum(w * credits[i].get(t, 0.0) for t, w in topic_w.items())
+             / (sum(topic_w.values()) or 1.0) for i in pool}
+    clashing = {i for i in pool if topic[i] >= TOPIC
+                and _conflict(claim, sents[i], text_terms, topic[i])}
+    calm = [i for i in pool if i not in clashing]
+    score, chosen = _best_union(weights, credits, calm)
+    if chosen and (cover[chosen[0]] >= ENT_SINGLE or score >= ENT_UNION):
+        keep = chosen[:1] if cover[chosen[0]] >= ENT_SINGLE else sorted(chosen)
+        return "ENT", [_quote(text, sents[i], set(credits[i])) for i in keep]
+    if clashing:
+        worst = max(clashing, key=lambda i: (topic[i], -i))
+        return "CON", [_quote(text, sents[worst], set(credits[worst]))]
+    return "NIC", []
+
+
+def decompose_sentence(sentence: str) -> list[str]:
+    """Split one answer sentence into self-contained claims.
+
+    Conservative: the sentence is cut only at semicolons and at "and" / "but" / "while" /
+    "whereas" when what follows starts a new clause (a subject then an auxiliary verb, as in
+    "X is A and Y is B."). Words are never dropped, so negation, numbers, dates and modals stay.
+
+    Args:
+        sentence: One sentence of an answer, possibly with a list bullet or number.
+
+    Returns:
+        The claims, stripped of bullets and surrounding whitespace; never an empty string, and
+        an empty list only when the sentence has no alphanumeric content.
+    """
+    body = _BULLET_RE.sub("", sentence, count=1).strip()
+    if not any(ch.isalnum() for ch in body):
+        return []
+    parts, last = [], 0
+    for match in _CLAUSE_RE.finditer(body):
+        left, right = body[last:match.start()], body[match.end():]
+        if ";" in match.group() or (len(left.split()) >= 3 and _starts_clause(right)):
+            parts.append(left)
+            last = match.end()
+    parts.append(body[last:])
+    claims = [p.strip().strip(",;:").strip() for p in parts]
+    return [c for c in claims if any(ch.isalnum() for ch in c)] or [body]
+
+
+def _starts_clause(words: str) -> bool:
+    """Subject followed by an auxiliary within three words, e.g. "the staff are friendly"."""
+    head = [w.lower().strip(",") for w in words.split()[:4]]
+    if not head or head[0] in _AUXILIARIES:
+        return False
+    return any(w in _AUXILIARIES or w.endswith("n't") for w in head[1:])
+
+
+def verify(claim: str, text: str, hint: str | None = None) -> tuple[str, list[str]]:
+    """Label a claim against a context by word overlap and contradiction cues.
+
+    ENT when one sentence (or a union of up to three) covers enough of the claim's weighted
+    content words without a conflict cue; CON when a sentence on the claim's topic disagrees on
+    a number, a date, negation or an antonym; NIC otherwise.
+
+    Args:
+        claim: The claim to check.
+        text: A window of context sentences, or the whole context.
+        hint: Optional passage of `text` to look at first; ignored when it is not in `text`.
+
+    Returns:
+        ("ENT" | "CON" | "NIC", quotes): 1-3 quotes that are exact substrings of `text` for ENT
+        and CON, and no quotes for NIC.
+    """
+    toks = _tokenize(claim)
+    sents = _sentences(text)
+    everything = list(range(len(sents)))
+    found = text.find(hint.strip()) if hint and hint.strip() else -1
+    if found >= 0:
+        stop = found + len(hint.strip())
+        near = [i for i in everything if sents[i].start < stop and sents[i].end > found]
+        label, quotes = _label(toks, text, sents, near)
+        if label != "NIC":
+            return label, quotes
+    return _label(toks, text, sents, everything)

@@ -1,0 +1,41 @@
+"""The offline judge: deterministic, no network, a lexical baseline.
+
+It implements the judge contract with content-word coverage, number, negation and antonym
+checks (see :mod:`rt4chart.transforms.judges.lexical`). Its verdicts are a baseline for runs
+with no endpoint configured, not a model's judgement; it quotes only text it was given.
+"""
+
+from __future__ import annotations
+
+from rt4chart.transforms.judges import lexical
+from rt4chart.transforms.judges.base import record_usage
+
+MODEL = "offline-lexical-v1"
+
+
+class OfflineJudge:
+    """Lexical judge; options are accepted for symmetry and ignored."""
+
+    model = MODEL
+
+    def __init__(self, options: dict[str, str] | None = None):
+        self.options = dict(options or {})
+
+    async def decompose(self, sentence: str, answer: str, question: str) -> list[str]:
+        record_usage(0, 0, 0, 0.0)
+        return lexical.decompose_sentence(sentence)
+
+    async def verify_local(self, claim: str, chunk: str, question: str) -> tuple[str, list[str]]:
+        record_usage(0, 0, 0, 0.0)
+        return lexical.verify(claim, chunk)
+
+    async def verify_global(
+        self, claim: str, context: str, question: str, local_label: str, hint: str | None
+    ) -> tuple[str, list[str]]:
+        record_usage(0, 0, 0, 0.0)
+        return lexical.verify(claim, context, hint)
+
+
+def factory(options: dict[str, str]) -> OfflineJudge:
+    """Factory in the custom-judge form, for symmetry."""
+    return OfflineJudge(options)

@@ -1,0 +1,222 @@
+"""The built-in judge for any OpenAI-compatible chat completions endpoint.
+
+Every call uses structured outputs (a strict JSON schema from ``prompts/``), temperature 0 and a
+fixed seed. Calls are rate limited per worker (requests/min and tokens/min), retried with
+tenacity on 429, 5xx, timeouts, connection errors and answers that do not match the schema, and
+metered from the API's usage report. The client's own retries are off so that every retry goes
+through the rate limiter.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+import orjson
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+
+from rt4chart import prompts
+from rt4chart.transforms.judges.base import JudgeError, check_label, check_quotes, record_usage
+from rt4chart.transforms.judges.pricing import Prices, prices_for
+from rt4chart.transforms.judges.ratelimit import RateLimiter, exhausted_for, retry_after_seconds
+from rt4chart.transforms.judges.schema_check import SchemaMismatch, validate
+
+logger = logging.getLogger(__name__)
+
+CHARS_PER_TOKEN = 4  # estimate for the tokens/min budget before the provider counts
+
+
+@dataclass(frozen=True)
+class OpenAIConfig:
+    """Options of the openai judge; every field can be set with ``--judge-option key=value``."""
+
+    model: str = "gpt-4o-mini"
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    azure_api_version: str | None = None
+    rpm: float = 500.0
+    tpm: float = 200_000.0
+    max_concurrency: int = 32
+    timeout_s: float = 60.0
+    max_attempts: int = 6
+    max_output_tokens: int = 1024
+    temperature: float = 0.0
+    seed: int = 42
+    price_input: float | None = None
+    price_cached: float | None = None
+    price_output: float | None = None
+
+    @classmethod
+    def from_options(cls, options: dict[str, str]) -> OpenAIConfig:
+        fields = cls.__dataclass_fields__
+        unknown = set(options) - set(fields)
+        if unknown:
+            raise ValueError(f"unknown openai judge option(s): {', '.join(sorted(unknown))}")
+        kwargs: dict[str, Any] = {}
+        for key, raw in options.items():
+            kind = fields[key].type
+            try:
+                if "float" in kind:
+                    kwargs[key] = float(raw)
+                elif "int" in kind:
+                    kwargs[key] = int(raw)
+                else:
+                    kwargs[key] = raw
+            except ValueError as exc:
+                raise ValueError(f"openai judge option {key}={raw!r}: {exc}") from exc
+        config = cls(**kwargs)
+        if config.max_concurrency < 1 or config.max_attempts < 1:
+            raise ValueError("max_concurrency and max_attempts must be >= 1")
+        return config
+
+
+def _retryable(exc: BaseException) -> bool:
+    if isinstance(exc, SchemaMismatch | openai.APITimeoutError | openai.APIConnectionError):
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in (408, 409, 429) or exc.status_code >= 500
+    return False
+
+
+class OpenAIJudge:
+    """Judge contract over ``AsyncOpenAI`` (or ``AsyncAzureOpenAI``)."""
+
+    def __init__(self, options: dict[str, str] | None = None):
+        self.config = OpenAIConfig.from_options(dict(options or {}))
+        self.model = self.config.model
+        self.prices: Prices = prices_for(self.config)
+        self._client: openai.AsyncOpenAI | None = None
+        self._limiter: RateLimiter | None = None
+        self._semaphore = None
+        self.base_url = self.config.base_url or os.environ.get("OPENAI_BASE_URL")
+        self._api_key = os.environ.get(self.config.api_key_env)
+        if not self._api_key and not self.base_url:
+            raise ValueError(
+                f"openai judge: set {self.config.api_key_env} (or --base-url for a local "
+                "endpoint such as vLLM or Ollama)"
+            )
+
+    def _ensure_client(self) -> openai.AsyncOpenAI:
+        # Built on first use, inside the worker's event loop: the client is not picklable and
+        # its connection pool belongs to the loop that uses it.
+        if self._client is None:
+            import asyncio
+
+            cfg = self.config
+            key = self._api_key or "not-needed"
+            if cfg.azure_api_version:
+                self._client = openai.AsyncAzureOpenAI(
+                    api_key=key, azure_endpoint=self.base_url, api_version=cfg.azure_api_version,
+                    max_retries=0, timeout=cfg.timeout_s,
+                )
+            else:
+                self._client = openai.AsyncOpenAI(
+                    api_key=key, base_url=self.base_url, max_retries=0, timeout=cfg.timeout_s
+                )
+            self._limiter = RateLimiter(cfg.rpm, cfg.tpm)
+            self._semaphore = asyncio.Semaphore(cfg.max_concurrency)
+        return self._client
+
+    async def _attempt(self, messages: list[dict], schema_name: str) -> dict:
+        client = self._ensure_client()
+        cfg = self.config
+        chars = sum(len(m["content"]) for m in messages)
+        await self._limiter.acquire(chars // CHARS_PER_TOKEN + cfg.max_output_tokens)
+        try:
+            raw = await client.chat.completions.with_raw_response.create(
+                model=cfg.model, messages=messages, temperature=cfg.temperature, seed=cfg.seed,
+                max_completion_tokens=cfg.max_output_tokens,
+                response_format={"type": "json_schema", "json_schema": {
+                    "name": schema_name, "strict": True, "schema": prompts.schema(schema_name)}},
+            )
+        except openai.APIStatusError as exc:
+            if exc.status_code == 429:
+                wait = retry_after_seconds(exc.response.headers)
+                wait = wait if wait is not None else exhausted_for(exc.response.headers)
+                self._limiter.pause(wait if wait is not None else 1.0)
+            raise
+        pause = exhausted_for(raw.headers)
+        if pause:
+            self._limiter.pause(pause)
+        return self._parse(raw.parse(), schema_name)
+
+    def _parse(self, completion: Any, schema_name: str) -> dict:
+        usage = completion.usage
+        if usage is not None:
+            details = getattr(usage, "prompt_tokens_details", None)
+            cached = (getattr(details, "cached_tokens", 0) or 0) if details else 0
+            record_usage(
+                usage.prompt_tokens, cached, usage.completion_tokens,
+                self.prices.cost(usage.prompt_tokens, cached, usage.completion_tokens),
+            )
+        if not completion.choices:
+            raise SchemaMismatch("response has no choices")
+        message = completion.choices[0].message
+        if getattr(message, "refusal", None):
+            raise JudgeError(f"judge refused: {message.refusal:.200}")
+        try:
+            data = orjson.loads(message.content or "")
+        except orjson.JSONDecodeError as exc:
+            raise SchemaMismatch(f"response is not JSON: {exc}") from exc
+        validate(data, prompts.schema(schema_name))
+        return data
+
+    async def _call(self, system: str, user: str, schema_name: str) -> dict:
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        self._ensure_client()
+        async with self._semaphore:
+            try:
+                async for attempt in AsyncRetrying(
+                    retry=retry_if_exception(_retryable),
+                    wait=wait_exponential_jitter(initial=0.5, max=30.0),
+                    stop=stop_after_attempt(self.config.max_attempts),
+                    reraise=True,
+                ):
+                    with attempt:
+                        return await self._attempt(messages, schema_name)
+            except SchemaMismatch as exc:
+                raise JudgeError(f"no valid answer after {self.config.max_attempts} "
+                                 f"attempts: {exc}") from exc
+            except openai.APIStatusError as exc:
+                raise JudgeError(f"HTTP {exc.status_code} after retries: "
+                                 f"{type(exc).__name__}") from exc
+            except openai.APIError as exc:
+                raise JudgeError(f"{type(exc).__name__} after retries") from exc
+        raise JudgeError("unreachable: retry loop ended without a result")
+
+    async def decompose(self, sentence: str, answer: str, question: str) -> list[str]:
+        data = await self._call(
+            prompts.load("decompose_system.txt"),
+            prompts.render("decompose_user.txt", question=question, answer=answer,
+                           sentence=sentence),
+            "decompose",
+        )
+        return [c.strip() for c in data["claims"] if c.strip()]
+
+    async def verify_local(self, claim: str, chunk: str, question: str) -> tuple[str, list[str]]:
+        data = await self._call(
+            prompts.load("verify_system.txt"),
+            prompts.render("verify_local_user.txt", chunk=chunk, question=question, claim=claim),
+            "verify",
+        )
+        return check_label(data["label"]), check_quotes(data["evidence"])
+
+    async def verify_global(
+        self, claim: str, context: str, question: str, local_label: str, hint: str | None
+    ) -> tuple[str, list[str]]:
+        if hint is None:
+            user = prompts.render("verify_global_user.txt", context=context, question=question,
+                                  claim=claim)
+        else:
+            user = prompts.render("verify_global_hint_user.txt", context=context,
+                                  question=question, claim=claim, local_label=local_label,
+                                  hint=hint)
+        data = await self._call(prompts.load("verify_system.txt"), user, "verify")
+        return check_label(data["label"]), check_quotes(data["evidence"])
+
+
+def factory(options: dict[str, str]) -> OpenAIJudge:
+    return OpenAIJudge(options)

@@ -1,0 +1,93 @@
+"""Client-side rate limiting shared by all calls of one worker process.
+
+Requests/min and tokens/min are metered with two leaky buckets (aiolimiter) before a request is
+sent, with tokens estimated from the prompt. When the provider answers 429, or reports that a
+budget is exhausted in its ``x-ratelimit-*`` headers, every call of the worker pauses until the
+provider says the budget is back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import re
+import time
+from collections.abc import Mapping
+
+from aiolimiter import AsyncLimiter
+
+_DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+_UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(value: str | None) -> float | None:
+    """Seconds in an ``x-ratelimit-reset-*`` value such as "1s", "6m0s", "20ms" or "0.5"."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    parts = _DURATION_RE.findall(value)
+    if not parts:
+        return None
+    return sum(float(n) * _UNIT_S[u] for n, u in parts)
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """How long the provider asks us to wait: retry-after-ms, retry-after (s or HTTP date)."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return float(ms) / 1000.0
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value:
+        try:
+            return float(value)
+        except ValueError:
+            parsed = email.utils.parsedate_to_datetime(value)
+            if parsed is not None:
+                return max(0.0, parsed.timestamp() - time.time())
+    return None
+
+
+def exhausted_for(headers: Mapping[str, str]) -> float | None:
+    """If a response says a budget is used up (remaining 0), the seconds until it resets."""
+    waits = []
+    for kind in ("requests", "tokens"):
+        remaining = headers.get(f"x-ratelimit-remaining-{kind}")
+        if remaining is not None and remaining.strip() in ("0", "0.0"):
+            reset = parse_duration(headers.get(f"x-ratelimit-reset-{kind}"))
+            if reset is not None:
+                waits.append(reset)
+    return max(waits) if waits else None
+
+
+class RateLimiter:
+    """Requests/min and tokens/min budget plus a shared pause, for one event loop."""
+
+    def __init__(self, rpm: float, tpm: float):
+        if rpm <= 0 or tpm <= 0:
+            raise ValueError(f"rate limits must be positive, got rpm={rpm}, tpm={tpm}")
+        self.rpm, self.tpm = rpm, tpm
+        self._requests = AsyncLimiter(rpm, 60.0)
+        self._tokens = AsyncLimiter(tpm, 60.0)
+        self._pause_until = 0.0
+        self.pauses = 0
+
+    def pause(self, seconds: float) -> None:
+        """Hold every call of this worker for `seconds` from now (the longest pause wins)."""
+        until = time.monotonic() + max(0.0, seconds)
+        if until > self._pause_until:
+            self._pause_until = until
+            self.pauses += 1
+
+    async def acquire(self, estimated_tokens: int) -> None:
+        """Wait for the shared pause, then for a request slot and the estimated tokens."""
+        while (delay := self._pause_until - time.monotonic()) > 0:
+            await asyncio.sleep(delay)
+        await self._requests.acquire(1)
+        await self._tokens.acquire(min(float(max(1, estimated_tokens)), self.tpm))

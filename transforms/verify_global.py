@@ -1,0 +1,61 @@
+"""Global verification: every claim once more against the full context, adaptive prompt.
+
+A local NIC is asked with no hint (its evidence may be spread over windows); a local ENT or CON
+is asked with its deciding window as a location hint, to confirm or overturn. The final evidence
+is what the judge quotes from the full context, aligned and grounded; a NIC has none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import NamedTuple
+
+import apache_beam as beam
+
+from rt4chart.schemas.records import ClaimVerdict, GlobalRequest, UsageRecord
+from rt4chart.transforms.evidence import align, ground
+from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
+from rt4chart.transforms.judges.base import JudgeSpec, check_label, check_quotes
+
+
+class _GlobalFn(JudgeCallFn):
+    stage = "verify_global"
+
+    def call(self, judge, element: GlobalRequest):
+        return judge.verify_global(
+            element.claim.text, element.context.text, element.question, element.local_label,
+            element.hint,
+        )
+
+    def on_result(self, element: GlobalRequest, result) -> Iterable[ClaimVerdict]:
+        try:
+            label, quotes = check_label(result[0]), check_quotes(result[1])
+        except Exception as exc:  # noqa: BLE001 - any malformed result is a judge error
+            yield from self.on_error(element, f"invalid judge result: {exc}")
+            return
+        evidence, missing = align(quotes, element.context)
+        label, evidence, note = ground(label, evidence, missing, len(quotes))
+        yield ClaimVerdict(element.claim, element.window_labels, element.local_label,
+                           element.deciding_window, label, "ok", evidence, note)
+
+    def on_error(self, element: GlobalRequest, reason: str) -> Iterable[ClaimVerdict]:
+        yield ClaimVerdict(element.claim, element.window_labels, element.local_label,
+                           element.deciding_window, None, "judge_error", (),
+                           f"verify_global: {reason}")
+
+
+class GlobalOutputs(NamedTuple):
+    verdicts: beam.PCollection[ClaimVerdict]
+    usage: beam.PCollection[UsageRecord]
+
+
+class VerifyGlobal(beam.PTransform):
+    """GlobalRequest -> ClaimVerdict (final label, grounded evidence, or judge_error)."""
+
+    def __init__(self, spec: JudgeSpec):
+        super().__init__()
+        self._spec = spec
+
+    def expand(self, pending: beam.PCollection[GlobalRequest]) -> GlobalOutputs:
+        judged = pending | "Judge" >> RunJudge(_GlobalFn(self._spec))
+        return GlobalOutputs(judged.results, judged.usage)

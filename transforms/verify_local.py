@@ -1,0 +1,128 @@
+"""Local verification: every claim against every window, then an OR-join per claim.
+
+The fan-out is one keyed request per (claim, window). Results are regrouped per trace; a claim
+whose windows all answered gets its OR-joined local label and deciding window and goes on to
+global verification; a claim with a failed window call is a failed claim (never a label).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import NamedTuple
+
+import apache_beam as beam
+
+from rt4chart.schemas.records import (
+    ClaimSet,
+    FailedClaim,
+    GlobalRequest,
+    LocalRequest,
+    LocalVerdict,
+    UsageRecord,
+)
+from rt4chart.transforms.evidence import align, ground
+from rt4chart.transforms.joins import or_join
+from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
+from rt4chart.transforms.judges.base import JudgeSpec, check_label, check_quotes
+from rt4chart.transforms.segment import render_context, render_window
+
+ERROR_LABEL = "ERR"
+
+
+def requests_for(claim_set: ClaimSet) -> Iterable[LocalRequest]:
+    """One request per (claim, window)."""
+    prepared = claim_set.prepared
+    chunks = [render_window(prepared, w) for w in prepared.windows]
+    for claim in claim_set.claims:
+        for window, chunk in zip(prepared.windows, chunks, strict=True):
+            yield LocalRequest(claim_set.key, claim, window.index, chunk, prepared.trace.question)
+
+
+class _LocalFn(JudgeCallFn):
+    stage = "verify_local"
+
+    def call(self, judge, element: LocalRequest):
+        return judge.verify_local(element.claim.text, element.chunk.text, element.question)
+
+    def on_result(self, element: LocalRequest, result) -> Iterable[LocalVerdict]:
+        try:
+            label, quotes = check_label(result[0]), check_quotes(result[1])
+        except Exception as exc:  # noqa: BLE001 - any malformed result is a judge error
+            yield from self.on_error(element, f"invalid judge result: {exc}")
+            return
+        allowed = {s.index for _, s in element.chunk.segments}
+        evidence, missing = align(quotes, element.chunk, allowed)
+        label, evidence, note = ground(label, evidence, missing, len(quotes))
+        c = element.claim
+        yield LocalVerdict(c.trace_id, c.claim_index, element.window_index, label, "ok",
+                           evidence, note)
+
+    def on_error(self, element: LocalRequest, reason: str) -> Iterable[LocalVerdict]:
+        c = element.claim
+        yield LocalVerdict(c.trace_id, c.claim_index, element.window_index, None,
+                           "judge_error", (), reason)
+
+
+def plan_global(claim_set: ClaimSet, verdicts: Iterable[LocalVerdict]) -> Iterable[object]:
+    """OR-join each claim's window verdicts into a global request, or a failed claim."""
+    prepared = claim_set.prepared
+    by_claim: dict[int, dict[int, LocalVerdict]] = {}
+    for v in verdicts:
+        by_claim.setdefault(v.claim_index, {})[v.window_index] = v
+    context = render_context(prepared)
+    for claim in claim_set.claims:
+        got = by_claim.get(claim.claim_index, {})
+        window_verdicts = [got.get(w.index) for w in prepared.windows]
+        failed = [v for v in window_verdicts if v is None or v.status != "ok"]
+        if failed:
+            reason = failed[0].note if failed[0] is not None else "local verdict missing"
+            yield FailedClaim(claim, "verify_local",
+                              f"{len(failed)} of {len(window_verdicts)} windows failed: {reason}")
+            continue
+        labels = [v.label for v in window_verdicts]
+        local_label, deciding = or_join(labels)
+        hint = None
+        if deciding is not None:
+            hint = render_window(prepared, prepared.windows[deciding]).text
+        yield GlobalRequest(claim_set.key, claim, tuple(labels), local_label, deciding,
+                            context, hint, prepared.trace.question)
+
+
+def _plan(element: tuple[str, dict[str, list]]) -> Iterable[object]:
+    _, groups = element
+    for claim_set in groups["claim_sets"]:
+        for item in plan_global(claim_set, groups["verdicts"]):
+            if isinstance(item, FailedClaim):
+                yield beam.pvalue.TaggedOutput("failed", item)
+            else:
+                yield item
+
+
+class LocalOutputs(NamedTuple):
+    pending: beam.PCollection[GlobalRequest]
+    failed: beam.PCollection[FailedClaim]
+    usage: beam.PCollection[UsageRecord]
+
+
+class VerifyLocal(beam.PTransform):
+    """ClaimSet -> GlobalRequest per claim (local label, deciding window) or FailedClaim."""
+
+    def __init__(self, spec: JudgeSpec):
+        super().__init__()
+        self._spec = spec
+
+    def expand(self, claim_sets: beam.PCollection[ClaimSet]) -> LocalOutputs:
+        judged = (
+            claim_sets
+            | "Requests" >> beam.FlatMap(requests_for)
+            | "Judge" >> RunJudge(_LocalFn(self._spec))
+        )
+        planned = (
+            {
+                "claim_sets": claim_sets | "KeySets" >> beam.Map(lambda c: (c.key.trace_id, c)),
+                "verdicts": judged.results | "KeyVerdicts" >> beam.Map(lambda v: (v.trace_id, v)),
+            }
+            | "Regroup" >> beam.CoGroupByKey()
+            | "OrJoin" >> beam.FlatMap(_plan).with_outputs("failed", main="pending")
+        )
+        return LocalOutputs(planned.pending, planned.failed, judged.usage)
