@@ -124,14 +124,45 @@ def align(
     return tuple(ordered), missing
 
 
+# Words that say nothing about what a claim is about; a quote that shares no other word with
+# the claim is not evidence for or against it, wherever it was copied from.
+_STOPWORDS = frozenset(
+    "the and for are was were has have had not but with this that from they them their there "
+    "its his her she him you your our can could will would should may might must all any "
+    "been being into onto than then also only just very more most some such what which who "
+    "whom when where why how does did doing done about over under again each other".split()
+)
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased words of 3+ letters that are not stopwords, and all numbers."""
+    words = normalise(text).text.split()
+    return {w for w in words if w.isdigit() or (len(w) >= 3 and w not in _STOPWORDS)}
+
+
+def _about(word: str, pool: set[str]) -> bool:
+    # A shared stem of 4+ letters counts: "verified"/"verify", "extension"/"extend".
+    return word in pool or (len(word) >= 5 and any(p[:4] == word[:4] for p in pool))
+
+
 def ground(
-    label: str, evidence: tuple[Evidence, ...], missing: int, n_quotes: int
+    label: str, evidence: tuple[Evidence, ...], missing: int, n_quotes: int, claim: str = ""
 ) -> tuple[str, tuple[Evidence, ...], str | None]:
-    """Apply the retromorphic rule to a judge's label: (label, evidence, note)."""
+    """Apply the retromorphic rule to a judge's label: (label, evidence, note).
+
+    ENT and CON need at least one quote found in the context that shares a content word with
+    the claim; otherwise the claim is NIC and the note says why. NIC carries no evidence.
+    """
     if label == "NIC":
         return "NIC", (), None
     if not evidence:
         why = "no quote given" if n_quotes == 0 else f"none of {n_quotes} quotes is in the context"
         return "NIC", (), f"judge said {label} but {why}: not supported by the context"
+    claim_words = content_words(claim)
+    if claim and not any(_about(w, claim_words) for e in evidence for w in content_words(e.text)):
+        return "NIC", (), (
+            f"judge said {label} but its quotes share no content word with the claim: "
+            "not evidence for or against it"
+        )
     note = f"{missing} of {n_quotes} quotes not found in the context, dropped" if missing else None
     return label, evidence, note

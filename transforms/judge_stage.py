@@ -1,26 +1,28 @@
 """The keyed judge stage shared by decomposition, local and global verification.
 
-Requests are reshuffled (so that a fan-out spreads over workers), batched, and each batch is run
-concurrently on the worker's shared event loop, through one judge per worker. Every request
+Requests are reshuffled (so that a fan-out spreads over workers) and each is submitted to the
+worker's shared event loop as it arrives, through one judge per worker. Every request
 gives exactly one result: the judge's answer, or a failure with its reason. Usage of every call
 goes to a side output for cost accounting.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 from collections.abc import Awaitable, Iterable
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import apache_beam as beam
+from apache_beam.utils.windowed_value import WindowedValue
 
 from rt4chart.schemas.records import TraceKey, Usage, UsageRecord
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.judges.base import Judge, JudgeSpec, judge_model, metered
 
 METRICS = "rt4chart"
-MAX_BATCH = 256
-# Batches start this large so that a bundle keeps many calls in flight from the first batch.
-MIN_BATCH = 32
+# Calls pending per DoFn instance; the judge's own concurrency limit bounds what is on the wire.
+MAX_IN_FLIGHT = 1024
 
 
 class JudgeOutputs(NamedTuple):
@@ -35,8 +37,11 @@ def short_error(exc: BaseException) -> str:
 
 
 class JudgeCallFn(beam.DoFn):
-    """Base DoFn: one judge call per element of a batch, run concurrently.
+    """Base DoFn: one judge call per element, many in flight, no batch barrier.
 
+    Each element's call is submitted to the worker's event loop as it arrives; results are
+    emitted as they complete (with the window and timestamp of the element they belong to), at
+    most `max_in_flight` are pending per DoFn instance, and the bundle ends when all are done.
     Subclasses say which call to make (`call`), what a success emits (`on_result`) and what a
     failure emits (`on_error`). The judge is built in `setup()` from its spec, so the DoFn
     pickles as a name and options.
@@ -44,8 +49,9 @@ class JudgeCallFn(beam.DoFn):
 
     stage = "judge"
 
-    def __init__(self, spec: JudgeSpec):
+    def __init__(self, spec: JudgeSpec, max_in_flight: int = MAX_IN_FLIGHT):
         self._spec = spec
+        self._max_in_flight = max_in_flight
         self._judge: Judge | None = None
         self._model = spec.name
 
@@ -54,9 +60,6 @@ class JudgeCallFn(beam.DoFn):
         self._model = judge_model(self._judge, self._spec)
         self._calls = beam.metrics.Metrics.counter(METRICS, f"{self.stage}_calls")
         self._errors = beam.metrics.Metrics.counter(METRICS, f"{self.stage}_errors")
-
-    def key_of(self, element: Any) -> TraceKey:
-        return element.key
 
     def call(self, judge: Judge, element: Any) -> Awaitable[Any]:
         raise NotImplementedError
@@ -67,45 +70,70 @@ class JudgeCallFn(beam.DoFn):
     def on_error(self, element: Any, reason: str) -> Iterable[Any]:
         raise NotImplementedError
 
-    def process(self, batch: list[Any]) -> Iterable[Any]:
+    def start_bundle(self) -> None:
+        self._pending: list[_Pending] = []
+
+    def process(self, element: Any, window=beam.DoFn.WindowParam,
+                timestamp=beam.DoFn.TimestampParam) -> Iterable[Any]:
         judge = self._judge
-        outcomes = runtime.run_all(
-            [metered(lambda e=e: self.call(judge, e)) for e in batch]  # noqa: B023
-        )
-        total, errors = Usage(), 0
-        for element, outcome in zip(batch, outcomes, strict=True):
-            if isinstance(outcome, BaseException):
-                usage = getattr(outcome, "rt4chart_usage", Usage())
-                errors += 1
-                yield from self.on_error(element, short_error(outcome))
-            else:
-                result, usage = outcome
-                yield from self.on_result(element, result)
-            total = total + usage
-            key = self.key_of(element)
-            yield beam.pvalue.TaggedOutput(
-                "usage", UsageRecord(key.trace_id, key.route, key.day, self._model, usage)
-            )
-        self._calls.inc(len(batch))
+        future = runtime.submit(metered(lambda: self.call(judge, element)))
+        self._pending.append(_Pending(future, element, window, timestamp))
+        yield from self._drain(block=len(self._pending) >= self._max_in_flight)
+
+    def finish_bundle(self) -> Iterable[Any]:
+        while self._pending:
+            yield from self._drain(block=True)
+
+    def _drain(self, block: bool) -> Iterable[Any]:
+        if block:
+            concurrent.futures.wait([p.future for p in self._pending],
+                                    return_when=concurrent.futures.FIRST_COMPLETED)
+        done = [p for p in self._pending if p.future.done()]
+        if not done:
+            return
+        self._pending = [p for p in self._pending if not p.future.done()]
+        for item in done:
+            yield from self._emit(item)
+
+    def _emit(self, item: _Pending) -> Iterable[Any]:
+        element, errors = item.element, 0
+        try:
+            result, usage = item.future.result()
+            outputs = list(self.on_result(element, result))
+        except Exception as exc:  # noqa: BLE001 - a failed call is data, never a crash or a label
+            usage = getattr(exc, "rt4chart_usage", Usage(calls=1))
+            errors = 1
+            outputs = list(self.on_error(element, short_error(exc)))
+        key: TraceKey = element.key
+        record = UsageRecord(key.trace_id, key.route, key.day, self._model, usage)
+        for value in outputs:
+            yield WindowedValue(value, item.timestamp, (item.window,))
+        yield beam.pvalue.TaggedOutput("usage",
+                                       WindowedValue(record, item.timestamp, (item.window,)))
+        self._calls.inc()
         self._errors.inc(errors)
-        runtime.note_calls(total, errors)
+        runtime.note_calls(usage, errors)
+
+
+@dataclass
+class _Pending:
+    future: concurrent.futures.Future
+    element: Any
+    window: Any
+    timestamp: Any
 
 
 class RunJudge(beam.PTransform):
-    """Requests -> (results, usage): reshuffle, batch, call the judge concurrently."""
+    """Requests -> (results, usage): spread over workers, call the judge concurrently."""
 
-    def __init__(self, fn: JudgeCallFn, max_batch: int = MAX_BATCH):
+    def __init__(self, fn: JudgeCallFn):
         super().__init__()
         self._fn = fn
-        self._max_batch = max_batch
 
     def expand(self, requests: beam.PCollection) -> JudgeOutputs:
         out = (
             requests
             | "Spread" >> beam.Reshuffle()
-            | "Batch" >> beam.BatchElements(
-                min_batch_size=min(MIN_BATCH, self._max_batch), max_batch_size=self._max_batch
-            )
             | "Call" >> beam.ParDo(self._fn).with_outputs("usage", main="results")
         )
         return JudgeOutputs(out.results, out.usage)

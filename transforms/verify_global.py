@@ -34,7 +34,9 @@ class _GlobalFn(JudgeCallFn):
             yield from self.on_error(element, f"invalid judge result: {exc}")
             return
         evidence, missing = align(quotes, element.context)
-        label, evidence, note = ground(label, evidence, missing, len(quotes))
+        label, evidence, note = ground(
+            label, evidence, missing, len(quotes), element.claim.text
+        )
         yield ClaimVerdict(element.claim, element.window_labels, element.local_label,
                            element.deciding_window, label, "ok", evidence, note)
 

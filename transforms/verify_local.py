@@ -52,7 +52,9 @@ class _LocalFn(JudgeCallFn):
             return
         allowed = {s.index for _, s in element.chunk.segments}
         evidence, missing = align(quotes, element.chunk, allowed)
-        label, evidence, note = ground(label, evidence, missing, len(quotes))
+        label, evidence, note = ground(
+            label, evidence, missing, len(quotes), element.claim.text
+        )
         c = element.claim
         yield LocalVerdict(c.trace_id, c.claim_index, element.window_index, label, "ok",
                            evidence, note)

@@ -76,12 +76,18 @@ async def metered(fn: Callable[[], Awaitable[T]]) -> tuple[T, Usage]:
     meter = UsageMeter()
     token = _METER.set(meter)
     try:
-        return await fn(), meter.usage
+        result = await fn()
     except BaseException as exc:
-        exc.rt4chart_usage = meter.usage  # type: ignore[attr-defined]
+        exc.rt4chart_usage = _at_least_one_call(meter.usage)  # type: ignore[attr-defined]
         raise
     finally:
         _METER.reset(token)
+    return result, _at_least_one_call(meter.usage)
+
+
+def _at_least_one_call(usage: Usage) -> Usage:
+    # A judge that reports no usage (a custom one) still made the call.
+    return usage if usage.calls else usage + Usage(calls=1)
 
 
 def check_label(label: Any) -> str:

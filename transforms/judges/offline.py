@@ -8,7 +8,6 @@ with no endpoint configured, not a model's judgement; it quotes only text it was
 from __future__ import annotations
 
 from rt4chart.transforms.judges import lexical
-from rt4chart.transforms.judges.base import record_usage
 
 MODEL = "offline-lexical-v1"
 
@@ -22,17 +21,14 @@ class OfflineJudge:
         self.options = dict(options or {})
 
     async def decompose(self, sentence: str, answer: str, question: str) -> list[str]:
-        record_usage(0, 0, 0, 0.0)
         return lexical.decompose_sentence(sentence)
 
     async def verify_local(self, claim: str, chunk: str, question: str) -> tuple[str, list[str]]:
-        record_usage(0, 0, 0, 0.0)
         return lexical.verify(claim, chunk)
 
     async def verify_global(
         self, claim: str, context: str, question: str, local_label: str, hint: str | None
     ) -> tuple[str, list[str]]:
-        record_usage(0, 0, 0, 0.0)
         return lexical.verify(claim, context, hint)
 
 

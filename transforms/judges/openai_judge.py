@@ -11,12 +11,19 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 from dataclasses import dataclass
 from typing import Any
 
 import openai
 import orjson
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
 
 from rt4chart import prompts
 from rt4chart.transforms.judges.base import JudgeError, check_label, check_quotes, record_usage
@@ -42,7 +49,9 @@ class OpenAIConfig:
     max_concurrency: int = 32
     timeout_s: float = 60.0
     max_attempts: int = 6
-    max_output_tokens: int = 1024
+    backoff_initial_s: float = 0.5
+    backoff_max_s: float = 30.0
+    max_output_tokens: int = 512
     temperature: float = 0.0
     seed: int = 42
     price_input: float | None = None
@@ -79,6 +88,22 @@ def _retryable(exc: BaseException) -> bool:
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in (408, 409, 429) or exc.status_code >= 500
     return False
+
+
+class _Backoff:
+    """Tenacity wait: the provider's Retry-After on 429, else exponential backoff with jitter."""
+
+    def __init__(self, initial: float, maximum: float):
+        self._exp = wait_exponential_jitter(initial=initial, max=maximum)
+        self._max = maximum
+
+    def __call__(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, openai.APIStatusError) and exc.status_code == 429:
+            asked = retry_after_seconds(exc.response.headers)
+            if asked is not None:
+                return min(self._max, asked + random.uniform(0, 0.05 + asked * 0.1))
+        return self._exp(state)
 
 
 class OpenAIJudge:
@@ -171,7 +196,7 @@ class OpenAIJudge:
             try:
                 async for attempt in AsyncRetrying(
                     retry=retry_if_exception(_retryable),
-                    wait=wait_exponential_jitter(initial=0.5, max=30.0),
+                    wait=_Backoff(self.config.backoff_initial_s, self.config.backoff_max_s),
                     stop=stop_after_attempt(self.config.max_attempts),
                     reraise=True,
                 ):

@@ -8,6 +8,7 @@ limit and rate limiter are shared by the whole worker, as the provider's limits 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import threading
 import time
@@ -45,6 +46,11 @@ def judge_for(spec: JudgeSpec) -> Judge:
         if judge is None:
             judge = _JUDGES[spec] = spec.build()
         return judge
+
+
+def submit(coro: Awaitable[Any]) -> concurrent.futures.Future:
+    """Schedule a coroutine on the shared loop; the future resolves in the caller's thread."""
+    return asyncio.run_coroutine_threadsafe(coro, _loop())
 
 
 def run_all(coros: Sequence[Awaitable[Any]]) -> list[Any]:

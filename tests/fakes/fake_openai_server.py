@@ -1,0 +1,156 @@
+"""A local OpenAI-compatible chat completions server for tests, on 127.0.0.1 (ephemeral port).
+
+It answers the real `openai` client like the provider would: structured JSON content, a usage
+report with cached tokens, and, on demand, faults: latency, 429 with Retry-After and
+x-ratelimit-* headers, 500s, malformed JSON and schema-violating answers. The default responder
+imitates a model with the lexical heuristics, reading the claim and passage from the prompt's
+delimiting tags.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from rt4chart.transforms.judges import lexical
+
+Responder = Callable[[dict], dict | str]
+
+
+def tag(text: str, name: str) -> str | None:
+    """The content of the last <name>...</name> block of a prompt."""
+    found = re.findall(rf"<{name}>\n(.*?)\n</{name}>", text, re.S)
+    return found[-1] if found else None
+
+
+def lexical_responder(body: dict) -> dict:
+    """Answer a decomposition or verification prompt as a (lexical) model would."""
+    user = body["messages"][-1]["content"]
+    schema = body["response_format"]["json_schema"]["name"]
+    if schema == "decompose":
+        return {"reasoning": "split", "claims": lexical.decompose_sentence(tag(user, "sentence"))}
+    passage = tag(user, "passage") or tag(user, "context") or ""
+    label, quotes = lexical.verify(tag(user, "claim") or "", passage, tag(user, "hint"))
+    return {"reasoning": "lexical", "evidence": quotes, "label": label}
+
+
+class FakeOpenAI:
+    """Threaded HTTP server; use as a context manager.
+
+    Args:
+        responder: request body -> message content (a dict to JSON-encode, or raw text).
+        latency_s: seconds to wait before each answer.
+        faults: fault kinds for the first requests, in order ("429", "500", "malformed",
+            "schema", "refusal"); requests after the plan get `responder`'s answer.
+        every: {kind: n}: additionally, every n-th request gets that fault.
+        cached_fraction: share of prompt tokens reported as cached.
+    """
+
+    def __init__(self, responder: Responder = lexical_responder, latency_s: float = 0.0,
+                 faults: list[str] | None = None, every: dict[str, int] | None = None,
+                 cached_fraction: float = 0.5, retry_after_s: float = 0.05):
+        self.responder = responder
+        self.latency_s = latency_s
+        self.plan = list(faults or [])
+        self.every = dict(every or {})
+        self.cached_fraction = cached_fraction
+        self.retry_after_s = retry_after_s
+        self.requests: list[dict] = []
+        self.statuses: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def __enter__(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def _fault_for(self, n: int) -> str | None:
+        if n <= len(self.plan):
+            return self.plan[n - 1]
+        for kind, period in self.every.items():
+            if period and n % period == 0:
+                return kind
+        return None
+
+    def answer(self, body: dict) -> tuple[int, dict, dict[str, str]]:
+        """Status, JSON body and headers for one request."""
+        with self._lock:
+            self.requests.append(body)
+            n = len(self.requests)
+        fault = self._fault_for(n)
+        with self._lock:
+            self.statuses[fault or "ok"] += 1
+        if fault == "429":
+            return 429, {"error": {"message": "Rate limit reached", "type": "requests",
+                                   "code": "rate_limit_exceeded"}}, {
+                "retry-after": f"{self.retry_after_s:g}",
+                "retry-after-ms": str(int(self.retry_after_s * 1000)),
+                "x-ratelimit-remaining-requests": "0",
+                "x-ratelimit-reset-requests": f"{int(self.retry_after_s * 1000)}ms"}
+        if fault == "500":
+            return 500, {"error": {"message": "internal error", "type": "server_error"}}, {}
+        if fault == "malformed":
+            content: dict | str = '{"reasoning": "cut off'
+        elif fault == "schema":
+            content = {"verdict": "yes"}
+        else:
+            content = self.responder(body)
+        return 200, self._completion(body, content, refusal=fault == "refusal"), {}
+
+    def _completion(self, body: dict, content: dict | str, refusal: bool) -> dict:
+        text = content if isinstance(content, str) else json.dumps(content)
+        prompt_tokens = sum(len(m["content"]) for m in body["messages"]) // 4 + 1
+        cached = int(prompt_tokens * self.cached_fraction)
+        message = {"role": "assistant", "content": None if refusal else text,
+                   "refusal": "I cannot help with that." if refusal else None}
+        return {
+            "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion",
+            "created": int(time.time()), "model": body.get("model", "fake"),
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop",
+                         "logprobs": None}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text) // 4 + 1,
+                      "total_tokens": prompt_tokens + len(text) // 4 + 1,
+                      "prompt_tokens_details": {"cached_tokens": cached}},
+        }
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:  # keep test output clean
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server API
+                length = int(self.headers.get("content-length", 0))
+                body = json.loads(self.rfile.read(length))
+                if server.latency_s:
+                    time.sleep(server.latency_s)
+                status, payload, headers = server.answer(body)
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+        return Handler
