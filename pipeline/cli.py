@@ -16,7 +16,11 @@ from importlib import resources
 import apache_beam as beam
 import orjson
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.options.pipeline_options import (
+    PipelineOptions,
+    StandardOptions,
+    _BeamArgumentParser,
+)
 
 from rt4chart import __version__, prompts
 from rt4chart.pipeline import graph
@@ -94,6 +98,45 @@ def judge_spec(args: argparse.Namespace) -> JudgeSpec:
     return JudgeSpec.of(name, {**options, **{k: str(v) for k, v in shorthand.items()}})
 
 
+def _option_classes(cls: type = PipelineOptions):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _option_classes(sub)
+
+
+def _beam_actions() -> dict[str, argparse.Action]:
+    parser = _BeamArgumentParser(allow_abbrev=False)
+    for cls in set(_option_classes()):
+        try:
+            cls._add_argparse_args(parser)
+        except argparse.ArgumentError:  # an option registered twice by two classes
+            continue
+    return parser._option_string_actions
+
+
+def split_beam_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Separate Beam's pipeline options (`--runner X`, `--direct_num_workers=2`, `--streaming`)
+    from rt4chart's own arguments, so that a Beam option's value is not taken for an input."""
+    actions = _beam_actions()
+    ours: list[str] = []
+    beams: list[str] = []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        name, has_value, _ = token.partition("=")
+        action = actions.get(name) if token.startswith("--") else None
+        if action is None:
+            ours.append(token)
+        else:
+            beams.append(token)
+            takes_value = action.nargs != 0 and not has_value
+            if takes_value and i + 1 < len(argv):
+                i += 1
+                beams.append(argv[i])
+        i += 1
+    return ours, beams
+
+
 def beam_options(beam_args: list[str]) -> PipelineOptions:
     options = PipelineOptions(beam_args, save_main_session=False)
     std = options.view_as(StandardOptions)
@@ -133,7 +176,9 @@ def run_audit(args: argparse.Namespace, beam_args: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args, beam_args = parser().parse_known_args(argv)
+    ours, beam_args = split_beam_args(list(sys.argv[1:] if argv is None else argv))
+    args, unknown = parser().parse_known_args(ours)
+    beam_args += unknown  # options of Beam plug-ins the split did not know
     logging.basicConfig(
         level=logging.DEBUG if getattr(args, "verbose", False) else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

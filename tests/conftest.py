@@ -24,6 +24,7 @@ def ragtruth_sample() -> Path:
 def audit(tmp_path):
     """Run `rt4chart audit ARGS --out TMP` in process; returns (exit code, tables, out dir)."""
     from rt4chart.pipeline import cli
+
     from testutil import read_tables
 
     def run(*args: str, out: Path | None = None):

@@ -10,8 +10,8 @@ from marking a claim supported without quoting real support.
 
 from __future__ import annotations
 
-import re
 import functools
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -73,7 +73,9 @@ def _normalised(text: str) -> Normalised:
     return normalise(text)
 
 
-def _pieces(rendered: RenderedText, start: int, end: int, allowed: set[int] | None) -> list[Evidence]:
+def _pieces(
+    rendered: RenderedText, start: int, end: int, allowed: set[int] | None
+) -> list[Evidence]:
     out = []
     for offset, s in rendered.segments:
         lo, hi = max(start, offset), min(end, offset + len(s.text))

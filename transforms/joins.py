@@ -47,4 +47,5 @@ def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float | None, float | N
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # The interval always holds p; clamp away rounding at p = 0 or 1.
+    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))

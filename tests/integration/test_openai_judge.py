@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 
-import fake_judges as fj
 import pytest
-from testutil import load_traces, write_jsonl
-from fake_openai_server import FakeOpenAI, tag
 
 from rt4chart.transforms.judges.pricing import DEFAULT_PRICES
+
+import fake_judges as fj
+from fake_openai_server import FakeOpenAI, tag
+from testutil import load_traces, write_jsonl
 
 KEY = "sk-test-0123456789abcdefghijklmnop"
 

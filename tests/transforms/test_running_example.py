@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 
 import apache_beam as beam
-import fake_judges as fj
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import BeamAssertException, assert_that
 
@@ -18,6 +17,8 @@ from rt4chart.pipeline.graph import Audit
 from rt4chart.schemas.records import RunInfo
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.segment import SegmentConfig
+
+import fake_judges as fj
 
 SPEC = JudgeSpec.of("fake_judges:running_example")
 CONFIG = AuditConfig(("-",), "-", SPEC, SegmentConfig(window_size=2, window_overlap=1))

@@ -22,6 +22,12 @@ NEGATION_TOPIC = 0.8  # negation cues are noisy; require a closer match before t
 UNION_SIZE = 3
 LONG_QUOTE = 300  # quote a part of sentences longer than this (JSON records have no full stops)
 
+# Words that talk about the source rather than the world ("Based on the passages provided, ...")
+# carry no checkable content; counting them would fail faithful answers.
+_META_WORDS = frozenset(
+    """based given provided passage passages article text context summary summarize information
+    mention mentions mentioned state states stated sure here overall answer question""".split()
+)
 _STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been
     before being below between both but by can could did do does doing down during each few for
@@ -32,30 +38,23 @@ _STOPWORDS = frozenset(
     were what when where which while who whom why will with would you your yours yourself
     yourselves may might must shall also however thus therefore etc via per st nd rd th s t
     said says according""".split()
-)
-# Words that talk about the source rather than the world ("Based on the passages provided, ...")
-# carry no checkable content; counting them would fail faithful answers.
-_META_WORDS = frozenset(
-    """based given provided passage passages article text context summary summarize information
-    mention mentions mentioned state states stated sure here overall answer question""".split()
-)
+) | _META_WORDS
 _NUMBER_WORDS = {
     w: str(i)
     for i, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split(),
                           start=1)
 }
-_MONTHS = {
-    name: i
-    for i, names in enumerate("january,jan february,feb march,mar april,apr may june,jun july,jul "
-                              "august,aug september,sep,sept october,oct november,nov "
-                              "december,dec".split(), start=1)
-    for name in names.split(",")
-}
-_WEEKDAYS = {
-    name: i
-    for i, names in enumerate("monday,mon tuesday,tue,tues wednesday,wed thursday,thu,thurs "
-                              "friday,fri saturday,sat sunday,sun".split(), start=1)
-    for name in names.split(",")
+# Months and weekdays (full and abbreviated) mapped to "month:N" / "day:N".
+_DATES = {
+    name: f"{kind}:{i}"
+    for kind, names in (
+        ("month", "january,jan february,feb march,mar april,apr may june,jun july,jul august,aug "
+                  "september,sep,sept october,oct november,nov december,dec"),
+        ("day", "monday,mon tuesday,tue,tues wednesday,wed thursday,thu,thurs friday,fri "
+                "saturday,sat sunday,sun"),
+    )
+    for i, group in enumerate(names.split(), start=1)
+    for name in group.split(",")
 }
 # "May" is also a modal verb: only words like these before it make it a month.
 _MAY_MONTH_CUES = frozenset("in of since until by early late mid last next this".split())
@@ -64,17 +63,12 @@ _NEGATIONS = frozenset(
     """not no never without nor cannot none neither nobody nothing avoid prevent unable unlikely
     fail lack rather""".split()
 )
-_ANTONYM_PAIRS = (
-    ("increase", "decrease"), ("increase", "reduce"), ("rise", "fall"), ("before", "after"),
-    ("more", "less"), ("more", "fewer"), ("higher", "lower"), ("open", "closed"),
-    ("open", "close"), ("allowed", "prohibited"), ("allowed", "banned"),
-    ("permitted", "forbidden"), ("all", "none"), ("only", "also"), ("eligible", "ineligible"),
-    ("legal", "illegal"), ("available", "unavailable"), ("win", "lose"), ("won", "lost"),
-    ("first", "last"), ("minimum", "maximum"), ("above", "below"), ("early", "late"),
-    ("positive", "negative"), ("include", "exclude"), ("accept", "reject"), ("true", "false"),
-    ("male", "female"), ("largest", "smallest"), ("best", "worst"), ("cheap", "expensive"),
-    ("gain", "loss"), ("success", "failure"), ("guilty", "innocent"), ("alive", "dead"),
-)
+_ANTONYM_PAIRS = tuple(pair.split("/") for pair in """increase/decrease increase/reduce rise/fall
+    before/after more/less more/fewer higher/lower open/closed allowed/prohibited allowed/banned
+    permitted/forbidden all/none only/also eligible/ineligible legal/illegal available/unavailable
+    win/lose won/lost first/last minimum/maximum above/below early/late positive/negative
+    include/exclude accept/reject true/false male/female largest/smallest best/worst
+    cheap/expensive gain/loss success/failure guilty/innocent alive/dead""".split())
 _LABEL_WORDS = frozenset("step passage no number part chapter page".split())
 _AUXILIARIES = frozenset(
     "is are was were has have had will would can could does did do should may might must".split()
@@ -123,6 +117,8 @@ def _stem(word: str) -> str:
 
 def _norm_number(raw: str) -> str:
     """Canonical digits: "3,500" -> "3500", "3.50" -> "3.5", "4.0" -> "4", "07" -> "7"."""
+    if len(raw) > 15:  # beyond float precision: compare the digits as written
+        return raw.replace(",", "")
     try:
         value = float(raw.replace(",", ""))
     except ValueError:
@@ -137,31 +133,21 @@ def _classify(raw: str, prev: str, nxt: str, first: bool) -> _Tok:
         return _Tok(_norm_number(raw), low, "num", False)
     if low in _NUMBER_WORDS:
         return _Tok(_NUMBER_WORDS[low], low, "num", False)
-    if raw[:1].isupper() and low in _MONTHS:
+    # Only capitalised names count, so that "may", "march" and "sun" stay ordinary words.
+    if raw[:1].isupper() and low in _DATES:
         if low != "may" or prev in _MAY_MONTH_CUES or nxt[:1].isdigit():
-            return _Tok(f"month:{_MONTHS[low]}", low, "date", True)
-    if raw[:1].isupper() and low in _WEEKDAYS:
-        return _Tok(f"day:{_WEEKDAYS[low]}", low, "date", True)
+            return _Tok(_DATES[low], low, "date", True)
     return _Tok(_stem(low), low, "word", cap)
 
 
 def _tokenize(text: str) -> tuple[_Tok, ...]:
-    raws = [m.group() for m in _TOKEN_RE.finditer(text)]
-    return tuple(
-        _classify(raw, raws[i - 1].lower() if i else "", raws[i + 1] if i + 1 < len(raws) else "",
-                  i == 0)
-        for i, raw in enumerate(raws)
-    )
+    raws = ["", *(m.group() for m in _TOKEN_RE.finditer(text)), ""]  # padded for neighbours
+    return tuple(_classify(raws[i], raws[i - 1].lower(), raws[i + 1], i == 1)
+                 for i in range(1, len(raws) - 1))
 
 
 def _is_content(tok: _Tok) -> bool:
-    if tok.kind != "word":
-        return True
-    return len(tok.low) > 1 and tok.low not in _STOPWORDS and tok.low not in _META_WORDS
-
-
-def _is_negation(tok: _Tok) -> bool:
-    return tok.low in _NEGATIONS or tok.low.endswith("n't")
+    return tok.kind != "word" or (len(tok.low) > 1 and tok.low not in _STOPWORDS)
 
 
 def _spans(text: str) -> list[tuple[int, int]]:
@@ -170,20 +156,15 @@ def _spans(text: str) -> list[tuple[int, int]]:
     spans = []
     for lo, hi in zip(cuts, cuts[1:], strict=False):
         piece = text[lo:hi]
-        start = lo + len(piece) - len(piece.lstrip())
-        end = lo + len(piece.rstrip())
-        if end > start:
-            spans.append((start, end))
+        start, end = lo + len(piece) - len(piece.lstrip()), lo + len(piece.rstrip())
+        spans += [(start, end)] if end > start else []
     return spans
 
 
 def _sentences(text: str) -> list[_Sent]:
-    out = []
-    for start, end in _spans(text):
-        toks = _tokenize(text[start:end])
-        if toks:
-            out.append(_Sent(start, end, toks, frozenset(t.term for t in toks if _is_content(t))))
-    return out
+    parsed = [(start, end, _tokenize(text[start:end])) for start, end in _spans(text)]
+    return [_Sent(start, end, toks, frozenset(t.term for t in toks if _is_content(t)))
+            for start, end, toks in parsed if toks]
 
 
 def _weights(claim: tuple[_Tok, ...], sents: list[_Sent]) -> dict[str, float]:
@@ -200,13 +181,8 @@ def _weights(claim: tuple[_Tok, ...], sents: list[_Sent]) -> dict[str, float]:
 def _credits(weights: dict[str, float], sent: _Sent) -> dict[str, float]:
     """Per claim term, how well the sentence supports it (a shared long prefix is partial)."""
     prefixes = {t[:6] for t in sent.terms if len(t) >= 6 and not t[:1].isdigit()}
-    out = {}
-    for term in weights:
-        if term in sent.terms:
-            out[term] = 1.0
-        elif len(term) >= 6 and term[:6] in prefixes:
-            out[term] = 0.8
-    return out
+    full = {t: 1.0 for t in weights if t in sent.terms}
+    return full | {t: 0.8 for t in weights if t not in full and len(t) >= 6 and t[:6] in prefixes}
 
 
 def _best_union(weights: dict[str, float], credits: list[dict[str, float]],
@@ -259,41 +235,32 @@ def _number_conflict(claim: tuple[_Tok, ...], sent: _Sent, text_terms: frozenset
 
 
 def _date_conflict(claim: tuple[_Tok, ...], sent: _Sent, text_terms: frozenset[str]) -> bool:
-    for tok in claim:
-        if tok.kind == "date" and tok.term not in text_terms:
-            kind = tok.term.split(":")[0]
-            if any(t.startswith(kind + ":") for t in sent.terms):
-                return True
-    return False
+    """A month (weekday) of the claim missing from the text, facing another month (weekday)."""
+    kinds = {t.term.split(":")[0] for t in claim if t.kind == "date" and t.term not in text_terms}
+    return any(t.split(":")[0] in kinds for t in sent.terms if ":" in t)
 
 
 def _antonym_conflict(claim: tuple[_Tok, ...], sent: _Sent) -> bool:
+    """One side uses a word, the other its opposite, and neither uses both."""
     mine, theirs = {t.term for t in claim}, {t.term for t in sent.toks}
-    for a, b in _ANTONYM_PAIRS:
-        a, b = _stem(a), _stem(b)
-        if (a in mine and b in theirs and b not in mine and a not in theirs) or (
-            b in mine and a in theirs and a not in mine and b not in theirs
-        ):
-            return True
-    return False
+    pairs = [(_stem(a), _stem(b)) for a, b in _ANTONYM_PAIRS]
+    return any(x in mine and y in theirs and y not in mine and x not in theirs
+               for a, b in pairs for x, y in ((a, b), (b, a)))
 
 
 def _negated(toks: tuple[_Tok, ...], anchors: set[str]) -> bool:
     """A negation whose scope (the next three words) touches a shared content term."""
-    return any(
-        _is_negation(tok) and any(t.term in anchors for t in toks[i + 1:i + 4])
-        for i, tok in enumerate(toks)
-    )
+    return any((tok.low in _NEGATIONS or tok.low.endswith("n't"))
+               and any(t.term in anchors for t in toks[i + 1:i + 4]) for i, tok in enumerate(toks))
 
 
 def _conflict(claim: tuple[_Tok, ...], sent: _Sent, text_terms: frozenset[str],
               coverage: float) -> bool:
-    if _number_conflict(claim, sent, text_terms) or _date_conflict(claim, sent, text_terms):
-        return True
-    if _antonym_conflict(claim, sent):
-        return True
     shared = {t.term for t in claim if _is_content(t)} & sent.terms
-    return coverage >= NEGATION_TOPIC and _negated(claim, shared) != _negated(sent.toks, shared)
+    return (_number_conflict(claim, sent, text_terms) or _date_conflict(claim, sent, text_terms)
+            or _antonym_conflict(claim, sent)
+            or (coverage >= NEGATION_TOPIC
+                and _negated(claim, shared) != _negated(sent.toks, shared)))
 
 
 def _quote(text: str, sent: _Sent, terms: set[str]) -> str:
@@ -304,9 +271,8 @@ def _quote(text: str, sent: _Sent, terms: set[str]) -> str:
         text[sent.start:sent.end])), sent.end]
     hits = [(lo, hi) for lo, hi in zip(cuts, cuts[1:], strict=False)
             if terms & {t.term for t in _tokenize(text[lo:hi])}]
-    if not hits:
-        return text[sent.start:sent.end]
-    return text[hits[0][0]:hits[-1][1]].strip().rstrip(",;").strip() or text[sent.start:sent.end]
+    # Part ends carry the ", " that separated them from the next part; drop it.
+    return text[hits[0][0]:hits[-1][1]].rstrip().rstrip(",;") if hits else text[sent.start:sent.end]
 
 
 def _label(claim: tuple[_Tok, ...], text: str, sents: list[_Sent],

@@ -1,0 +1,185 @@
+"""The `rt4chart audit` command on files: examples, RAGTruth, Parquet, dead letters, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import UTC, datetime
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from testutil import load_traces, write_jsonl
+
+
+@pytest.fixture(autouse=True)
+def no_endpoint(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+def _doc_texts(record: dict) -> dict[str, str]:
+    out = {}
+    for i, c in enumerate(record["contexts"]):
+        if isinstance(c, str):
+            out[f"doc{i}"] = c
+        else:
+            out[c.get("doc_id") or f"doc{i}"] = c["text"]
+    return out
+
+
+def test_example_run_offline(audit, caplog):
+    code, tables, out = audit("--example")
+    assert code == 0
+    assert "offline judge" in caplog.text and "lexical baseline" in caplog.text
+    assert len(tables["answers"]) == 5
+    (dead,) = tables["dead_letters"]
+    assert dead["stage"] == "validate" and "contexts" in dead["reason"]
+    assert dead["trace_id"] == "broken-example" and "broken-example" in dead["raw"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["traces"] == 5 and summary["dead_letters"] == 1
+    assert summary["judge_model"] == "offline-lexical-v1"
+
+
+def test_ragtruth_sample_gives_sane_tables(ragtruth_sample, audit):
+    records = load_traces(ragtruth_sample)
+    code, tables, _ = audit(str(ragtruth_sample))
+    assert code == 0
+    assert sorted(a["trace_id"] for a in tables["answers"]) == sorted(
+        r["trace_id"] for r in records)
+    by_id = {r["trace_id"]: r for r in records}
+    for a in tables["answers"]:
+        answer = by_id[a["trace_id"]]["answer"]
+        assert a["status"] == "ok" and a["label"] in ("ENT", "CON", "NIC")
+        assert a["hallucinated"] == (a["label"] != "ENT")
+        assert a["hallucinated"] == bool(a["hallucinated_spans"])
+        for span in a["hallucinated_spans"]:
+            assert 0 <= span["start"] < span["end"] <= len(answer)
+    for c in tables["claims"]:
+        texts = _doc_texts(by_id[c["trace_id"]])
+        answer = by_id[c["trace_id"]]["answer"]
+        assert 0 <= c["answer_start"] < c["answer_end"] <= len(answer)
+        assert (c["label"] == "NIC") == (not c["evidence"])  # evidence iff ENT or CON
+        for ev in c["evidence"]:
+            assert texts[ev["doc_id"]][ev["start"]:ev["end"]] == ev["text"]
+    rates = tables["route_rates"]
+    assert sum(r["traces"] for r in rates) == len(records)
+    assert {r["route"] for r in rates} == {"ragtruth/qa", "ragtruth/summary", "ragtruth/data2txt"}
+    for r in rates:
+        assert r["rate_low"] <= r["rate"] <= r["rate_high"]
+        assert r["hallucinated"] == r["con"] + r["nic"]
+    calls = sum(c["calls"] for c in tables["costs"])
+    assert calls == sum(a["judge_calls"] for a in tables["answers"])
+
+
+def test_parquet_input_with_nested_contexts_and_timestamps(tmp_path, audit):
+    rows = [
+        {"trace_id": "p1", "route": "shop", "question": "Opening hours?",
+         "timestamp": datetime(2024, 6, 1, 8, 0, tzinfo=UTC),
+         "contexts": [{"doc_id": "hours", "text": "The shop opens at 9 am. It closes at 5 pm."}],
+         "answer": "The shop opens at 9 am.", "metadata": [("team", "retail")]},
+        {"trace_id": "p2", "route": "shop", "question": "",
+         "timestamp": datetime(2024, 6, 2, 8, 0, tzinfo=UTC),
+         "contexts": [{"doc_id": "hours", "text": "The shop opens at 9 am."}],
+         "answer": "The shop opens at 11 am.", "metadata": []},
+    ]
+    schema = pa.schema([
+        ("trace_id", pa.string()), ("route", pa.string()), ("question", pa.string()),
+        ("timestamp", pa.timestamp("us", tz="UTC")),
+        ("contexts", pa.list_(pa.struct([("doc_id", pa.string()), ("text", pa.string())]))),
+        ("answer", pa.string()), ("metadata", pa.map_(pa.string(), pa.string())),
+    ])
+    path = tmp_path / "traces.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+    code, tables, _ = audit(str(path))
+    assert code == 0
+    answers = {a["trace_id"]: a for a in tables["answers"]}
+    assert answers["p1"]["label"] == "ENT"
+    assert answers["p2"]["label"] == "CON"
+    assert answers["p1"]["event_time"] == datetime(2024, 6, 1, 8, 0, tzinfo=UTC)
+    assert sorted(r["day"] for r in tables["route_rates"]) == ["2024-06-01", "2024-06-02"]
+
+
+INVALID = [
+    ('{"trace_id": "a", "answer": "x"', "not valid JSON"),
+    ('["not", "an", "object"]', "must be a JSON object"),
+    ({"answer": "x", "contexts": ["c"]}, "missing required field 'trace_id'"),
+    ({"trace_id": "b", "contexts": ["c"]}, "missing required field 'answer'"),
+    ({"trace_id": "c", "answer": "x", "contexts": []}, "non-empty list"),
+    ({"trace_id": "d", "answer": "x", "contexts": [{"doc_id": "a", "text": 3}]}, "string"),
+    ({"trace_id": "e", "answer": "x", "contexts": ["  "]}, "no text"),
+    ({"trace_id": "f", "answer": "x", "contexts": ["c"], "timestamp": "yesterday"}, "RFC 3339"),
+    ({"trace_id": "g", "answer": 42, "contexts": ["c"]}, "must be a string"),
+    ({"trace_id": "h", "answer": "x", "contexts": [{"doc_id": "a", "text": "c"},
+                                                   {"doc_id": "a", "text": "d"}]}, "duplicate"),
+]
+
+
+def test_invalid_records_go_to_dead_letters_with_reasons(tmp_path, audit):
+    valid = {"trace_id": "ok", "answer": "Water boils at 100 degrees.",
+             "contexts": ["At sea level water boils at 100 degrees Celsius."]}
+    duplicate = dict(valid, answer="Water boils at 90 degrees.")
+    path = write_jsonl(tmp_path / "t.jsonl", [valid, *(r for r, _ in INVALID), duplicate, ""])
+    code, tables, _ = audit(str(path))
+    assert code == 0
+    assert [a["trace_id"] for a in tables["answers"]] == ["ok"]
+    dead = tables["dead_letters"]
+    assert len(dead) == len(INVALID) + 1  # each invalid record, and the duplicate trace_id
+    reasons = sorted(d["reason"] for d in dead)
+    for _, expected in INVALID:
+        assert any(expected in r for r in reasons), expected
+    assert sum(d["stage"] == "dedupe" for d in dead) == 1
+    raws = {d["raw"] for d in dead if d["stage"] == "validate"}
+    assert '{"trace_id": "a", "answer": "x"' in raws  # kept as received
+
+
+def test_awkward_traces_do_not_crash(tmp_path, audit):
+    records = [
+        {"trace_id": "empty-answer", "answer": "", "contexts": ["Some context."]},
+        {"trace_id": "unicode", "answer": "Zürich hat 421 878 Einwohner. 東京は日本の首都です。",
+         "contexts": ["Zürich hat 421 878 Einwohner (2020). 東京は日本の首都です。"]},
+        {"trace_id": "json-ctx", "answer": "The cafe has 4.5 stars.",
+         "contexts": [{"doc_id": "rec", "text": {"name": "Cafe", "stars": 4.5}}]},
+        {"trace_id": "long", "answer": "Sentence 7 says the value is 7.",
+         "contexts": [" ".join(f"Sentence {i} says the value is {i}." for i in range(600))]},
+        {"trace_id": "one-line-json", "answer": "It is open on Monday.",
+         "contexts": [json.dumps({"hours": {d: "9-5" for d in ("Monday", "Tuesday")},
+                                  "blob": "x" * 5000})]},
+    ]
+    path = write_jsonl(tmp_path / "t.jsonl", records)
+    code, tables, _ = audit(str(path), "--window-size", "25", "--window-overlap", "10")
+    assert code == 0
+    answers = {a["trace_id"]: a for a in tables["answers"]}
+    assert set(answers) == {r["trace_id"] for r in records}
+    assert answers["empty-answer"]["n_claims"] == 0 and answers["empty-answer"]["label"] == "ENT"
+    assert answers["long"]["judge_calls"] == 1 + 40 + 1  # 600 sentences: 40 windows
+    assert answers["long"]["label"] == "ENT"
+    assert not tables["dead_letters"]
+
+
+def test_overwrite_is_explicit(audit):
+    assert audit("--example")[0] == 0
+    code, _, _ = audit("--example")
+    assert code == 2
+    assert audit("--example", "--overwrite")[0] == 0
+
+
+def test_bad_window_config_and_missing_input_fail(tmp_path, audit, capsys):
+    assert audit("--example", "--window-size", "5", "--window-overlap", "5")[0] == 2
+    assert "overlap" in capsys.readouterr().err
+    code, _, _ = audit(str(tmp_path / "nothing-*.jsonl"))
+    assert code != 0
+
+
+def test_console_script_and_beam_flags_pass_through(tmp_path):
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "rt4chart.pipeline.cli", "audit", "--example", "--out", str(out),
+         "--direct_num_workers", "2", "--direct_running_mode", "multi_threading"],
+        capture_output=True, text=True, timeout=300,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "audited 5 answers" in proc.stdout
