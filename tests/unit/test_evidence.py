@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+import pytest
+
+from rt4chart.schemas.records import Document, Trace
+from rt4chart.transforms.evidence import align, fragments, ground, normalise
+from rt4chart.transforms.segment import SegmentConfig, prepare, render_context, render_window
+
+DOC = ("Only new users who have verified their identity are eligible. The free trial lasts "
+       "14 days. Eligible users can extend the trial once by 7 days.")
+
+
+@pytest.fixture
+def prepared():
+    trace = Trace("t", "r", 0, "", (Document("policy", DOC), Document("faq", "Is it free? Yes.")),
+                  "")
+    return prepare(trace, SegmentConfig(2, 1))
+
+
+def test_normalise_maps_back_to_source_offsets():
+    n = normalise("  The  FREE-trial, (14 days)!")
+    assert n.text == "the free trial 14 days"
+    assert [n.origin[i] for i in (0, 4, 9)] == [2, 7, 12]
+
+
+@pytest.mark.parametrize("quote", [
+    "The free trial lasts 14 days.",
+    "the FREE trial   lasts 14-days",
+    "free trial lasts 14 days",
+    "“The free trial lasts 14 days”",
+])
+def test_quotes_found_despite_case_whitespace_punctuation(prepared, quote):
+    evidence, missing = align([quote], render_context(prepared))
+    assert missing == 0
+    (ev,) = evidence
+    assert (ev.doc_id, ev.sentence_index) == ("policy", 1)
+    assert DOC[ev.start:ev.end] == ev.text and "14 days" in ev.text
+
+
+@pytest.mark.parametrize("quote", [
+    "The free trial lasts 30 days.",      # changed number
+    "The free trial lasts 14 weeks.",     # changed word
+    "The trial lasts 14 days.",           # dropped word
+    "ree trial lasts 14 day",             # not on word boundaries
+    "the",                                # too unspecific
+    "",
+])
+def test_invented_or_unspecific_quotes_are_not_evidence(prepared, quote):
+    evidence, missing = align([quote], render_context(prepared))
+    assert evidence == () and missing == 1
+
+
+def test_quote_spanning_sentences_and_ellipsis(prepared):
+    evidence, missing = align(["lasts 14 days. Eligible users", "Only new users ... are eligible"],
+                              render_context(prepared))
+    assert missing == 0
+    assert sorted({e.sentence_index for e in evidence}) == [0, 1, 2]
+    for e in evidence:
+        assert DOC[e.start:e.end] == e.text
+
+
+def test_local_evidence_must_lie_in_the_window(prepared):
+    window = render_window(prepared, prepared.windows[0])  # sentences 0 and 1
+    allowed = {s.index for _, s in window.segments}
+    assert align(["extend the trial once by 7 days"], window, allowed) == ((), 1)
+    (ev,), missing = align(["The free trial lasts 14 days"], window, allowed)
+    assert ev.sentence_index == 1 and missing == 0
+
+
+def test_fragments_drop_short_parts():
+    assert fragments("the … free trial") == ["free trial"]
+
+
+def test_ground_rules(prepared):
+    evidence, _ = align(["The free trial lasts 14 days."], render_context(prepared))
+    claim = "The free trial lasts 30 days."
+    assert ground("CON", evidence, 0, 1, claim) == ("CON", evidence, None)
+    assert ground("NIC", evidence, 0, 1, claim) == ("NIC", (), None)
+    label, ev, note = ground("ENT", (), 2, 2, claim)
+    assert (label, ev) == ("NIC", ()) and "none of 2 quotes" in note
+    label, _, note = ground("ENT", (), 0, 0, claim)
+    assert label == "NIC" and "no quote" in note
+    label, ev, note = ground("ENT", evidence, 1, 2, claim)
+    assert label == "ENT" and "1 of 2 quotes not found" in note
+    # A real quote about something else is not evidence for this claim.
+    label, _, note = ground("ENT", evidence, 0, 1, "Paris hosts the Olympic games.")
+    assert label == "NIC" and "no content word" in note

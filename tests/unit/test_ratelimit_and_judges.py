@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from rt4chart.transforms.judges.base import JudgeSpec, metered, record_usage
+from rt4chart.transforms.judges.openai_judge import OpenAIConfig, OpenAIJudge
+from rt4chart.transforms.judges.pricing import Prices
+from rt4chart.transforms.judges.ratelimit import (
+    RateLimiter,
+    exhausted_for,
+    parse_duration,
+    retry_after_seconds,
+)
+
+
+@pytest.mark.parametrize("value,seconds", [
+    ("1s", 1.0), ("6m0s", 360.0), ("20ms", 0.02), ("0.5", 0.5), ("1h2m", 3720.0), ("", None),
+    ("soon", None),
+])
+def test_parse_duration(value, seconds):
+    assert parse_duration(value) == seconds
+
+
+def test_retry_after_headers():
+    assert retry_after_seconds({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
+    assert retry_after_seconds({"retry-after": "2"}) == 2.0
+    assert retry_after_seconds({}) is None
+    assert exhausted_for({"x-ratelimit-remaining-requests": "0",
+                          "x-ratelimit-reset-requests": "1s",
+                          "x-ratelimit-remaining-tokens": "0",
+                          "x-ratelimit-reset-tokens": "3s"}) == 3.0
+    assert exhausted_for({"x-ratelimit-remaining-requests": "5",
+                          "x-ratelimit-reset-requests": "1s"}) is None
+
+
+def test_pause_holds_every_call():
+    async def scenario():
+        limiter = RateLimiter(rpm=6000, tpm=1_000_000)
+        limiter.pause(0.2)
+        started = time.monotonic()
+        await asyncio.gather(*(limiter.acquire(10) for _ in range(5)))
+        return time.monotonic() - started
+
+    assert asyncio.run(scenario()) >= 0.19
+
+
+def test_request_budget_is_enforced():
+    async def scenario():
+        limiter = RateLimiter(rpm=600, tpm=10_000_000)  # 10 per second after the burst
+        started = time.monotonic()
+        for _ in range(600 + 5):
+            await limiter.acquire(1)
+        return time.monotonic() - started
+
+    assert asyncio.run(scenario()) >= 0.4
+
+
+def test_prices():
+    p = Prices(0.15, 0.075, 0.60)
+    assert p.cost(1_000_000, 0, 0) == pytest.approx(0.15)
+    assert p.cost(1_000_000, 1_000_000, 1_000_000) == pytest.approx(0.675)
+
+
+def test_openai_options_are_validated(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    assert OpenAIConfig.from_options({"rpm": "60", "model": "m"}).rpm == 60.0
+    with pytest.raises(ValueError, match="unknown openai judge option"):
+        OpenAIConfig.from_options({"rmp": "60"})
+    with pytest.raises(ValueError, match="rpm"):
+        OpenAIConfig.from_options({"rpm": "fast"})
+    judge = OpenAIJudge({"model": "local-model"})
+    assert judge.prices == Prices(0.0, 0.0, 0.0)  # unknown model, no prices given: free
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(ValueError, match="OPENAI_API_KEY"):
+        OpenAIJudge({})
+
+
+def test_judge_spec_errors():
+    with pytest.raises(ValueError, match="cannot be imported"):
+        JudgeSpec.of("no_such_module:factory").build()
+    with pytest.raises(ValueError, match="expected"):
+        JudgeSpec.of("no_colon").build()
+    with pytest.raises(ValueError, match="lacks"):
+        JudgeSpec.of("builtins:dict").build()
+
+
+def test_metered_attributes_usage_to_the_call():
+    async def call(n):
+        await asyncio.sleep(0.01 * n)
+        record_usage(n, 0, 1, 0.5)
+        return n
+
+    async def scenario():
+        return await asyncio.gather(*(metered(lambda n=n: call(n)) for n in (1, 2, 3)))
+
+    results = asyncio.run(scenario())
+    assert [(r, u.input_tokens, u.calls) for r, u in results] == [(1, 1, 1), (2, 2, 1), (3, 3, 1)]
