@@ -9,6 +9,7 @@ goes to a side output for cost accounting.
 from __future__ import annotations
 
 import concurrent.futures
+import queue
 from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -71,28 +72,31 @@ class JudgeCallFn(beam.DoFn):
         raise NotImplementedError
 
     def start_bundle(self) -> None:
-        self._pending: list[_Pending] = []
+        self._in_flight = 0
+        self._done: queue.SimpleQueue[_Pending] = queue.SimpleQueue()
 
     def process(self, element: Any, window=beam.DoFn.WindowParam,
                 timestamp=beam.DoFn.TimestampParam) -> Iterable[Any]:
         judge = self._judge
-        future = runtime.submit(metered(lambda: self.call(judge, element)))
-        self._pending.append(_Pending(future, element, window, timestamp))
-        yield from self._drain(block=len(self._pending) >= self._max_in_flight)
+        item = _Pending(runtime.submit(metered(lambda: self.call(judge, element))), element,
+                        window, timestamp)
+        self._in_flight += 1
+        item.future.add_done_callback(lambda _: self._done.put(item))
+        yield from self._drain(block=self._in_flight >= self._max_in_flight)
 
     def finish_bundle(self) -> Iterable[Any]:
-        while self._pending:
+        while self._in_flight:
             yield from self._drain(block=True)
 
     def _drain(self, block: bool) -> Iterable[Any]:
-        if block:
-            concurrent.futures.wait([p.future for p in self._pending],
-                                    return_when=concurrent.futures.FIRST_COMPLETED)
-        done = [p for p in self._pending if p.future.done()]
-        if not done:
-            return
-        self._pending = [p for p in self._pending if not p.future.done()]
-        for item in done:
+        """Emit the calls that have completed; with `block`, wait for at least one."""
+        while self._in_flight:
+            try:
+                item = self._done.get(block=block)
+            except queue.Empty:
+                return
+            block = False
+            self._in_flight -= 1
             yield from self._emit(item)
 
     def _emit(self, item: _Pending) -> Iterable[Any]:

@@ -8,6 +8,7 @@ a verdict can be reproduced byte for byte when an audit is replayed.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -161,10 +162,12 @@ def _spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _sentences(text: str) -> list[_Sent]:
+@functools.lru_cache(maxsize=128)
+def _sentences(text: str) -> tuple[_Sent, ...]:
+    # Every claim of a trace is checked against the same windows and context: parse each once.
     parsed = [(start, end, _tokenize(text[start:end])) for start, end in _spans(text)]
-    return [_Sent(start, end, toks, frozenset(t.term for t in toks if _is_content(t)))
-            for start, end, toks in parsed if toks]
+    return tuple(_Sent(start, end, toks, frozenset(t.term for t in toks if _is_content(t)))
+                 for start, end, toks in parsed if toks)
 
 
 def _weights(claim: tuple[_Tok, ...], sents: list[_Sent]) -> dict[str, float]:
