@@ -122,6 +122,7 @@ CLAIMS = Table(
         _c("claim_index", "INT64", "REQUIRED"),
         _c("claim", "STRING", "REQUIRED"),
         _c("sentence_index", "INT64", "REQUIRED"),
+        _c("sentence", "STRING", "REQUIRED", "the answer sentence the claim comes from"),
         _c("answer_start", "INT64", "REQUIRED"),
         _c("answer_end", "INT64", "REQUIRED"),
         _c("window_labels", "STRING", "REPEATED", "local label per window (ERR on failure)"),

@@ -46,11 +46,14 @@ def _evidence_rows(evidence: Iterable[Evidence]) -> list[dict]:
     ]
 
 
-def claim_row(v: ClaimVerdict, route: str, event_time: datetime, run: RunInfo) -> dict:
+def claim_row(
+    v: ClaimVerdict, route: str, event_time: datetime, run: RunInfo, answer: str
+) -> dict:
     c = v.claim
     return {
         "trace_id": c.trace_id, "route": route, "event_time": event_time,
         "claim_index": c.claim_index, "claim": c.text, "sentence_index": c.sentence_index,
+        "sentence": answer[c.answer_start : c.answer_end],
         "answer_start": c.answer_start, "answer_end": c.answer_end,
         "window_labels": [lbl or "ERR" for lbl in v.window_labels],
         "local_label": v.local_label, "deciding_window": v.deciding_window, "label": v.label,
@@ -90,7 +93,7 @@ def answer_rows(
         "cost_usd": usage.cost_usd, "judge_model": run.judge_model,
         "prompt_hash": run.prompt_hash, "task": t.task, "generator": t.generator,
     }
-    return answer, [claim_row(v, t.route, event_time, run) for v in all_verdicts]
+    return answer, [claim_row(v, t.route, event_time, run, t.answer) for v in all_verdicts]
 
 
 class AnswerOutputs(NamedTuple):

@@ -68,7 +68,8 @@ def test_faults_are_retried_and_nothing_is_lost(ragtruth_sample, tmp_path, audit
     traces = write_jsonl(tmp_path / "t.jsonl", records)
     with FakeOpenAI(latency_s=0.01, faults=["429", "500", "malformed", "schema", "429"],
                     every={"429": 9, "500": 13, "malformed": 17}) as server:
-        code, tables, _ = audit(str(traces), *_openai(server, "--max-concurrency", "8"))
+        code, tables, _ = audit(str(traces), *_openai(
+            server, "--max-concurrency", "8", "--rpm", "100000", "--tpm", "100000000"))
     assert code == 0
     assert sorted(a["trace_id"] for a in tables["answers"]) == sorted(
         r["trace_id"] for r in records)
@@ -137,3 +138,28 @@ def test_prompts_keep_injections_delimited(tmp_path, audit):
         for name in ("passage", "question", "sentence", "claim", "context", "answer"):
             assert user.count(f"<{name}>") == user.count(f"</{name}>") <= 1, (name, user)
         assert json.dumps(body).count("Ignore the instructions") <= 1
+
+
+def test_requests_per_minute_budget_holds_end_to_end(ragtruth_sample, tmp_path, audit):
+    import time
+
+    records = load_traces(ragtruth_sample)[:2]
+    traces = write_jsonl(tmp_path / "t.jsonl", records)
+    arrivals: list[float] = []
+
+    def timed(body):
+        from fake_openai_server import lexical_responder
+
+        arrivals.append(time.monotonic())
+        return lexical_responder(body)
+
+    with FakeOpenAI(timed) as server:
+        code, tables, _ = audit(str(traces), *_openai(server, "--rpm", "180"))
+    assert code == 0 and len(tables["answers"]) == 2
+    n = len(arrivals)
+    assert n > 36  # enough calls to exhaust the 10-second bucket of 30 requests
+    start = arrivals[0]
+    # At most the bucket (30) plus 3 per second since the first request, in any prefix.
+    for i, t in enumerate(arrivals):
+        assert i + 1 <= 30 + 3 * (t - start) + 1, (i, t - start)
+    assert arrivals[-1] - start >= (n - 30) / 3 - 0.5

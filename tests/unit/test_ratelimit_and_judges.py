@@ -49,13 +49,24 @@ def test_pause_holds_every_call():
 
 def test_request_budget_is_enforced():
     async def scenario():
-        limiter = RateLimiter(rpm=600, tpm=10_000_000)  # 10 per second after the burst
+        limiter = RateLimiter(rpm=600, tpm=10_000_000)  # bucket of 100, then 10 per second
         started = time.monotonic()
-        for _ in range(600 + 5):
+        for _ in range(100 + 5):
             await limiter.acquire(1)
         return time.monotonic() - started
 
     assert asyncio.run(scenario()) >= 0.4
+
+
+def test_token_budget_is_enforced():
+    async def scenario():
+        limiter = RateLimiter(rpm=1_000_000, tpm=6000)  # bucket of 1000 tokens, 100 per second
+        started = time.monotonic()
+        for _ in range(3):
+            await limiter.acquire(500)
+        return time.monotonic() - started
+
+    assert asyncio.run(scenario()) >= 4.5
 
 
 def test_prices():

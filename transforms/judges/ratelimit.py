@@ -66,15 +66,22 @@ def exhausted_for(headers: Mapping[str, str]) -> float | None:
     return max(waits) if waits else None
 
 
+# Providers enforce per-minute limits over shorter windows (60,000/min may be applied as
+# 1,000/s): the buckets hold this many seconds of budget, so a start-up burst cannot spend a
+# whole minute's budget at once.
+BUCKET_SECONDS = 10.0
+
+
 class RateLimiter:
     """Requests/min and tokens/min budget plus a shared pause, for one event loop."""
 
-    def __init__(self, rpm: float, tpm: float):
+    def __init__(self, rpm: float, tpm: float, bucket_s: float = BUCKET_SECONDS):
         if rpm <= 0 or tpm <= 0:
             raise ValueError(f"rate limits must be positive, got rpm={rpm}, tpm={tpm}")
         self.rpm, self.tpm = rpm, tpm
-        self._requests = AsyncLimiter(rpm, 60.0)
-        self._tokens = AsyncLimiter(tpm, 60.0)
+        self._requests = AsyncLimiter(max(1.0, rpm * bucket_s / 60.0), bucket_s)
+        self._tokens = AsyncLimiter(max(1.0, tpm * bucket_s / 60.0), bucket_s)
+        self._token_capacity = self._tokens.max_rate
         self._pause_until = 0.0
         self.pauses = 0
 
@@ -90,4 +97,5 @@ class RateLimiter:
         while (delay := self._pause_until - time.monotonic()) > 0:
             await asyncio.sleep(delay)
         await self._requests.acquire(1)
-        await self._tokens.acquire(min(float(max(1, estimated_tokens)), self.tpm))
+        # A call larger than the bucket waits for a full bucket rather than failing.
+        await self._tokens.acquire(min(float(max(1, estimated_tokens)), self._token_capacity))
