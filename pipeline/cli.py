@@ -172,6 +172,10 @@ def run_audit(args: argparse.Namespace, beam_args: list[str]) -> int:
               **summary.__dict__, "traces_per_second": summary.traces_per_second}
     with FileSystems.create(FileSystems.join(config.out, "summary.json")) as fh:
         fh.write(orjson.dumps(record, option=orjson.OPT_INDENT_2))
+    if summary.traces and summary.incomplete == summary.traces:
+        print("rt4chart: run failed: no answer could be judged (every answer is incomplete); "
+              "see the answers' `reason`, check the endpoint, model and key", file=sys.stderr)
+        return 1
     return 0
 
 

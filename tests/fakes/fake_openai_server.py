@@ -45,8 +45,8 @@ class FakeOpenAI:
     Args:
         responder: request body -> message content (a dict to JSON-encode, or raw text).
         latency_s: seconds to wait before each answer.
-        faults: fault kinds for the first requests, in order ("429", "500", "malformed",
-            "schema", "refusal"); requests after the plan get `responder`'s answer.
+        faults: fault kinds for the first requests, in order ("401", "429", "500",
+            "malformed", "schema", "refusal"); requests after the plan get `responder`'s answer.
         every: {kind: n}: additionally, every n-th request gets that fault.
         cached_fraction: share of prompt tokens reported as cached.
     """
@@ -103,6 +103,10 @@ class FakeOpenAI:
                 "retry-after-ms": str(int(self.retry_after_s * 1000)),
                 "x-ratelimit-remaining-requests": "0",
                 "x-ratelimit-reset-requests": f"{int(self.retry_after_s * 1000)}ms"}
+        if fault == "401":
+            return 401, {"error": {"message": "Incorrect API key provided: sk-te***mnop.",
+                                   "type": "invalid_request_error",
+                                   "code": "invalid_api_key"}}, {}
         if fault == "500":
             return 500, {"error": {"message": "internal error", "type": "server_error"}}, {}
         if fault == "malformed":

@@ -163,3 +163,18 @@ def test_requests_per_minute_budget_holds_end_to_end(ragtruth_sample, tmp_path, 
     for i, t in enumerate(arrivals):
         assert i + 1 <= 30 + 3 * (t - start) + 1, (i, t - start)
     assert arrivals[-1] - start >= (n - 30) / 3 - 0.5
+
+
+def test_a_rejected_key_fails_the_run_with_the_reason(tmp_path, audit, capsys):
+    def unauthorized(body):
+        raise AssertionError("not reached")
+
+    traces = write_jsonl(tmp_path / "t.jsonl", [fj.RUNNING_TRACE])
+    with FakeOpenAI(unauthorized, faults=["401"] * 50) as server:
+        code, tables, _ = audit(str(traces), *_openai(server))
+    assert code == 1
+    assert "no answer could be judged" in capsys.readouterr().err
+    (answer,) = tables["answers"]
+    assert answer["status"] == "incomplete" and answer["label"] is None
+    assert "HTTP 401" in answer["reason"] and "Incorrect API key" in answer["reason"]
+    assert len(server.requests) == 3  # 401 is not retried: one call per answer sentence

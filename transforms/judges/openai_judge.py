@@ -206,8 +206,9 @@ class OpenAIJudge:
                 raise JudgeError(f"no valid answer after {self.config.max_attempts} "
                                  f"attempts: {exc}") from exc
             except openai.APIStatusError as exc:
-                raise JudgeError(f"HTTP {exc.status_code} after retries: "
-                                 f"{type(exc).__name__}") from exc
+                # The provider's message (never the request headers, so never the key).
+                raise JudgeError(f"HTTP {exc.status_code} ({type(exc).__name__}): "
+                                 f"{str(exc.message)[:200]}") from exc
             except openai.APIError as exc:
                 raise JudgeError(f"{type(exc).__name__} after retries") from exc
         raise JudgeError("unreachable: retry loop ended without a result")
