@@ -26,8 +26,6 @@ from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.base import JudgeSpec, check_label, check_quotes
 from rt4chart.transforms.segment import render_context, render_window
 
-ERROR_LABEL = "ERR"
-
 
 def requests_for(claim_set: ClaimSet) -> Iterable[LocalRequest]:
     """One request per (claim, window)."""

@@ -12,7 +12,7 @@ import concurrent.futures
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,15 +51,6 @@ def judge_for(spec: JudgeSpec) -> Judge:
 def submit(coro: Awaitable[Any]) -> concurrent.futures.Future:
     """Schedule a coroutine on the shared loop; the future resolves in the caller's thread."""
     return asyncio.run_coroutine_threadsafe(coro, _loop())
-
-
-def run_all(coros: Sequence[Awaitable[Any]]) -> list[Any]:
-    """Run coroutines concurrently on the shared loop; exceptions are returned, not raised."""
-
-    async def gather() -> list[Any]:
-        return await asyncio.gather(*coros, return_exceptions=True)
-
-    return asyncio.run_coroutine_threadsafe(gather(), _loop()).result()
 
 
 @dataclass
