@@ -1,0 +1,59 @@
+"""The pure parts of the decomposition and local-verification stages."""
+
+from __future__ import annotations
+
+from rt4chart.schemas.records import DecomposeResult, Document, LocalVerdict, Trace
+from rt4chart.transforms.decompose import number_claims, requests_for
+from rt4chart.transforms.segment import SegmentConfig, prepare
+from rt4chart.transforms.verify_local import plan_global
+from rt4chart.transforms.verify_local import requests_for as local_requests
+
+TRACE = Trace("t", "r", 0, "q", (Document("d", "A one. B two. C three."),),
+              "First sentence. Second sentence. Third sentence.")
+PREPARED = prepare(TRACE, SegmentConfig(2, 1))  # windows [0,1], [1,2]
+
+
+def test_one_decomposition_request_per_answer_sentence():
+    assert [r.sentence.text for r in requests_for(PREPARED)] == [
+        "First sentence.", "Second sentence.", "Third sentence."]
+
+
+def test_claims_are_numbered_in_answer_order_and_failures_kept():
+    results = [
+        DecomposeResult("t", 2, ("c3",), "ok"),
+        DecomposeResult("t", 0, ("c1a", "c1b"), "ok"),
+        DecomposeResult("t", 1, (), "judge_error", "boom"),
+    ]
+    claim_set = number_claims(PREPARED, results)
+    assert [(c.claim_index, c.text, c.sentence_index) for c in claim_set.claims] == [
+        (0, "c1a", 0), (1, "c1b", 0), (3, "c3", 2)]
+    (failed,) = claim_set.failed
+    assert (failed.claim.claim_index, failed.claim.text, failed.reason) == (
+        2, "Second sentence.", "boom")
+    assert (failed.claim.answer_start, failed.claim.answer_end) == (16, 32)
+
+
+def test_missing_decomposition_result_is_a_failure_not_a_skip():
+    claim_set = number_claims(PREPARED, [DecomposeResult("t", 0, ("c1",), "ok")])
+    assert [f.claim.sentence_index for f in claim_set.failed] == [1, 2]
+    assert claim_set.failed[0].reason == "decomposition result missing"
+
+
+def test_local_fan_out_and_or_join_plan():
+    claim_set = number_claims(PREPARED, [DecomposeResult("t", i, (f"c{i}",), "ok")
+                                         for i in range(3)])
+    requests = list(local_requests(claim_set))
+    assert len(requests) == 3 * 2
+    verdicts = [
+        LocalVerdict("t", 0, 0, "NIC", "ok"), LocalVerdict("t", 0, 1, "ENT", "ok"),
+        LocalVerdict("t", 1, 0, "CON", "ok"), LocalVerdict("t", 1, 1, "ENT", "ok"),
+        LocalVerdict("t", 2, 0, "NIC", "ok"), LocalVerdict("t", 2, 1, None, "judge_error",
+                                                           note="timeout"),
+    ]
+    planned = {p.claim.claim_index: p for p in plan_global(claim_set, verdicts)}
+    assert (planned[0].local_label, planned[0].deciding_window, planned[0].hint) == (
+        "ENT", 1, "B two.\nC three.")
+    assert (planned[1].local_label, planned[1].window_labels) == ("CON", ("CON", "ENT"))
+    assert planned[1].hint == "A one.\nB two."
+    failed = planned[2]
+    assert failed.stage == "verify_local" and "1 of 2 windows failed: timeout" in failed.reason
