@@ -51,6 +51,8 @@ def _audit_parser(sub: argparse._SubParsersAction) -> None:
                        description="Audit RAG traces; unknown options go to Beam.")
     p.add_argument("inputs", nargs="*", help="JSONL or Parquet trace files or globs")
     p.add_argument("--example", action="store_true", help="audit the bundled example traces")
+    p.add_argument("--input-format", default="auto", choices=("auto", "jsonl", "parquet"),
+                   help="input format (default: by suffix, .parquet/.pq else JSON lines)")
     p.add_argument("--out", default="rt4chart-out", help="output directory (default: %(default)s)")
     p.add_argument("--overwrite", action="store_true", help="replace an earlier run's tables")
     p.add_argument("--judge", default="auto",
@@ -152,6 +154,7 @@ def run_audit(args: argparse.Namespace, beam_args: list[str]) -> int:
     spec = judge_spec(args)
     config = AuditConfig(
         inputs=inputs, out=args.out, judge=spec, overwrite=args.overwrite,
+        input_format=args.input_format,
         segment=SegmentConfig(args.window_size, args.window_overlap),
     )
     judge = spec.build()  # fail fast on a bad judge or missing key, before Beam starts

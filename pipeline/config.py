@@ -17,8 +17,12 @@ class AuditConfig:
     judge: JudgeSpec
     segment: SegmentConfig = SegmentConfig()
     overwrite: bool = False
+    input_format: str = "auto"
 
     def __post_init__(self) -> None:
+        if self.input_format not in ("auto", "jsonl", "parquet"):
+            raise ValueError(f"--input-format must be auto, jsonl or parquet, "
+                             f"got {self.input_format!r}")
         if not self.inputs:
             raise ValueError("no input given: pass trace files (JSONL or Parquet) or --example")
         if not self.out:

@@ -67,7 +67,7 @@ def build(pipeline: beam.Pipeline, config: AuditConfig, run: RunInfo) -> AuditTa
     """Add the batch audit, from files to Parquet tables, to a pipeline."""
     tables = (
         pipeline
-        | "ReadTraces" >> ReadTraces(config.inputs)
+        | "ReadTraces" >> ReadTraces(config.inputs, config.input_format)
         | "Audit" >> Audit(config, run)
     )
     for name, rows in tables._asdict().items():

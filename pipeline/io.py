@@ -16,25 +16,30 @@ logger = logging.getLogger(__name__)
 PARQUET_SUFFIXES = (".parquet", ".pq")
 
 
-def is_parquet(path: str) -> bool:
-    return path.lower().endswith(PARQUET_SUFFIXES)
+def is_parquet(path: str, input_format: str = "auto") -> bool:
+    """Whether to read a path as Parquet: by `input_format`, or by its suffix when "auto"."""
+    if input_format != "auto":
+        return input_format == "parquet"
+    return path.lower().rstrip("*").endswith(PARQUET_SUFFIXES)
 
 
 class ReadTraces(beam.PTransform):
     """Trace files (JSONL lines or Parquet rows, paths or globs) -> raw records.
 
     JSONL lines stay text so that a line that is not JSON reaches the dead letters as received.
-    Blank lines are not records and are skipped.
+    Blank lines are not records and are skipped. The format is told by the file suffix
+    (.parquet/.pq, else JSON lines, .gz and .bz2 decompressed) unless `input_format` says.
     """
 
-    def __init__(self, inputs: tuple[str, ...]):
+    def __init__(self, inputs: tuple[str, ...], input_format: str = "auto"):
         super().__init__()
         self._inputs = inputs
+        self._format = input_format
 
     def expand(self, pbegin: beam.pvalue.PBegin) -> beam.PCollection:
         parts = []
         for i, path in enumerate(self._inputs):
-            if is_parquet(path):
+            if is_parquet(path, self._format):
                 part = pbegin | f"ReadParquet{i}" >> beam.io.ReadFromParquet(path)
             else:
                 part = (

@@ -93,6 +93,11 @@ def test_parquet_input_with_nested_contexts_and_timestamps(tmp_path, audit):
     ])
     path = tmp_path / "traces.parquet"
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+    (tmp_path / "export").mkdir()
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), tmp_path / "export" / "part-0")
+    code, tables, _ = audit(str(tmp_path / "export" / "part-*"), "--input-format", "parquet",
+                            out=tmp_path / "by-flag")
+    assert code == 0 and len(tables["answers"]) == 2 and not tables["dead_letters"]
     code, tables, _ = audit(str(path))
     assert code == 0
     answers = {a["trace_id"]: a for a in tables["answers"]}
@@ -183,3 +188,16 @@ def test_console_script_and_beam_flags_pass_through(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "audited 5 answers" in proc.stdout
+
+
+def test_gzipped_jsonl_and_several_inputs(tmp_path, audit):
+    import gzip
+
+    record = {"trace_id": "gz", "contexts": ["The shop opens at 9 am."],
+              "answer": "The shop opens at 9 am."}
+    with gzip.open(tmp_path / "a.jsonl.gz", "wt") as fh:
+        fh.write(json.dumps(record) + "\n")
+    write_jsonl(tmp_path / "b.jsonl", [dict(record, trace_id="plain")])
+    code, tables, _ = audit(str(tmp_path / "a.jsonl.gz"), str(tmp_path / "b.jsonl"))
+    assert code == 0
+    assert sorted(a["trace_id"] for a in tables["answers"]) == ["gz", "plain"]
