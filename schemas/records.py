@@ -6,7 +6,7 @@ that any stage's output can be keyed, joined and accounted for without a lookup.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 LABELS = ("ENT", "CON", "NIC")
 
@@ -193,7 +193,6 @@ class RunInfo:
 
     judge_model: str
     prompt_hash: str
-    extra: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -107,9 +107,7 @@ class _AssembleFn(beam.DoFn):
 
     def process(self, element: tuple[str, dict[str, list]]):
         _, groups = element
-        usage = Usage()
-        for record in groups["usage"]:
-            usage = usage + record.usage
+        usage = sum((record.usage for record in groups["usage"]), Usage())
         for claim_set in groups["claim_sets"]:
             answer, claims = answer_rows(claim_set, groups["verdicts"], usage, self._run)
             yield answer

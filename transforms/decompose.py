@@ -24,7 +24,7 @@ from rt4chart.schemas.records import (
     UsageRecord,
 )
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.base import JudgeError, JudgeSpec
 
 
 def requests_for(prepared: PreparedTrace) -> Iterable[DecomposeRequest]:
@@ -43,8 +43,7 @@ class _DecomposeFn(JudgeCallFn):
 
     def on_result(self, element: DecomposeRequest, result) -> Iterable[DecomposeResult]:
         if not isinstance(result, list | tuple) or not all(isinstance(c, str) for c in result):
-            yield from self.on_error(element, f"judge returned invalid claims {result!r:.200}")
-            return
+            raise JudgeError(f"judge returned invalid claims {result!r:.200}")
         claims = tuple(c.strip() for c in result if c.strip())
         yield DecomposeResult(element.key.trace_id, element.sentence.index, claims, "ok")
 

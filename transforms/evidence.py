@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from rt4chart.schemas.records import Evidence, RenderedText
+from rt4chart.transforms.judges.base import JudgeError, check_label, check_quotes
 
 # A fragment shorter than this (in letters and digits) is too unspecific to be evidence: "the"
 # or "a 1" occurs in almost any context.
@@ -168,3 +169,19 @@ def ground(
         )
     note = f"{missing} of {n_quotes} quotes not found in the context, dropped" if missing else None
     return label, evidence, note
+
+
+def grounded_verdict(
+    result: object, rendered: RenderedText, claim: str, allowed: set[int] | None = None
+) -> tuple[str, tuple[Evidence, ...], str | None]:
+    """A verification judge's (label, quotes), validated, aligned and grounded.
+
+    Raises JudgeError for a malformed result: the caller records it as a judge error.
+    """
+    try:
+        raw_label, raw_quotes = result  # type: ignore[misc]
+    except (TypeError, ValueError) as exc:
+        raise JudgeError(f"judge returned {result!r:.200} instead of (label, quotes)") from exc
+    label, quotes = check_label(raw_label), check_quotes(raw_quotes)
+    evidence, missing = align(quotes, rendered, allowed)
+    return ground(label, evidence, missing, len(quotes), claim)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 
 import apache_beam as beam
@@ -49,10 +50,7 @@ class RouteCountsFn(beam.CombineFn):
         return acc.merge(counts_of(answer))
 
     def merge_accumulators(self, accs) -> RouteCounts:
-        out = RouteCounts()
-        for acc in accs:
-            out = out.merge(acc)
-        return out
+        return functools.reduce(RouteCounts.merge, accs, RouteCounts())
 
     def extract_output(self, acc: RouteCounts) -> RouteCounts:
         return replace(acc)
@@ -82,13 +80,6 @@ class RatesByRoute(beam.PTransform):
         )
 
 
-def _sum_usage(usages) -> Usage:
-    total = Usage()
-    for u in usages:
-        total = total + u
-    return total
-
-
 def cost_row(key: tuple[str, str, str], usage: Usage) -> dict:
     route, model, day = key
     return {
@@ -105,6 +96,6 @@ class CostsByRoute(beam.PTransform):
         return (
             usage
             | "KeyRouteModelDay" >> beam.Map(lambda u: ((u.route, u.judge_model, u.day), u.usage))
-            | "Sum" >> beam.CombinePerKey(_sum_usage)
+            | "Sum" >> beam.CombinePerKey(lambda usages: sum(usages, Usage()))
             | "Row" >> beam.MapTuple(cost_row)
         )

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import apache_beam as beam
-import orjson
 import pysbd
 
 from rt4chart.schemas.records import (
@@ -26,6 +25,7 @@ from rt4chart.schemas.records import (
     Trace,
     Window,
 )
+from rt4chart.transforms.validate import raw_text
 
 # Text lines are segmented one by one: line breaks end sentences in lists, tables and records,
 # and pysbd is superlinear on long inputs.
@@ -155,10 +155,6 @@ class SegmentOutputs(NamedTuple):
     dead_letters: beam.PCollection[DeadLetter]
 
 
-def _raw(trace: Trace) -> str:
-    return orjson.dumps(trace).decode()
-
-
 class _PrepareFn(beam.DoFn):
     def __init__(self, config: SegmentConfig):
         self._config = config
@@ -168,13 +164,13 @@ class _PrepareFn(beam.DoFn):
             prepared = prepare(trace, self._config)
         except Exception as exc:  # noqa: BLE001 - a bad record must not stop the run
             yield beam.pvalue.TaggedOutput(
-                "dead", DeadLetter("segment", f"segmentation failed: {exc!r}", _raw(trace),
+                "dead", DeadLetter("segment", f"segmentation failed: {exc!r}", raw_text(trace),
                                    trace.trace_id)
             )
             return
         if not prepared.sentences:
             yield beam.pvalue.TaggedOutput(
-                "dead", DeadLetter("segment", "context has no sentences", _raw(trace),
+                "dead", DeadLetter("segment", "context has no sentences", raw_text(trace),
                                    trace.trace_id)
             )
             return

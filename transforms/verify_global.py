@@ -13,9 +13,9 @@ from typing import NamedTuple
 import apache_beam as beam
 
 from rt4chart.schemas.records import ClaimVerdict, GlobalRequest, UsageRecord
-from rt4chart.transforms.evidence import align, ground
+from rt4chart.transforms.evidence import grounded_verdict
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
-from rt4chart.transforms.judges.base import JudgeSpec, check_label, check_quotes
+from rt4chart.transforms.judges.base import JudgeSpec
 
 
 class _GlobalFn(JudgeCallFn):
@@ -28,15 +28,7 @@ class _GlobalFn(JudgeCallFn):
         )
 
     def on_result(self, element: GlobalRequest, result) -> Iterable[ClaimVerdict]:
-        try:
-            label, quotes = check_label(result[0]), check_quotes(result[1])
-        except Exception as exc:  # noqa: BLE001 - any malformed result is a judge error
-            yield from self.on_error(element, f"invalid judge result: {exc}")
-            return
-        evidence, missing = align(quotes, element.context)
-        label, evidence, note = ground(
-            label, evidence, missing, len(quotes), element.claim.text
-        )
+        label, evidence, note = grounded_verdict(result, element.context, element.claim.text)
         yield ClaimVerdict(element.claim, element.window_labels, element.local_label,
                            element.deciding_window, label, "ok", evidence, note)
 

@@ -20,10 +20,10 @@ from rt4chart.schemas.records import (
     LocalVerdict,
     UsageRecord,
 )
-from rt4chart.transforms.evidence import align, ground
+from rt4chart.transforms.evidence import grounded_verdict
 from rt4chart.transforms.joins import or_join
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
-from rt4chart.transforms.judges.base import JudgeSpec, check_label, check_quotes
+from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.segment import render_context, render_window
 
 
@@ -43,16 +43,9 @@ class _LocalFn(JudgeCallFn):
         return judge.verify_local(element.claim.text, element.chunk.text, element.question)
 
     def on_result(self, element: LocalRequest, result) -> Iterable[LocalVerdict]:
-        try:
-            label, quotes = check_label(result[0]), check_quotes(result[1])
-        except Exception as exc:  # noqa: BLE001 - any malformed result is a judge error
-            yield from self.on_error(element, f"invalid judge result: {exc}")
-            return
         allowed = {s.index for _, s in element.chunk.segments}
-        evidence, missing = align(quotes, element.chunk, allowed)
-        label, evidence, note = ground(
-            label, evidence, missing, len(quotes), element.claim.text
-        )
+        label, evidence, note = grounded_verdict(result, element.chunk, element.claim.text,
+                                                 allowed)
         c = element.claim
         yield LocalVerdict(c.trace_id, c.claim_index, element.window_index, label, "ok",
                            evidence, note)

@@ -85,3 +85,22 @@ def test_ground_rules(prepared):
     # A real quote about something else is not evidence for this claim.
     label, _, note = ground("ENT", evidence, 0, 1, "Paris hosts the Olympic games.")
     assert label == "NIC" and "no content word" in note
+
+
+@pytest.mark.parametrize("result", [None, "ENT", ("ENT",), ("MAYBE", []), ("ENT", "quote"),
+                                    ("ENT", [3])])
+def test_malformed_judge_results_are_judge_errors(prepared, result):
+    from rt4chart.transforms.evidence import grounded_verdict
+    from rt4chart.transforms.judges.base import JudgeError
+
+    with pytest.raises(JudgeError):
+        grounded_verdict(result, render_context(prepared), "The free trial lasts 14 days.")
+
+
+def test_grounded_verdict_keeps_real_support(prepared):
+    from rt4chart.transforms.evidence import grounded_verdict
+
+    label, evidence, note = grounded_verdict(
+        ("ENT", ["The free trial lasts 14 days."]), render_context(prepared),
+        "The free trial lasts 14 days.")
+    assert (label, note) == ("ENT", None) and evidence[0].sentence_index == 1

@@ -9,6 +9,7 @@ through the rate limiter.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import random
@@ -128,8 +129,6 @@ class OpenAIJudge:
         # Built on first use, inside the worker's event loop: the client is not picklable and
         # its connection pool belongs to the loop that uses it.
         if self._client is None:
-            import asyncio
-
             cfg = self.config
             key = self._api_key or "not-needed"
             if cfg.azure_api_version:
