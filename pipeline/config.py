@@ -1,16 +1,34 @@
-"""The audit job's configuration: one frozen dataclass, validated once."""
+"""The jobs' configuration: frozen dataclasses, validated once."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S
 from rt4chart.transforms.segment import SegmentConfig
+from rt4chart.transforms.windows import WindowingConfig
+
+
+@dataclass(frozen=True)
+class StagesConfig:
+    """How the audit stages run, in batch or streaming alike."""
+
+    judge: JudgeSpec
+    segment: SegmentConfig = SegmentConfig()
+    windowing: WindowingConfig = WindowingConfig()
+    join_timeout_s: float = DEFAULT_TIMEOUT_S
+    dedupe_horizon_s: float = 86_400.0
+
+    @property
+    def streaming(self) -> bool:
+        return self.windowing.streaming
 
 
 @dataclass(frozen=True)
 class AuditConfig:
-    """What to read, how to judge, where to write."""
+    """Batch: what to read, how to judge, where to write."""
 
     inputs: tuple[str, ...]
     out: str
@@ -18,6 +36,7 @@ class AuditConfig:
     segment: SegmentConfig = SegmentConfig()
     overwrite: bool = False
     input_format: str = "auto"
+    bigquery: str | None = None
 
     def __post_init__(self) -> None:
         if self.input_format not in ("auto", "jsonl", "parquet"):
@@ -27,3 +46,36 @@ class AuditConfig:
             raise ValueError("no input given: pass trace files (JSONL or Parquet) or --example")
         if not self.out:
             raise ValueError("--out is required")
+
+    @property
+    def stages(self) -> StagesConfig:
+        return StagesConfig(self.judge, self.segment)
+
+
+@dataclass(frozen=True)
+class StreamConfig:
+    """Streaming: the subscription to audit, the sinks, the windows and the alerts."""
+
+    subscription: str
+    stages: StagesConfig
+    out: str | None = None
+    bigquery: str | None = None
+    dead_letter_topic: str | None = None
+    alerts_topic: str | None = None
+    alerts: AlertConfig = field(default_factory=AlertConfig)
+    id_attribute: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.subscription.startswith("projects/") or "/subscriptions/" not in (
+                self.subscription):
+            raise ValueError("--subscription must be projects/PROJECT/subscriptions/NAME, got "
+                             f"{self.subscription!r}")
+        for name in ("dead_letter_topic", "alerts_topic"):
+            topic = getattr(self, name)
+            if topic is not None and not (topic.startswith("projects/") and "/topics/" in topic):
+                raise ValueError(f"--{name.replace('_', '-')} must be projects/PROJECT/topics/"
+                                 f"NAME, got {topic!r}")
+        if not (self.out or self.bigquery):
+            raise ValueError("give --out DIR or --bigquery PROJECT:DATASET (or both)")
+        if not self.stages.streaming:
+            raise ValueError("a stream needs streaming windowing")

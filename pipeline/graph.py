@@ -1,6 +1,7 @@
 """The audit graph: read, validate, segment, decompose, verify locally and globally, join, write.
 
-Stage labels are stable verbs: a runner's in-place update depends on them.
+One graph serves both jobs: `build` (batch, files in) and `build_stream` (Pub/Sub in). Stage
+labels are stable verbs: a runner's in-place update of a streaming job depends on them.
 """
 
 from __future__ import annotations
@@ -9,10 +10,17 @@ from typing import NamedTuple
 
 import apache_beam as beam
 
-from rt4chart.pipeline.config import AuditConfig
-from rt4chart.pipeline.io import ReadTraces, WriteTable, dead_letter_row
-from rt4chart.schemas.records import RunInfo
+from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
+from rt4chart.pipeline.io import (
+    ReadTraces,
+    WriteTable,
+    WriteTableStreaming,
+    dead_letter_message,
+    dead_letter_row,
+)
+from rt4chart.schemas.records import Message, RunInfo
 from rt4chart.transforms.aggregate import AggregateAnswers
+from rt4chart.transforms.alerts import RouteAlerts, alert_message
 from rt4chart.transforms.decompose import DecomposeClaims
 from rt4chart.transforms.rates import CostsByRoute, RatesByRoute
 from rt4chart.transforms.segment import Segment
@@ -30,25 +38,27 @@ class AuditTables(NamedTuple):
 
 
 class Audit(beam.PTransform):
-    """Raw trace records -> the five output tables (as rows)."""
+    """Raw trace records (or Pub/Sub Messages) -> the five output tables (as rows)."""
 
-    def __init__(self, config: AuditConfig, run: RunInfo):
+    def __init__(self, stages: StagesConfig, run: RunInfo):
         super().__init__()
-        self._config = config
+        self._stages = stages
         self._run = run
 
     def expand(self, records: beam.PCollection) -> AuditTables:
-        spec = self._config.judge
-        valid = records | "ValidateTraces" >> ValidateTraces()
-        segmented = valid.traces | "Segment" >> Segment(self._config.segment)
-        decomposed = segmented.prepared | "DecomposeClaims" >> DecomposeClaims(spec)
-        local = decomposed.claim_sets | "VerifyLocal" >> VerifyLocal(spec)
+        st = self._stages
+        spec, streaming, timeout = st.judge, st.streaming, st.join_timeout_s
+        valid = records | "ValidateTraces" >> ValidateTraces(st.windowing, st.dedupe_horizon_s)
+        segmented = valid.traces | "Segment" >> Segment(st.segment)
+        decomposed = segmented.prepared | "DecomposeClaims" >> DecomposeClaims(
+            spec, streaming, timeout)
+        local = decomposed.claim_sets | "VerifyLocal" >> VerifyLocal(spec, streaming, timeout)
         final = local.pending | "VerifyGlobal" >> VerifyGlobal(spec)
         usage = (decomposed.usage, local.usage, final.usage) | "AllUsage" >> beam.Flatten()
         answers = {
             "claim_sets": decomposed.claim_sets, "verdicts": final.verdicts,
-            "failed": local.failed, "usage": usage,
-        } | "AggregateAnswers" >> AggregateAnswers(self._run)
+            "failed": local.failed,
+        } | "AggregateAnswers" >> AggregateAnswers(self._run, streaming, timeout)
         dead = (
             (valid.dead_letters, segmented.dead_letters)
             | "DeadLetters" >> beam.Flatten()
@@ -57,19 +67,70 @@ class Audit(beam.PTransform):
         return AuditTables(
             answers.answers,
             answers.claims,
-            answers.answers | "RatesByRoute" >> RatesByRoute(),
-            usage | "CostsByRoute" >> CostsByRoute(),
+            answers.answers | "RatesByRoute" >> RatesByRoute(st.windowing),
+            usage | "CostsByRoute" >> CostsByRoute(st.windowing),
             dead,
         )
 
 
+def _bigquery_sink(dataset: str, table: str, streaming: bool) -> beam.PTransform:
+    from rt4chart.pipeline.bigquery import WriteBigQueryTable
+
+    return WriteBigQueryTable(dataset, table, streaming=streaming)
+
+
 def build(pipeline: beam.Pipeline, config: AuditConfig, run: RunInfo) -> AuditTables:
-    """Add the batch audit, from files to Parquet tables, to a pipeline."""
+    """Add the batch audit, from files to Parquet tables (and BigQuery), to a pipeline."""
     tables = (
         pipeline
         | "ReadTraces" >> ReadTraces(config.inputs, config.input_format)
-        | "Audit" >> Audit(config, run)
+        | "Audit" >> Audit(config.stages, run)
     )
     for name, rows in tables._asdict().items():
         rows | f"Write_{name}" >> WriteTable(config.out, name)
+        if config.bigquery:
+            rows | f"BigQuery_{name}" >> _bigquery_sink(config.bigquery, name, False)
     return tables
+
+
+def to_message(msg: beam.io.PubsubMessage, timestamp=beam.DoFn.TimestampParam) -> Message:
+    """A Beam PubsubMessage as our own Message (publish time in microseconds)."""
+    published = msg.publish_time
+    publish_us = (int(published.timestamp() * 1_000_000) if published is not None
+                  else int(timestamp.micros))
+    return Message(msg.data or b"", tuple(sorted((msg.attributes or {}).items())), publish_us,
+                   msg.message_id)
+
+
+class StreamTables(NamedTuple):
+    tables: AuditTables
+    alerts: beam.PCollection[dict]
+
+
+def build_stream(pipeline: beam.Pipeline, config: StreamConfig, run: RunInfo) -> StreamTables:
+    """Add the streaming audit, from a Pub/Sub subscription to the sinks, to a pipeline."""
+    read = beam.io.ReadFromPubSub(subscription=config.subscription, with_attributes=True,
+                                  id_label=config.id_attribute)
+    tables = (
+        pipeline
+        | "ReadMessages" >> read
+        | "Messages" >> beam.Map(to_message)
+        | "Audit" >> Audit(config.stages, run)
+    )
+    alerts = tables.route_rates | "RouteAlerts" >> RouteAlerts(config.alerts)
+    outputs = {**tables._asdict(), "alerts": alerts}
+    for name, rows in outputs.items():
+        if config.out:
+            rows | f"Write_{name}" >> WriteTableStreaming(config.out, name)
+        if config.bigquery:
+            rows | f"BigQuery_{name}" >> _bigquery_sink(config.bigquery, name, True)
+    if config.dead_letter_topic:
+        (tables.dead_letters
+         | "DeadLetterMessages" >> beam.Map(dead_letter_message)
+         | "PublishDeadLetters" >> beam.io.WriteToPubSub(config.dead_letter_topic,
+                                                         with_attributes=True))
+    if config.alerts_topic:
+        (alerts
+         | "AlertMessages" >> beam.Map(alert_message)
+         | "PublishAlerts" >> beam.io.WriteToPubSub(config.alerts_topic, with_attributes=True))
+    return StreamTables(tables, alerts)

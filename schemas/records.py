@@ -32,6 +32,8 @@ class Trace:
     task: str | None = None
     generator: str | None = None
     metadata: tuple[tuple[str, str], ...] = ()
+    # Streaming: the trace arrived after its rate window had closed (see transforms/windows.py).
+    late: bool = False
 
     @property
     def day(self) -> str:
@@ -125,6 +127,8 @@ class UsageRecord:
     day: str
     judge_model: str
     usage: Usage
+    event_time_us: int = 0
+    late: bool = False
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,7 @@ class DecomposeResult:
     claims: tuple[str, ...]
     status: str  # "ok" | "judge_error"
     error: str | None = None
+    usage: Usage = Usage()
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,7 @@ class LocalVerdict:
     status: str  # "ok" | "judge_error"
     evidence: tuple[Evidence, ...] = ()
     note: str | None = None
+    usage: Usage = Usage()
 
 
 @dataclass(frozen=True)
@@ -175,6 +181,7 @@ class ClaimVerdict:
     status: str  # "ok" | "judge_error"
     evidence: tuple[Evidence, ...] = ()
     note: str | None = None
+    usage: Usage = Usage()  # of every judge call made for this claim (local and global)
 
 
 @dataclass(frozen=True)
@@ -185,6 +192,17 @@ class DeadLetter:
     reason: str
     raw: str
     trace_id: str | None = None
+    route: str | None = None
+
+
+@dataclass(frozen=True)
+class Message:
+    """A Pub/Sub message as received: body, attributes and publish time."""
+
+    data: bytes
+    attributes: tuple[tuple[str, str], ...] = ()
+    publish_time_us: int | None = None
+    message_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -214,6 +232,8 @@ class TraceKey:
     trace_id: str
     route: str
     day: str
+    event_time_us: int = 0
+    late: bool = False
 
 
 @dataclass(frozen=True)
@@ -243,6 +263,7 @@ class GlobalRequest:
     context: RenderedText
     hint: str | None
     question: str
+    usage: Usage = Usage()  # of the claim's local calls
 
 
 @dataclass(frozen=True)
@@ -252,6 +273,7 @@ class FailedClaim:
     claim: Claim
     stage: str
     reason: str
+    usage: Usage = Usage()
 
 
 @dataclass(frozen=True)
@@ -261,8 +283,9 @@ class ClaimSet:
     prepared: PreparedTrace
     claims: tuple[Claim, ...]
     failed: tuple[FailedClaim, ...] = ()
+    usage: Usage = Usage()  # of the decomposition calls
 
     @property
     def key(self) -> TraceKey:
         t = self.prepared.trace
-        return TraceKey(t.trace_id, t.route, t.day)
+        return TraceKey(t.trace_id, t.route, t.day, t.event_time_us, t.late)

@@ -20,11 +20,14 @@ class Column:
 
 @dataclass(frozen=True)
 class Table:
-    """A named output table."""
+    """A named output table, with how BigQuery partitions (by day) and clusters it."""
 
     name: str
     columns: tuple[Column, ...]
     description: str = ""
+    partition_field: str = ""  # a TIMESTAMP column; tables are partitioned by its UTC day
+    cluster_fields: tuple[str, ...] = ()
+    insert_id: tuple[str, ...] = ()  # columns that identify a row, for idempotent inserts
 
     @property
     def column_names(self) -> list[str]:
@@ -66,6 +69,11 @@ def _bq_field(col: Column) -> dict:
     return field
 
 
+def row_insert_id(table: Table, row: dict) -> str:
+    """A stable id of a row (from the table's identifying columns), for idempotent inserts."""
+    return "|".join(str(row[name]) for name in table.insert_id)
+
+
 def bigquery_schema(table: Table) -> dict:
     """The BigQuery JSON schema ({"fields": [...]}) of a table."""
     return {"fields": [_bq_field(c) for c in table.columns]}
@@ -75,16 +83,17 @@ def _c(name: str, type_: str, mode: str = "NULLABLE", desc: str = "", *fields: C
     return Column(name, type_, mode, tuple(fields), desc)
 
 
+# Offsets are `char_start`/`char_end`: END is a reserved word in BigQuery SQL.
 SPAN = (
-    _c("start", "INT64", "REQUIRED"),
-    _c("end", "INT64", "REQUIRED"),
+    _c("char_start", "INT64", "REQUIRED"),
+    _c("char_end", "INT64", "REQUIRED"),
     _c("label", "STRING", "REQUIRED"),
 )
 EVIDENCE = (
     _c("doc_id", "STRING", "REQUIRED"),
     _c("sentence_index", "INT64", "REQUIRED"),
-    _c("start", "INT64", "REQUIRED"),
-    _c("end", "INT64", "REQUIRED"),
+    _c("char_start", "INT64", "REQUIRED"),
+    _c("char_end", "INT64", "REQUIRED"),
     _c("text", "STRING", "REQUIRED"),
 )
 
@@ -109,8 +118,14 @@ ANSWERS = Table(
         _c("prompt_hash", "STRING", "REQUIRED"),
         _c("task", "STRING"),
         _c("generator", "STRING"),
+        _c("audited_at", "TIMESTAMP", "REQUIRED", "when the verdict was reached"),
+        _c("late", "BOOL", "REQUIRED",
+           "streaming: arrived after its rate window closed (kept out of route_rates)"),
     ),
     "One row per audited answer.",
+    partition_field="event_time",
+    cluster_fields=("route", "label"),
+    insert_id=("trace_id",),
 )
 
 CLAIMS = Table(
@@ -136,13 +151,26 @@ CLAIMS = Table(
         _c("prompt_hash", "STRING", "REQUIRED"),
     ),
     "One row per claim.",
+    partition_field="event_time",
+    cluster_fields=("route", "label"),
+    insert_id=("trace_id", "claim_index"),
+)
+
+WINDOW = (
+    _c("window_start", "TIMESTAMP", "REQUIRED", "event-time window (batch: the UTC day)"),
+    _c("window_end", "TIMESTAMP", "REQUIRED"),
+    _c("day", "STRING", "REQUIRED", "UTC day of window_start, YYYY-MM-DD"),
+    _c("pane", "STRING", "REQUIRED",
+       "EARLY, ON_TIME or LATE firing; rows accumulate, so a window's latest pane holds it all"),
+    _c("pane_index", "INT64", "REQUIRED", "0, 1, ... per window; the highest is the latest"),
+    _c("emitted_at", "TIMESTAMP", "REQUIRED"),
 )
 
 ROUTE_RATES = Table(
     "route_rates",
     (
         _c("route", "STRING", "REQUIRED"),
-        _c("day", "STRING", "REQUIRED", "UTC day of the event time, YYYY-MM-DD"),
+        *WINDOW,
         _c("traces", "INT64", "REQUIRED", "complete answers (the rate's denominator)"),
         _c("hallucinated", "INT64", "REQUIRED"),
         _c("rate", "FLOAT64"),
@@ -151,12 +179,17 @@ ROUTE_RATES = Table(
         _c("con", "INT64", "REQUIRED"),
         _c("nic", "INT64", "REQUIRED"),
         _c("incomplete", "INT64", "REQUIRED", "answers kept out of the rate"),
+        _c("late", "INT64", "REQUIRED", "traces counted after the window's on-time firing"),
         _c("input_tokens", "INT64", "REQUIRED"),
         _c("cached_tokens", "INT64", "REQUIRED"),
         _c("output_tokens", "INT64", "REQUIRED"),
         _c("cost_usd", "FLOAT64", "REQUIRED"),
+        _c("sample_trace_ids", "STRING", "REPEATED", "a few hallucinated traces, CON first"),
     ),
-    "Per route and day: hallucination rate of complete answers.",
+    "Per route and event-time window: hallucination rate of complete answers.",
+    partition_field="window_start",
+    cluster_fields=("route",),
+    insert_id=("route", "window_start", "pane_index"),
 )
 
 COSTS = Table(
@@ -164,14 +197,17 @@ COSTS = Table(
     (
         _c("route", "STRING", "REQUIRED"),
         _c("judge_model", "STRING", "REQUIRED"),
-        _c("day", "STRING", "REQUIRED"),
+        *WINDOW,
         _c("calls", "INT64", "REQUIRED"),
         _c("input_tokens", "INT64", "REQUIRED"),
         _c("cached_tokens", "INT64", "REQUIRED"),
         _c("output_tokens", "INT64", "REQUIRED"),
         _c("cost_usd", "FLOAT64", "REQUIRED"),
     ),
-    "Per route, judge model and day: judge calls, tokens and USD.",
+    "Per route, judge model and event-time window: judge calls, tokens and USD.",
+    partition_field="window_start",
+    cluster_fields=("route", "judge_model"),
+    insert_id=("route", "judge_model", "window_start", "pane_index"),
 )
 
 DEAD_LETTERS = Table(
@@ -180,11 +216,40 @@ DEAD_LETTERS = Table(
         _c("stage", "STRING", "REQUIRED"),
         _c("reason", "STRING", "REQUIRED"),
         _c("trace_id", "STRING"),
+        _c("route", "STRING", desc="when the record names one"),
         _c("raw", "STRING", "REQUIRED", "the record as received"),
+        _c("received_at", "TIMESTAMP", "REQUIRED"),
+        _c("dead_letter_id", "STRING", "REQUIRED", "hash of stage, reason and raw record"),
     ),
     "Records that could not be processed.",
+    partition_field="received_at",
+    cluster_fields=("stage",),
+    insert_id=("dead_letter_id",),
+)
+
+ALERTS = Table(
+    "alerts",
+    (
+        _c("route", "STRING", "REQUIRED"),
+        _c("window_start", "TIMESTAMP", "REQUIRED"),
+        _c("window_end", "TIMESTAMP", "REQUIRED"),
+        _c("rule", "STRING", "REQUIRED", "absolute or relative"),
+        _c("threshold", "FLOAT64", "REQUIRED", "the rate the window's rate exceeded"),
+        _c("baseline", "FLOAT64", desc="relative rule: the route's trailing rate"),
+        _c("rate", "FLOAT64", "REQUIRED"),
+        _c("rate_low", "FLOAT64", "REQUIRED"),
+        _c("rate_high", "FLOAT64", "REQUIRED"),
+        _c("traces", "INT64", "REQUIRED"),
+        _c("hallucinated", "INT64", "REQUIRED"),
+        _c("sample_trace_ids", "STRING", "REPEATED"),
+        _c("emitted_at", "TIMESTAMP", "REQUIRED"),
+    ),
+    "A route whose windowed hallucination rate crossed an alert rule (once per window and rule).",
+    partition_field="window_start",
+    cluster_fields=("route",),
+    insert_id=("route", "window_start", "rule"),
 )
 
 TABLES: dict[str, Table] = {
-    t.name: t for t in (ANSWERS, CLAIMS, ROUTE_RATES, COSTS, DEAD_LETTERS)
+    t.name: t for t in (ANSWERS, CLAIMS, ROUTE_RATES, COSTS, DEAD_LETTERS, ALERTS)
 }

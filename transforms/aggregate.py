@@ -19,10 +19,10 @@ from rt4chart.schemas.records import (
     Evidence,
     FailedClaim,
     RunInfo,
-    Usage,
 )
 from rt4chart.transforms.joins import and_join, merge_spans
 from rt4chart.transforms.judges import runtime
+from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
 
 
 def answer_label(labels: list[str], incomplete: bool) -> str | None:
@@ -40,8 +40,8 @@ def answer_label(labels: list[str], incomplete: bool) -> str | None:
 
 def _evidence_rows(evidence: Iterable[Evidence]) -> list[dict]:
     return [
-        {"doc_id": e.doc_id, "sentence_index": e.sentence_index, "start": e.start,
-         "end": e.end, "text": e.text}
+        {"doc_id": e.doc_id, "sentence_index": e.sentence_index, "char_start": e.start,
+         "char_end": e.end, "text": e.text}
         for e in evidence
     ]
 
@@ -63,19 +63,30 @@ def claim_row(
 
 
 def failed_verdict(f: FailedClaim) -> ClaimVerdict:
-    return ClaimVerdict(f.claim, (), None, None, None, "judge_error", (), f"{f.stage}: {f.reason}")
+    return ClaimVerdict(f.claim, (), None, None, None, "judge_error", (), f"{f.stage}: {f.reason}",
+                        f.usage)
 
 
 def answer_rows(
-    claim_set: ClaimSet, verdicts: Iterable[ClaimVerdict], usage: Usage, run: RunInfo
+    claim_set: ClaimSet, verdicts: Iterable[ClaimVerdict], run: RunInfo,
+    audited_at: datetime | None = None,
 ) -> tuple[dict, list[dict]]:
-    """The answer row and the claim rows of one trace."""
+    """The answer row and the claim rows of one trace.
+
+    A claim whose verdict never arrived (a streaming join that timed out) is a judge_error.
+    """
     t = claim_set.prepared.trace
     event_time = datetime.fromtimestamp(t.event_time_us / 1e6, tz=UTC)
+    got = {v.claim.claim_index: v for v in verdicts}
+    missing = [
+        failed_verdict(FailedClaim(c, "regroup", "verdict missing (join timed out)"))
+        for c in claim_set.claims if c.claim_index not in got
+    ]
     all_verdicts = sorted(
-        [*verdicts, *(failed_verdict(f) for f in claim_set.failed)],
+        [*got.values(), *missing, *(failed_verdict(f) for f in claim_set.failed)],
         key=lambda v: v.claim.claim_index,
     )
+    usage = sum((v.usage for v in all_verdicts), claim_set.usage)
     decided = [v for v in all_verdicts if v.status == "ok"]
     errors = [v for v in all_verdicts if v.status != "ok"]
     label = answer_label([v.label for v in decided], bool(errors))
@@ -86,12 +97,14 @@ def answer_rows(
         "trace_id": t.trace_id, "route": t.route, "event_time": event_time, "label": label,
         "hallucinated": None if label is None else label != "ENT",
         "status": "incomplete" if errors else "ok", "n_claims": len(all_verdicts),
-        "hallucinated_spans": [{"start": s, "end": e, "label": lbl} for s, e, lbl in spans],
+        "hallucinated_spans": [
+            {"char_start": s, "char_end": e, "label": lbl} for s, e, lbl in spans],
         "reason": f"{len(errors)} claim(s) without verdict: {errors[0].note}" if errors else None,
         "input_tokens": usage.input_tokens, "cached_tokens": usage.cached_tokens,
         "output_tokens": usage.output_tokens, "judge_calls": usage.calls,
         "cost_usd": usage.cost_usd, "judge_model": run.judge_model,
         "prompt_hash": run.prompt_hash, "task": t.task, "generator": t.generator,
+        "audited_at": audited_at or datetime.now(UTC), "late": t.late,
     }
     return answer, [claim_row(v, t.route, event_time, run, t.answer) for v in all_verdicts]
 
@@ -101,39 +114,41 @@ class AnswerOutputs(NamedTuple):
     claims: beam.PCollection[dict]
 
 
-class _AssembleFn(beam.DoFn):
+class _Assemble:
     def __init__(self, run: RunInfo):
         self._run = run
 
-    def process(self, element: tuple[str, dict[str, list]]):
-        _, groups = element
-        usage = sum((record.usage for record in groups["usage"]), Usage())
-        for claim_set in groups["claim_sets"]:
-            answer, claims = answer_rows(claim_set, groups["verdicts"], usage, self._run)
-            yield answer
-            for row in claims:
-                yield beam.pvalue.TaggedOutput("claims", row)
-            runtime.note_traces(1)
+    def __call__(self, claim_set: ClaimSet, verdicts: list[ClaimVerdict]):
+        answer, claims = answer_rows(claim_set, verdicts, self._run)
+        yield answer
+        for row in claims:
+            yield beam.pvalue.TaggedOutput("claims", row)
+        runtime.note_traces(1)
 
 
 class AggregateAnswers(beam.PTransform):
-    """(ClaimSet, ClaimVerdict, FailedClaim, UsageRecord) -> answer rows and claim rows."""
+    """(ClaimSet, ClaimVerdict, FailedClaim) -> answer rows and claim rows.
 
-    def __init__(self, run: RunInfo):
+    A trace's usage is carried along its elements (decomposition in the ClaimSet, local and
+    global calls in each verdict), so the join waits for exactly one verdict per claim.
+    """
+
+    def __init__(self, run: RunInfo, streaming: bool = False,
+                 join_timeout_s: float = DEFAULT_TIMEOUT_S):
         super().__init__()
         self._run = run
+        self._streaming = streaming
+        self._timeout_s = join_timeout_s
 
     def expand(self, inputs: dict[str, beam.PCollection]) -> AnswerOutputs:
         failed = inputs["failed"] | "FailedAsVerdicts" >> beam.Map(failed_verdict)
         verdicts = (inputs["verdicts"], failed) | "AllVerdicts" >> beam.Flatten()
-        out = (
-            {
-                "claim_sets": inputs["claim_sets"]
-                | "KeySets" >> beam.Map(lambda c: (c.key.trace_id, c)),
-                "verdicts": verdicts | "KeyVerdicts" >> beam.Map(lambda v: (v.claim.trace_id, v)),
-                "usage": inputs["usage"] | "KeyUsage" >> beam.Map(lambda u: (u.trace_id, u)),
-            }
-            | "Regroup" >> beam.CoGroupByKey()
-            | "AndJoin" >> beam.ParDo(_AssembleFn(self._run)).with_outputs("claims", main="answers")
+        out = {"head": inputs["claim_sets"], "parts": verdicts} | "AndJoin" >> Regroup(
+            key_head=lambda c: c.key.trace_id,
+            key_part=lambda v: v.claim.trace_id,
+            expected=lambda c: len(c.claims),
+            join=_Assemble(self._run),
+            event_time=lambda c: c.prepared.trace.event_time_us / 1e6,
+            streaming=self._streaming, timeout_s=self._timeout_s, tags=("claims",),
         )
-        return AnswerOutputs(out.answers, out.claims)
+        return AnswerOutputs(out.main, out.claims)

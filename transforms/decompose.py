@@ -21,16 +21,18 @@ from rt4chart.schemas.records import (
     FailedClaim,
     PreparedTrace,
     TraceKey,
+    Usage,
     UsageRecord,
 )
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.base import JudgeError, JudgeSpec
+from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
 
 
 def requests_for(prepared: PreparedTrace) -> Iterable[DecomposeRequest]:
     """One decomposition request per answer sentence."""
     t = prepared.trace
-    key = TraceKey(t.trace_id, t.route, t.day)
+    key = TraceKey(t.trace_id, t.route, t.day, t.event_time_us, t.late)
     for sentence in prepared.answer_sentences:
         yield DecomposeRequest(key, sentence, t.answer, t.question)
 
@@ -41,21 +43,23 @@ class _DecomposeFn(JudgeCallFn):
     def call(self, judge, element: DecomposeRequest):
         return judge.decompose(element.sentence.text, element.answer, element.question)
 
-    def on_result(self, element: DecomposeRequest, result) -> Iterable[DecomposeResult]:
+    def on_result(self, element: DecomposeRequest, result, usage) -> Iterable[DecomposeResult]:
         if not isinstance(result, list | tuple) or not all(isinstance(c, str) for c in result):
             raise JudgeError(f"judge returned invalid claims {result!r:.200}")
         claims = tuple(c.strip() for c in result if c.strip())
-        yield DecomposeResult(element.key.trace_id, element.sentence.index, claims, "ok")
+        yield DecomposeResult(element.key.trace_id, element.sentence.index, claims, "ok",
+                              usage=usage)
 
-    def on_error(self, element: DecomposeRequest, reason: str) -> Iterable[DecomposeResult]:
+    def on_error(self, element: DecomposeRequest, reason: str, usage) -> Iterable[DecomposeResult]:
         yield DecomposeResult(
-            element.key.trace_id, element.sentence.index, (), "judge_error", reason
+            element.key.trace_id, element.sentence.index, (), "judge_error", reason, usage
         )
 
 
 def number_claims(prepared: PreparedTrace, results: Iterable[DecomposeResult]) -> ClaimSet:
     """Number the claims of a trace in answer order; failed sentences become failed claims."""
     by_sentence = {r.sentence_index: r for r in results}
+    usage = sum((r.usage for r in by_sentence.values()), Usage())
     claims: list[Claim] = []
     failed: list[FailedClaim] = []
     trace_id = prepared.trace.trace_id
@@ -69,13 +73,7 @@ def number_claims(prepared: PreparedTrace, results: Iterable[DecomposeResult]) -
         for text in result.claims:
             index = len(claims) + len(failed)
             claims.append(Claim(trace_id, index, text, s.index, s.start, s.end))
-    return ClaimSet(prepared, tuple(claims), tuple(failed))
-
-
-def _join(element: tuple[str, dict[str, list]]) -> Iterable[ClaimSet]:
-    _, groups = element
-    for prepared in groups["prepared"]:  # exactly one per trace_id
-        yield number_claims(prepared, groups["results"])
+    return ClaimSet(prepared, tuple(claims), tuple(failed), usage)
 
 
 class DecomposeOutputs(NamedTuple):
@@ -86,9 +84,12 @@ class DecomposeOutputs(NamedTuple):
 class DecomposeClaims(beam.PTransform):
     """PreparedTrace -> ClaimSet (numbered claims), plus the usage of the calls."""
 
-    def __init__(self, spec: JudgeSpec):
+    def __init__(self, spec: JudgeSpec, streaming: bool = False,
+                 join_timeout_s: float = DEFAULT_TIMEOUT_S):
         super().__init__()
         self._spec = spec
+        self._streaming = streaming
+        self._timeout_s = join_timeout_s
 
     def expand(self, prepared: beam.PCollection[PreparedTrace]) -> DecomposeOutputs:
         judged = (
@@ -96,12 +97,12 @@ class DecomposeClaims(beam.PTransform):
             | "Requests" >> beam.FlatMap(requests_for)
             | "Judge" >> RunJudge(_DecomposeFn(self._spec))
         )
-        claim_sets = (
-            {
-                "prepared": prepared | "KeyTraces" >> beam.Map(lambda p: (p.trace.trace_id, p)),
-                "results": judged.results | "KeyResults" >> beam.Map(lambda r: (r.trace_id, r)),
-            }
-            | "Regroup" >> beam.CoGroupByKey()
-            | "Number" >> beam.FlatMap(_join)
+        claim_sets = {"head": prepared, "parts": judged.results} | "Regroup" >> Regroup(
+            key_head=lambda p: p.trace.trace_id,
+            key_part=lambda r: r.trace_id,
+            expected=lambda p: len(p.answer_sentences),
+            join=lambda p, results: [number_claims(p, results)],
+            event_time=lambda p: p.trace.event_time_us / 1e6,
+            streaming=self._streaming, timeout_s=self._timeout_s,
         )
         return DecomposeOutputs(claim_sets, judged.usage)

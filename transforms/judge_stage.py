@@ -65,10 +65,10 @@ class JudgeCallFn(beam.DoFn):
     def call(self, judge: Judge, element: Any) -> Awaitable[Any]:
         raise NotImplementedError
 
-    def on_result(self, element: Any, result: Any) -> Iterable[Any]:
+    def on_result(self, element: Any, result: Any, usage: Usage) -> Iterable[Any]:
         raise NotImplementedError
 
-    def on_error(self, element: Any, reason: str) -> Iterable[Any]:
+    def on_error(self, element: Any, reason: str, usage: Usage) -> Iterable[Any]:
         raise NotImplementedError
 
     def start_bundle(self) -> None:
@@ -103,13 +103,14 @@ class JudgeCallFn(beam.DoFn):
         element, errors = item.element, 0
         try:
             result, usage = item.future.result()
-            outputs = list(self.on_result(element, result))
+            outputs = list(self.on_result(element, result, usage))
         except Exception as exc:  # noqa: BLE001 - a failed call is data, never a crash or a label
             usage = getattr(exc, "rt4chart_usage", Usage(calls=1))
             errors = 1
-            outputs = list(self.on_error(element, short_error(exc)))
+            outputs = list(self.on_error(element, short_error(exc), usage))
         key: TraceKey = element.key
-        record = UsageRecord(key.trace_id, key.route, key.day, self._model, usage)
+        record = UsageRecord(key.trace_id, key.route, key.day, self._model, usage,
+                             key.event_time_us, key.late)
         for value in outputs:
             yield WindowedValue(value, item.timestamp, (item.window,))
         yield beam.pvalue.TaggedOutput("usage",

@@ -1,4 +1,4 @@
-"""Per-route, per-day hallucination rates and cost tables."""
+"""Per-route hallucination rates and costs in event-time windows (see windows.py)."""
 
 from __future__ import annotations
 
@@ -6,14 +6,21 @@ import functools
 from dataclasses import dataclass, replace
 
 import apache_beam as beam
+from apache_beam.coders import VarIntCoder
+from apache_beam.transforms.userstate import ReadModifyWriteStateSpec
 
 from rt4chart.schemas.records import Usage, UsageRecord
 from rt4chart.transforms.joins import wilson
+from rt4chart.transforms.windows import BATCH, WindowingConfig, window_columns
+
+METRICS = "rt4chart"
+SAMPLES = 5
+_RANK = {"CON": 0, "NIC": 1}
 
 
 @dataclass(frozen=True)
 class RouteCounts:
-    """Counts of one route and day; incomplete answers are counted apart from the rate."""
+    """Counts of one route and window; incomplete answers are counted apart from the rate."""
 
     traces: int = 0
     hallucinated: int = 0
@@ -21,12 +28,17 @@ class RouteCounts:
     nic: int = 0
     incomplete: int = 0
     usage: Usage = Usage()
+    samples: tuple[tuple[int, str], ...] = ()  # (CON 0 / NIC 1, trace_id), worst first
+
+    @property
+    def total(self) -> int:
+        return self.traces + self.incomplete
 
     def merge(self, other: RouteCounts) -> RouteCounts:
         return RouteCounts(
             self.traces + other.traces, self.hallucinated + other.hallucinated,
             self.con + other.con, self.nic + other.nic, self.incomplete + other.incomplete,
-            self.usage + other.usage,
+            self.usage + other.usage, tuple(sorted({*self.samples, *other.samples})[:SAMPLES]),
         )
 
 
@@ -37,7 +49,9 @@ def counts_of(answer: dict) -> RouteCounts:
     if answer["status"] != "ok":
         return RouteCounts(incomplete=1, usage=usage)
     label = answer["label"]
-    return RouteCounts(1, int(label != "ENT"), int(label == "CON"), int(label == "NIC"), 0, usage)
+    samples = ((_RANK[label], answer["trace_id"]),) if label in _RANK else ()
+    return RouteCounts(1, int(label != "ENT"), int(label == "CON"), int(label == "NIC"), 0, usage,
+                       samples)
 
 
 class RouteCountsFn(beam.CombineFn):
@@ -56,46 +70,107 @@ class RouteCountsFn(beam.CombineFn):
         return replace(acc)
 
 
-def rate_row(route: str, day: str, c: RouteCounts) -> dict:
+def rate_row(route: str, window: dict, c: RouteCounts, late: int = 0) -> dict:
     low, high = wilson(c.hallucinated, c.traces)
     return {
-        "route": route, "day": day, "traces": c.traces, "hallucinated": c.hallucinated,
+        "route": route, **window, "traces": c.traces, "hallucinated": c.hallucinated,
         "rate": c.hallucinated / c.traces if c.traces else None, "rate_low": low,
         "rate_high": high, "con": c.con, "nic": c.nic, "incomplete": c.incomplete,
-        "input_tokens": c.usage.input_tokens, "cached_tokens": c.usage.cached_tokens,
-        "output_tokens": c.usage.output_tokens, "cost_usd": c.usage.cost_usd,
+        "late": late, "input_tokens": c.usage.input_tokens,
+        "cached_tokens": c.usage.cached_tokens, "output_tokens": c.usage.output_tokens,
+        "cost_usd": c.usage.cost_usd, "sample_trace_ids": [t for _, t in c.samples],
     }
 
 
+class _RateRowFn(beam.DoFn):
+    """Counts of a (route, window) pane -> a rate row, with the traces counted late.
+
+    State (per route and window) remembers how many answers the window held at its last
+    firing before the late ones, so that a LATE pane says how many traces it added.
+    """
+
+    ON_TIME = ReadModifyWriteStateSpec("on_time_total", VarIntCoder())
+
+    def process(self, element: tuple[str, RouteCounts], win=beam.DoFn.WindowParam,
+                pane=beam.DoFn.PaneInfoParam, on_time=beam.DoFn.StateParam(ON_TIME)):
+        route, counts = element
+        columns = window_columns(win, pane)
+        late = 0
+        if columns["pane"] == "LATE":
+            late = counts.total - (on_time.read() or 0)
+        else:
+            on_time.write(counts.total)
+        yield rate_row(route, columns, counts, late)
+
+
+class _Restamp(beam.DoFn):
+    """Give each row its event time (joins may have emitted it at another timestamp)."""
+
+    def __init__(self, event_s, name: str):
+        self._event_s = event_s
+        self._name = name
+
+    def setup(self) -> None:
+        self._late = beam.metrics.Metrics.counter(METRICS, f"late_{self._name}")
+
+    def process(self, element):
+        if getattr(element, "late", None) or (isinstance(element, dict) and element.get("late")):
+            self._late.inc()  # audited and written, but its window has closed: not aggregated
+            return
+        yield beam.window.TimestampedValue(element, self._event_s(element))
+
+
 class RatesByRoute(beam.PTransform):
-    """Answer rows -> one rate row per (route, UTC day of the event time)."""
+    """Answer rows -> one rate row per (route, event-time window) and firing."""
+
+    def __init__(self, windowing: WindowingConfig = BATCH):
+        super().__init__()
+        self._windowing = windowing
 
     def expand(self, answers: beam.PCollection[dict]) -> beam.PCollection[dict]:
         return (
             answers
-            | "KeyRouteDay" >> beam.Map(
-                lambda a: ((a["route"], a["event_time"].strftime("%Y-%m-%d")), a))
+            | "EventTime" >> beam.ParDo(_Restamp(lambda a: a["event_time"].timestamp(),
+                                                 "answers"))
+            | "Window" >> self._windowing.window_into()
+            | "KeyRoute" >> beam.Map(lambda a: (a["route"], a))
             | "Count" >> beam.CombinePerKey(RouteCountsFn())
-            | "Row" >> beam.MapTuple(lambda key, counts: rate_row(key[0], key[1], counts))
+            | "Row" >> beam.ParDo(_RateRowFn())
         )
 
 
-def cost_row(key: tuple[str, str, str], usage: Usage) -> dict:
-    route, model, day = key
+def cost_row(key: tuple[str, str], usage: Usage, window: dict) -> dict:
+    route, model = key
     return {
-        "route": route, "judge_model": model, "day": day, "calls": usage.calls,
+        "route": route, "judge_model": model, **window, "calls": usage.calls,
         "input_tokens": usage.input_tokens, "cached_tokens": usage.cached_tokens,
         "output_tokens": usage.output_tokens, "cost_usd": usage.cost_usd,
     }
 
 
+class _CostRowFn(beam.DoFn):
+    def process(self, element, win=beam.DoFn.WindowParam, pane=beam.DoFn.PaneInfoParam):
+        key, usage = element
+        yield cost_row(key, usage, window_columns(win, pane))
+
+
 class CostsByRoute(beam.PTransform):
-    """Usage records of every judge call -> one cost row per (route, judge model, day)."""
+    """Usage records of every judge call -> one cost row per (route, judge model, window).
+
+    The calls of a trace that arrived after its window closed are counted in the `late_usage`
+    metric and left out, like its answer; the answers table carries every answer's cost.
+    """
+
+    def __init__(self, windowing: WindowingConfig = BATCH):
+        super().__init__()
+        self._windowing = windowing
 
     def expand(self, usage: beam.PCollection[UsageRecord]) -> beam.PCollection[dict]:
         return (
             usage
-            | "KeyRouteModelDay" >> beam.Map(lambda u: ((u.route, u.judge_model, u.day), u.usage))
+            | "EventTime" >> beam.ParDo(_Restamp(lambda u: u.event_time_us / 1e6, "usage"))
+            | "Window" >> self._windowing.window_into()
+            | "KeyRouteModel" >> beam.Map(lambda u: ((u.route, u.judge_model), u.usage))
             | "Sum" >> beam.CombinePerKey(lambda usages: sum(usages, Usage()))
-            | "Row" >> beam.MapTuple(cost_row)
+            | "Row" >> beam.ParDo(_CostRowFn())
         )

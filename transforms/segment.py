@@ -165,13 +165,13 @@ class _PrepareFn(beam.DoFn):
         except Exception as exc:  # noqa: BLE001 - a bad record must not stop the run
             yield beam.pvalue.TaggedOutput(
                 "dead", DeadLetter("segment", f"segmentation failed: {exc!r}", raw_text(trace),
-                                   trace.trace_id)
+                                   trace.trace_id, trace.route)
             )
             return
         if not prepared.sentences:
             yield beam.pvalue.TaggedOutput(
                 "dead", DeadLetter("segment", "context has no sentences", raw_text(trace),
-                                   trace.trace_id)
+                                   trace.trace_id, trace.route)
             )
             return
         yield prepared

@@ -1,20 +1,29 @@
-"""Trace validation: raw records (JSON lines or Parquet rows) -> Trace, or a dead letter.
+"""Trace validation: raw records (JSON lines, Parquet rows, Pub/Sub messages) -> Trace.
 
 Every invalid record goes to the dead letters whole, with the reason and the stage; nothing is
-dropped silently.
+dropped silently. A trace_id seen twice is audited once: in batch the earliest copy is kept
+(GroupByKey, deterministic); in streaming the first to arrive is kept and the id remembered in
+keyed state for `dedupe_horizon_s` of processing time (Pub/Sub redeliveries and producer
+retries come within minutes; the horizon bounds the state).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 import apache_beam as beam
 import orjson
+from apache_beam.coders import BooleanCoder
+from apache_beam.transforms.timeutil import TimeDomain
+from apache_beam.transforms.userstate import ReadModifyWriteStateSpec, TimerSpec, on_timer
+from apache_beam.utils.timestamp import Timestamp
 
-from rt4chart.schemas.records import DeadLetter, Document, Trace
+from rt4chart.schemas.records import DeadLetter, Document, Message, Trace
+from rt4chart.transforms.windows import WindowingConfig
 
 STAGE = "validate"
 
@@ -90,8 +99,28 @@ def _metadata(value: Any) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((str(k), "" if v is None else str(v)) for k, v in value.items()))
 
 
+def _message_record(message: Message) -> dict:
+    """A Pub/Sub message's body, with `trace_id`, `route` (attributes) and `timestamp`
+    (publish time) filled in where the body has none."""
+    try:
+        record = orjson.loads(message.data)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidTrace(f"message body is not valid JSON: {exc}") from exc
+    if not isinstance(record, dict):
+        raise InvalidTrace(f"a trace must be a JSON object, got {type(record).__name__}")
+    attributes = dict(message.attributes)
+    for name in ("trace_id", "route"):
+        if record.get(name) is None and attributes.get(name):
+            record[name] = attributes[name]
+    if record.get("timestamp") is None and message.publish_time_us is not None:
+        record["timestamp"] = datetime.fromtimestamp(message.publish_time_us / 1e6, tz=UTC)
+    return record
+
+
 def parse_trace(record: Any) -> Trace:
-    """Validate one record (a dict, or one JSON line) into a Trace."""
+    """Validate one record (a dict, one JSON line, or a Pub/Sub Message) into a Trace."""
+    if isinstance(record, Message):
+        record = _message_record(record)
     if isinstance(record, bytes | str):
         try:
             record = orjson.loads(record)
@@ -117,6 +146,8 @@ def parse_trace(record: Any) -> Trace:
 
 def raw_text(record: Any) -> str:
     """The record as received, as text, for the dead letters."""
+    if isinstance(record, Message):
+        record = record.data
     if isinstance(record, bytes):
         return record.decode("utf-8", errors="replace")
     if isinstance(record, str):
@@ -124,25 +155,39 @@ def raw_text(record: Any) -> str:
     return orjson.dumps(record, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
-def _trace_id_of(record: Any) -> str | None:
+def _field_of(record: Any, name: str) -> str | None:
+    """A string field of a record that may not parse, for the dead letter's columns."""
+    attributes = dict(record.attributes) if isinstance(record, Message) else {}
+    if isinstance(record, Message):
+        record = record.data
     if isinstance(record, bytes | str):
         try:
             record = orjson.loads(record)
         except orjson.JSONDecodeError:
-            return None
-    if isinstance(record, dict) and isinstance(record.get("trace_id"), str):
-        return record["trace_id"]
-    return None
+            record = None
+    if isinstance(record, dict) and isinstance(record.get(name), str):
+        return record[name]
+    return attributes.get(name)
 
 
 class _ValidateFn(beam.DoFn):
+    def __init__(self, windowing: WindowingConfig | None = None):
+        self._windowing = windowing
+
     def process(self, record: Any) -> Iterable[Any]:
         try:
-            yield parse_trace(record)
+            trace = parse_trace(record)
         except InvalidTrace as exc:
             yield beam.pvalue.TaggedOutput(
-                "dead", DeadLetter(STAGE, str(exc), raw_text(record), _trace_id_of(record))
+                "dead", DeadLetter(STAGE, str(exc), raw_text(record), _field_of(record, "trace_id"),
+                                   _field_of(record, "route"))
             )
+            return
+        if (self._windowing is not None and isinstance(record, Message)
+                and record.publish_time_us is not None
+                and self._windowing.too_late(trace.event_time_us, record.publish_time_us)):
+            trace = replace(trace, late=True)
+        yield beam.window.TimestampedValue(trace, trace.event_time_us / 1e6)
 
 
 class _FirstOfIdFn(beam.DoFn):
@@ -151,10 +196,36 @@ class _FirstOfIdFn(beam.DoFn):
         ordered = sorted(traces, key=lambda t: (t.event_time_us, repr(t)))
         yield ordered[0]
         for dup in ordered[1:]:
-            yield beam.pvalue.TaggedOutput(
-                "dead", DeadLetter("dedupe", "duplicate trace_id: audited once",
-                                   raw_text(dup), dup.trace_id)
-            )
+            yield beam.pvalue.TaggedOutput("dead", duplicate(dup))
+
+
+def duplicate(trace: Trace) -> DeadLetter:
+    return DeadLetter("dedupe", "duplicate trace_id: audited once", raw_text(trace),
+                      trace.trace_id, trace.route)
+
+
+class _FirstSeenFn(beam.DoFn):
+    """Streaming dedupe: keyed state remembers a trace_id for `horizon_s` of processing time."""
+
+    SEEN = ReadModifyWriteStateSpec("seen", BooleanCoder())
+    EXPIRE = TimerSpec("expire", TimeDomain.REAL_TIME)
+
+    def __init__(self, horizon_s: float):
+        self._horizon_s = horizon_s
+
+    def process(self, element: tuple[str, Trace], seen=beam.DoFn.StateParam(SEEN),
+                expire=beam.DoFn.TimerParam(EXPIRE)):
+        _, trace = element
+        if seen.read():
+            yield beam.pvalue.TaggedOutput("dead", duplicate(trace))
+            return
+        seen.write(True)
+        expire.set(Timestamp.of(time.time() + self._horizon_s))
+        yield trace
+
+    @on_timer(EXPIRE)
+    def forget(self, seen=beam.DoFn.StateParam(SEEN)):
+        seen.clear()
 
 
 class ValidateOutputs(NamedTuple):
@@ -163,15 +234,31 @@ class ValidateOutputs(NamedTuple):
 
 
 class ValidateTraces(beam.PTransform):
-    """Raw records -> valid Traces, each trace_id once; everything else to the dead letters."""
+    """Raw records -> valid Traces (timestamped with their event time), each trace_id once;
+    everything else to the dead letters.
+
+    With `windowing` (streaming), a message that arrived after its rate window closed is
+    marked `late`, and duplicates are caught with keyed state instead of a GroupByKey.
+    """
+
+    def __init__(self, windowing: WindowingConfig | None = None,
+                 dedupe_horizon_s: float = 86_400.0):
+        super().__init__()
+        self._windowing = windowing
+        self._horizon_s = dedupe_horizon_s
 
     def expand(self, records: beam.PCollection) -> ValidateOutputs:
-        parsed = records | "Parse" >> beam.ParDo(_ValidateFn()).with_outputs("dead", main="ok")
-        unique = (
-            parsed.ok
-            | "KeyById" >> beam.Map(lambda t: (t.trace_id, t))
-            | "GroupById" >> beam.GroupByKey()
-            | "FirstOfId" >> beam.ParDo(_FirstOfIdFn()).with_outputs("dead", main="ok")
-        )
+        parsed = records | "Parse" >> beam.ParDo(_ValidateFn(self._windowing)).with_outputs(
+            "dead", main="ok")
+        keyed = parsed.ok | "KeyById" >> beam.Map(lambda t: (t.trace_id, t))
+        if self._windowing is not None and self._windowing.streaming:
+            unique = keyed | "FirstSeen" >> beam.ParDo(
+                _FirstSeenFn(self._horizon_s)).with_outputs("dead", main="ok")
+        else:
+            unique = (
+                keyed
+                | "GroupById" >> beam.GroupByKey()
+                | "FirstOfId" >> beam.ParDo(_FirstOfIdFn()).with_outputs("dead", main="ok")
+            )
         dead = (parsed.dead, unique.dead) | "DeadLetters" >> beam.Flatten()
         return ValidateOutputs(unique.ok, dead)

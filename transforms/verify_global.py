@@ -27,15 +27,16 @@ class _GlobalFn(JudgeCallFn):
             element.hint,
         )
 
-    def on_result(self, element: GlobalRequest, result) -> Iterable[ClaimVerdict]:
+    def on_result(self, element: GlobalRequest, result, usage) -> Iterable[ClaimVerdict]:
         label, evidence, note = grounded_verdict(result, element.context, element.claim.text)
         yield ClaimVerdict(element.claim, element.window_labels, element.local_label,
-                           element.deciding_window, label, "ok", evidence, note)
+                           element.deciding_window, label, "ok", evidence, note,
+                           element.usage + usage)
 
-    def on_error(self, element: GlobalRequest, reason: str) -> Iterable[ClaimVerdict]:
+    def on_error(self, element: GlobalRequest, reason: str, usage) -> Iterable[ClaimVerdict]:
         yield ClaimVerdict(element.claim, element.window_labels, element.local_label,
                            element.deciding_window, None, "judge_error", (),
-                           f"verify_global: {reason}")
+                           f"verify_global: {reason}", element.usage + usage)
 
 
 class GlobalOutputs(NamedTuple):

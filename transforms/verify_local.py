@@ -18,12 +18,14 @@ from rt4chart.schemas.records import (
     GlobalRequest,
     LocalRequest,
     LocalVerdict,
+    Usage,
     UsageRecord,
 )
 from rt4chart.transforms.evidence import grounded_verdict
 from rt4chart.transforms.joins import or_join
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
 from rt4chart.transforms.segment import render_context, render_window
 
 
@@ -42,18 +44,18 @@ class _LocalFn(JudgeCallFn):
     def call(self, judge, element: LocalRequest):
         return judge.verify_local(element.claim.text, element.chunk.text, element.question)
 
-    def on_result(self, element: LocalRequest, result) -> Iterable[LocalVerdict]:
+    def on_result(self, element: LocalRequest, result, usage) -> Iterable[LocalVerdict]:
         allowed = {s.index for _, s in element.chunk.segments}
         label, evidence, note = grounded_verdict(result, element.chunk, element.claim.text,
                                                  allowed)
         c = element.claim
         yield LocalVerdict(c.trace_id, c.claim_index, element.window_index, label, "ok",
-                           evidence, note)
+                           evidence, note, usage)
 
-    def on_error(self, element: LocalRequest, reason: str) -> Iterable[LocalVerdict]:
+    def on_error(self, element: LocalRequest, reason: str, usage) -> Iterable[LocalVerdict]:
         c = element.claim
         yield LocalVerdict(c.trace_id, c.claim_index, element.window_index, None,
-                           "judge_error", (), reason)
+                           "judge_error", (), reason, usage)
 
 
 def plan_global(claim_set: ClaimSet, verdicts: Iterable[LocalVerdict]) -> Iterable[object]:
@@ -66,11 +68,13 @@ def plan_global(claim_set: ClaimSet, verdicts: Iterable[LocalVerdict]) -> Iterab
     for claim in claim_set.claims:
         got = by_claim.get(claim.claim_index, {})
         window_verdicts = [got.get(w.index) for w in prepared.windows]
+        usage = sum((v.usage for v in got.values()), Usage())
         failed = [v for v in window_verdicts if v is None or v.status != "ok"]
         if failed:
             reason = failed[0].note if failed[0] is not None else "local verdict missing"
             yield FailedClaim(claim, "verify_local",
-                              f"{len(failed)} of {len(window_verdicts)} windows failed: {reason}")
+                              f"{len(failed)} of {len(window_verdicts)} windows failed: {reason}",
+                              usage)
             continue
         labels = [v.label for v in window_verdicts]
         local_label, deciding = or_join(labels)
@@ -78,17 +82,15 @@ def plan_global(claim_set: ClaimSet, verdicts: Iterable[LocalVerdict]) -> Iterab
         if deciding is not None:
             hint = render_window(prepared, prepared.windows[deciding]).text
         yield GlobalRequest(claim_set.key, claim, tuple(labels), local_label, deciding,
-                            context, hint, prepared.trace.question)
+                            context, hint, prepared.trace.question, usage)
 
 
-def _plan(element: tuple[str, dict[str, list]]) -> Iterable[object]:
-    _, groups = element
-    for claim_set in groups["claim_sets"]:
-        for item in plan_global(claim_set, groups["verdicts"]):
-            if isinstance(item, FailedClaim):
-                yield beam.pvalue.TaggedOutput("failed", item)
-            else:
-                yield item
+def _plan(claim_set: ClaimSet, verdicts: list[LocalVerdict]) -> Iterable[object]:
+    for item in plan_global(claim_set, verdicts):
+        if isinstance(item, FailedClaim):
+            yield beam.pvalue.TaggedOutput("failed", item)
+        else:
+            yield item
 
 
 class LocalOutputs(NamedTuple):
@@ -100,9 +102,12 @@ class LocalOutputs(NamedTuple):
 class VerifyLocal(beam.PTransform):
     """ClaimSet -> GlobalRequest per claim (local label, deciding window) or FailedClaim."""
 
-    def __init__(self, spec: JudgeSpec):
+    def __init__(self, spec: JudgeSpec, streaming: bool = False,
+                 join_timeout_s: float = DEFAULT_TIMEOUT_S):
         super().__init__()
         self._spec = spec
+        self._streaming = streaming
+        self._timeout_s = join_timeout_s
 
     def expand(self, claim_sets: beam.PCollection[ClaimSet]) -> LocalOutputs:
         judged = (
@@ -110,12 +115,12 @@ class VerifyLocal(beam.PTransform):
             | "Requests" >> beam.FlatMap(requests_for)
             | "Judge" >> RunJudge(_LocalFn(self._spec))
         )
-        planned = (
-            {
-                "claim_sets": claim_sets | "KeySets" >> beam.Map(lambda c: (c.key.trace_id, c)),
-                "verdicts": judged.results | "KeyVerdicts" >> beam.Map(lambda v: (v.trace_id, v)),
-            }
-            | "Regroup" >> beam.CoGroupByKey()
-            | "OrJoin" >> beam.FlatMap(_plan).with_outputs("failed", main="pending")
+        planned = {"head": claim_sets, "parts": judged.results} | "Regroup" >> Regroup(
+            key_head=lambda c: c.key.trace_id,
+            key_part=lambda v: v.trace_id,
+            expected=lambda c: len(c.claims) * len(c.prepared.windows),
+            join=_plan,
+            event_time=lambda c: c.prepared.trace.event_time_us / 1e6,
+            streaming=self._streaming, timeout_s=self._timeout_s, tags=("failed",),
         )
-        return LocalOutputs(planned.pending, planned.failed, judged.usage)
+        return LocalOutputs(planned.main, planned.failed, judged.usage)

@@ -56,14 +56,14 @@ def test_ragtruth_sample_gives_sane_tables(ragtruth_sample, audit):
         assert a["hallucinated"] == (a["label"] != "ENT")
         assert a["hallucinated"] == bool(a["hallucinated_spans"])
         for span in a["hallucinated_spans"]:
-            assert 0 <= span["start"] < span["end"] <= len(answer)
+            assert 0 <= span["char_start"] < span["char_end"] <= len(answer)
     for c in tables["claims"]:
         texts = _doc_texts(by_id[c["trace_id"]])
         answer = by_id[c["trace_id"]]["answer"]
         assert 0 <= c["answer_start"] < c["answer_end"] <= len(answer)
         assert (c["label"] == "NIC") == (not c["evidence"])  # evidence iff ENT or CON
         for ev in c["evidence"]:
-            assert texts[ev["doc_id"]][ev["start"]:ev["end"]] == ev["text"]
+            assert texts[ev["doc_id"]][ev["char_start"]:ev["char_end"]] == ev["text"]
     rates = tables["route_rates"]
     assert sum(r["traces"] for r in rates) == len(records)
     assert {r["route"] for r in rates} == {"ragtruth/qa", "ragtruth/summary", "ragtruth/data2txt"}

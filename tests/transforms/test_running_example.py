@@ -47,7 +47,7 @@ def _check_claims(rows: list[dict]) -> None:
     if by_index[4]["evidence"] or by_index[3]["deciding_window"] is not None:
         raise BeamAssertException("NIC claims carry no evidence and no deciding window")
     ev = by_index[0]["evidence"][0]
-    if fj.RUNNING_CONTEXT[ev["start"]:ev["end"]] != ev["text"] or ev["sentence_index"] != 1:
+    if fj.RUNNING_CONTEXT[ev["char_start"]:ev["char_end"]] != ev["text"] or ev["sentence_index"] != 1:
         raise BeamAssertException(f"evidence offsets {ev}")
 
 
@@ -56,8 +56,8 @@ def _check_answer(rows: list[dict]) -> None:
     a1_end = len(fj.A1)
     a3_start = len(fj.A1) + 1 + len(fj.A2) + 1
     expected_spans = [
-        {"start": 0, "end": a1_end, "label": "CON"},
-        {"start": a3_start, "end": len(fj.RUNNING_ANSWER), "label": "NIC"},
+        {"char_start": 0, "char_end": a1_end, "label": "CON"},
+        {"char_start": a3_start, "char_end": len(fj.RUNNING_ANSWER), "label": "NIC"},
     ]
     if (answer["label"], answer["hallucinated"], answer["status"], answer["n_claims"]) != (
         "CON", True, "ok", 5
@@ -72,7 +72,7 @@ def _check_answer(rows: list[dict]) -> None:
 
 def test_running_example_labels_claims_and_answer():
     with TestPipeline(runner="FnApiRunner") as p:
-        tables = p | beam.Create([json.dumps(fj.RUNNING_TRACE)]) | Audit(CONFIG, RUN)
+        tables = p | beam.Create([json.dumps(fj.RUNNING_TRACE)]) | Audit(CONFIG.stages, RUN)
         assert_that(tables.claims, _check_claims, label="Claims")
         assert_that(tables.answers, _check_answer, label="Answer")
         assert_that(tables.dead_letters, lambda rows: rows == [] or _fail(rows), label="NoDead")
@@ -86,7 +86,7 @@ def test_global_prompt_gets_hint_only_for_local_ent_or_con():
     from rt4chart.transforms.judges import runtime
 
     with TestPipeline(runner="FnApiRunner") as p:
-        _ = p | beam.Create([json.dumps(fj.RUNNING_TRACE)]) | Audit(CONFIG, RUN)
+        _ = p | beam.Create([json.dumps(fj.RUNNING_TRACE)]) | Audit(CONFIG.stages, RUN)
     judge = runtime.judge_for(SPEC)
     hints = {claim: (local, hint) for claim, local, hint in judge.global_calls}
     assert hints[fj.C4] == ("NIC", None)

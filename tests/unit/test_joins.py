@@ -47,15 +47,15 @@ def test_wilson_known_values():
         assert low <= k / n <= high
 
 
-def _answer(status="ok", label="ENT", calls=3):
-    return {"status": status, "label": label, "judge_calls": calls, "input_tokens": 10,
-            "cached_tokens": 4, "output_tokens": 2, "cost_usd": 0.5}
+def _answer(status="ok", label="ENT", calls=3, trace_id="t"):
+    return {"trace_id": trace_id, "status": status, "label": label, "judge_calls": calls,
+            "input_tokens": 10, "cached_tokens": 4, "output_tokens": 2, "cost_usd": 0.5}
 
 
 def test_route_counts_combiner_merges_like_a_single_pass():
     fn = RouteCountsFn()
-    answers = [_answer(), _answer(label="CON"), _answer(label="NIC"),
-               _answer(status="incomplete", label=None), _answer(label="CON")]
+    answers = [_answer(), _answer(label="CON", trace_id="c1"), _answer(label="NIC", trace_id="n1"),
+               _answer(status="incomplete", label=None), _answer(label="CON", trace_id="c2")]
     single = fn.create_accumulator()
     for a in answers:
         single = fn.add_input(single, a)
@@ -69,4 +69,6 @@ def test_route_counts_combiner_merges_like_a_single_pass():
     assert (merged.traces, merged.hallucinated, merged.con, merged.nic, merged.incomplete) == (
         4, 3, 2, 1, 1)
     assert merged.usage.calls == 15 and merged.usage.cost_usd == pytest.approx(2.5)
+    # Samples: hallucinated traces only, contradicted ones first.
+    assert [t for _, t in merged.samples] == ["c1", "c2", "n1"]
     assert RouteCounts().traces == 0

@@ -62,4 +62,19 @@ def test_arrow_and_bigquery_schemas_come_from_one_definition():
             if col["mode"] == "REPEATED":
                 assert pa.types.is_list(field.type)
     spans = arrow_schema(TABLES["answers"]).field("hallucinated_spans").type
-    assert [f.name for f in spans.value_type] == ["start", "end", "label"]
+    assert [f.name for f in spans.value_type] == ["char_start", "char_end", "label"]
+
+
+def test_every_table_is_partitioned_and_clustered_on_its_own_columns():
+    for table in TABLES.values():
+        by_name = {c.name: c for c in table.columns}
+        assert by_name[table.partition_field].type == "TIMESTAMP", table.name
+        assert by_name[table.partition_field].mode == "REQUIRED", table.name
+        assert table.cluster_fields and set(table.cluster_fields) <= set(by_name), table.name
+        assert table.insert_id and set(table.insert_id) <= set(by_name), table.name
+        # No column named with a BigQuery reserved word at any depth.
+        stack = list(table.columns)
+        while stack:
+            col = stack.pop()
+            assert col.name.upper() not in {"END", "START", "WINDOW", "ROWS"}, (table.name, col)
+            stack.extend(col.fields)

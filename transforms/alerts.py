@@ -1,0 +1,131 @@
+"""Alerts: a route whose windowed hallucination rate crosses a rule, once per window and rule.
+
+Rules (either or both), each only for a window with at least `min_traces` complete answers:
+- absolute: the window's rate exceeds `absolute`;
+- relative: the window's rate is at least `relative` times the route's trailing baseline (its
+  pooled rate over the previous `baseline_windows` windows, which must hold `min_traces`
+  between them), and the window's 95% Wilson lower bound is above the baseline, so that a
+  small window's noise does not page anyone.
+
+The rule is checked at every firing of a window (early panes included: an alert need not wait
+for the window to close); a (window, rule) alerts at most once. State is per route in the
+global window; the baseline history is trimmed to `baseline_windows` entries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import apache_beam as beam
+import orjson
+from apache_beam.coders import PickleCoder
+from apache_beam.transforms.userstate import ReadModifyWriteStateSpec
+
+METRICS = "rt4chart"
+
+
+@dataclass(frozen=True)
+class AlertConfig:
+    """When a route's windowed rate raises an alert (see transforms/alerts.py)."""
+
+    absolute: float | None = None  # alert when the rate exceeds this
+    relative: float | None = 2.0  # alert when the rate is this many times the trailing baseline
+    min_traces: int = 20
+    baseline_windows: int = 12
+
+    def __post_init__(self) -> None:
+        if self.absolute is not None and not 0 <= self.absolute < 1:
+            raise ValueError(f"--alert-rate must be in [0, 1), got {self.absolute}")
+        if self.relative is not None and self.relative <= 1:
+            raise ValueError(f"--alert-relative must be > 1, got {self.relative}")
+        if self.min_traces < 1 or self.baseline_windows < 1:
+            raise ValueError("--alert-min-traces and --alert-baseline-windows must be >= 1")
+
+
+
+def check(row: dict, history: dict, alerted: set, config: AlertConfig) -> list[dict]:
+    """The alerts a rate row raises, given the route's history (window_start -> (halluc,
+    traces)) and the (window_start, rule) pairs already alerted. Updates both."""
+    window = row["window_start"]
+    history[window] = (row["hallucinated"], row["traces"])
+    for old in sorted(history)[: max(0, len(history) - config.baseline_windows - 1)]:
+        del history[old]
+    if row["traces"] < config.min_traces or row["rate"] is None:
+        return []
+    alerts = []
+    if (config.absolute is not None and row["rate"] > config.absolute
+            and (window, "absolute") not in alerted):
+        alerts.append(alert_row(row, "absolute", config.absolute, None))
+    if config.relative is not None and (window, "relative") not in alerted:
+        before = [v for w, v in history.items() if w < window]
+        h, n = sum(v[0] for v in before), sum(v[1] for v in before)
+        if n >= config.min_traces:
+            baseline = h / n
+            threshold = config.relative * baseline
+            if row["rate"] >= threshold and row["rate_low"] > baseline and row["rate"] > 0:
+                alerts.append(alert_row(row, "relative", threshold, baseline))
+    for a in alerts:
+        alerted.add((window, a["rule"]))
+    return alerts
+
+
+def alert_row(row: dict, rule: str, threshold: float, baseline: float | None) -> dict:
+    return {
+        "route": row["route"], "window_start": row["window_start"],
+        "window_end": row["window_end"], "rule": rule, "threshold": threshold,
+        "baseline": baseline, "rate": row["rate"], "rate_low": row["rate_low"],
+        "rate_high": row["rate_high"], "traces": row["traces"],
+        "hallucinated": row["hallucinated"], "sample_trace_ids": list(row["sample_trace_ids"]),
+        "emitted_at": datetime.now(UTC),
+    }
+
+
+class _AlertFn(beam.DoFn):
+    HISTORY = ReadModifyWriteStateSpec("history", PickleCoder())
+    ALERTED = ReadModifyWriteStateSpec("alerted", PickleCoder())
+
+    def __init__(self, config: AlertConfig):
+        self._config = config
+
+    def setup(self) -> None:
+        self._alerts = beam.metrics.Metrics.counter(METRICS, "alerts")
+
+    def process(self, element: tuple[str, dict], history_state=beam.DoFn.StateParam(HISTORY),
+                alerted_state=beam.DoFn.StateParam(ALERTED)) -> Iterable[dict]:
+        _, row = element
+        history = history_state.read() or {}
+        alerted = alerted_state.read() or set()
+        raised = check(row, history, alerted, self._config)
+        # Forget alerted windows that have left the history.
+        oldest = min(history) if history else None
+        alerted = {(w, r) for w, r in alerted if oldest is None or w >= oldest}
+        history_state.write(history)
+        alerted_state.write(alerted)
+        self._alerts.inc(len(raised))
+        yield from raised
+
+
+def alert_message(alert: dict) -> beam.io.PubsubMessage:
+    """An alert as a Pub/Sub message: JSON body, route and rule as attributes."""
+    body = orjson.dumps(alert, default=lambda v: v.isoformat() if isinstance(v, datetime)
+                        else str(v))
+    return beam.io.PubsubMessage(body, {"route": alert["route"], "rule": alert["rule"],
+                                        "window_start": alert["window_start"].isoformat()})
+
+
+class RouteAlerts(beam.PTransform):
+    """Rate rows (every firing) -> alert rows."""
+
+    def __init__(self, config: AlertConfig):
+        super().__init__()
+        self._config = config
+
+    def expand(self, rates: beam.PCollection[dict]) -> beam.PCollection[dict]:
+        return (
+            rates
+            | "Global" >> beam.WindowInto(beam.window.GlobalWindows())
+            | "KeyRoute" >> beam.Map(lambda r: (r["route"], r))
+            | "Check" >> beam.ParDo(_AlertFn(self._config))
+        )

@@ -1,0 +1,108 @@
+"""Event-time windows of the aggregate tables (route_rates, costs) and of the alerts.
+
+Batch: one window per UTC day, one firing when the input ends.
+
+Streaming: fixed windows (default 5 minutes; sliding optional) on the trace's event time, with
+- early firings every `early_firing_s` of processing time while the window is open, so that a
+  dashboard sees the window fill up instead of waiting for it to close;
+- the on-time firing when the watermark passes the end of the window;
+- a late firing for every late trace until `allowed_lateness_s` after the end of the window.
+
+Panes ACCUMULATE: each firing of a window carries the whole window so far, so the row with the
+highest `pane_index` of a window is the window's current value and a reader never has to add
+panes up (a discarding pane would be a delta that every query must sum, and a lost or
+duplicated pane would silently skew it). The dashboard views pick the latest pane.
+
+A trace whose event time is so old that its window had already closed when it arrived
+(`too_late`) is still audited, and its answer row says `late`; it is counted in the
+`late_traces` metric and kept out of the windowed aggregates deterministically, rather than
+being dropped or not by the watermark. The exact daily view over the answers table includes it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import apache_beam as beam
+from apache_beam.transforms import trigger, window
+
+DAY_S = 86_400
+
+
+@dataclass(frozen=True)
+class WindowingConfig:
+    size_s: int = DAY_S
+    period_s: int | None = None  # sliding windows: a new window every period_s
+    early_firing_s: float | None = None
+    allowed_lateness_s: int = 0
+    streaming: bool = False
+
+    def __post_init__(self) -> None:
+        if self.size_s <= 0:
+            raise ValueError(f"--window must be positive, got {self.size_s}")
+        if self.period_s is not None and not 0 < self.period_s <= self.size_s:
+            raise ValueError(f"--sliding-period must be in (0, window], got {self.period_s}")
+        if self.allowed_lateness_s < 0:
+            raise ValueError("--allowed-lateness must not be negative")
+        if self.early_firing_s is not None and self.early_firing_s <= 0:
+            raise ValueError("--early-firing must be positive")
+
+    @classmethod
+    def streaming_default(cls, size_s: int = 300, period_s: int | None = None,
+                          early_firing_s: float | None = 30.0,
+                          allowed_lateness_s: int = 3600) -> WindowingConfig:
+        return cls(size_s, period_s, early_firing_s, allowed_lateness_s, True)
+
+    def window_fn(self) -> window.WindowFn:
+        if self.period_s is not None and self.period_s != self.size_s:
+            return window.SlidingWindows(self.size_s, self.period_s)
+        return window.FixedWindows(self.size_s)
+
+    def window_into(self) -> beam.WindowInto:
+        if not self.streaming:
+            return beam.WindowInto(self.window_fn())
+        early = (trigger.AfterProcessingTime(self.early_firing_s)
+                 if self.early_firing_s else None)
+        return beam.WindowInto(
+            self.window_fn(),
+            trigger=trigger.AfterWatermark(early=early, late=trigger.AfterCount(1)),
+            accumulation_mode=trigger.AccumulationMode.ACCUMULATING,
+            allowed_lateness=self.allowed_lateness_s,
+        )
+
+    def last_window_end_s(self, event_s: float) -> float:
+        """End of the last window that contains an event time."""
+        step = self.period_s or self.size_s
+        return (event_s // step) * step + self.size_s
+
+    def too_late(self, event_us: int, arrival_us: int) -> bool:
+        """Whether a trace arrived after every window containing it had closed for good."""
+        if not self.streaming:
+            return False
+        closes = self.last_window_end_s(event_us / 1e6) + self.allowed_lateness_s
+        return arrival_us / 1e6 > closes
+
+
+PANE_TIMING = {0: "EARLY", 1: "ON_TIME", 2: "LATE"}
+
+
+def window_columns(win: window.BoundedWindow, pane) -> dict:
+    """The window and pane columns shared by route_rates and costs."""
+    start = datetime.fromtimestamp(float(win.start), tz=UTC)
+    return {
+        "window_start": start,
+        "window_end": datetime.fromtimestamp(float(win.end), tz=UTC),
+        "day": start.strftime("%Y-%m-%d"),
+        # Batch panes have no timing of their own: one firing, on time.
+        "pane": PANE_TIMING.get(getattr(pane, "timing", 1), "ON_TIME"),
+        "pane_index": int(getattr(pane, "index", 0) or 0),
+        "emitted_at": datetime.now(UTC),
+    }
+
+
+def event_timestamp(dt: datetime) -> float:
+    return dt.timestamp()
+
+
+BATCH = WindowingConfig()
