@@ -1,7 +1,8 @@
 """The `rt4chart` command line.
 
-`rt4chart audit INPUT... --out DIR` runs the batch audit; any option it does not know is passed
-to Beam (`--runner`, `--direct_num_workers`, Dataflow options, ...).
+`rt4chart audit INPUT... --out DIR` runs the batch audit; `rt4chart stream --subscription S`
+audits a Pub/Sub subscription continuously. Any option they do not know is passed to Beam
+(`--runner`, `--direct_num_workers`, Dataflow options, ...).
 """
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
+import threading
 import time
 from importlib import resources
 
@@ -24,12 +27,14 @@ from apache_beam.options.pipeline_options import (
 
 from rt4chart import __version__, prompts
 from rt4chart.pipeline import graph
-from rt4chart.pipeline.config import AuditConfig
+from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
 from rt4chart.pipeline.io import prepare_output
 from rt4chart.pipeline.summary import summarise
 from rt4chart.schemas.records import RunInfo
+from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.judges.base import JudgeSpec, judge_model
 from rt4chart.transforms.segment import SegmentConfig
+from rt4chart.transforms.windows import WindowingConfig
 
 logger = logging.getLogger("rt4chart")
 
@@ -55,6 +60,63 @@ def _audit_parser(sub: argparse._SubParsersAction) -> None:
                    help="input format (default: by suffix, .parquet/.pq else JSON lines)")
     p.add_argument("--out", default="rt4chart-out", help="output directory (default: %(default)s)")
     p.add_argument("--overwrite", action="store_true", help="replace an earlier run's tables")
+    p.add_argument("--bigquery", metavar="PROJECT:DATASET",
+                   help="also write the tables to this BigQuery dataset (file loads)")
+    _judge_args(p)
+
+
+def _stream_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "stream", allow_abbrev=False, help="audit a Pub/Sub subscription (streaming)",
+        description="Audit RAG traces published to Pub/Sub, continuously, with windowed "
+                    "per-route rates and alerts. Stop with Ctrl-C or SIGTERM. Unknown options "
+                    "go to Beam (e.g. --runner DataflowRunner --project P --region R).")
+    p.add_argument("--subscription", required=True,
+                   help="projects/PROJECT/subscriptions/NAME; a message body is one JSON trace")
+    p.add_argument("--out", help="write the tables as Parquet files under this directory")
+    p.add_argument("--bigquery", metavar="PROJECT:DATASET",
+                   help="write the tables to this BigQuery dataset (streaming inserts)")
+    p.add_argument("--dead-letter-topic", "--dead_letter_topic", dest="dead_letter_topic",
+                   help="projects/P/topics/T: malformed messages, payload kept, reason and "
+                        "stage as attributes")
+    p.add_argument("--alerts-topic", "--alerts_topic", dest="alerts_topic",
+                   help="projects/P/topics/T: one JSON message per alert")
+    p.add_argument("--rate-window", "--rate_window", "--window", dest="window", type=int,
+                   default=300,
+                   help="rate window in seconds of event time (default 300)")
+    p.add_argument("--sliding-period", "--sliding_period", dest="sliding_period", type=int,
+                   help="sliding windows: start a window every N seconds (default: fixed)")
+    p.add_argument("--early-firing", "--early_firing", dest="early_firing", type=float,
+                   default=30.0, help="seconds between early firings of an open window "
+                                      "(default 30; 0 for none)")
+    p.add_argument("--allowed-lateness", "--allowed_lateness", dest="allowed_lateness",
+                   type=int, default=3600,
+                   help="seconds after a window's end during which late traces still update "
+                        "it (default 3600); later ones are audited and marked late")
+    p.add_argument("--alert-rate", "--alert_rate", dest="alert_rate", type=float,
+                   help="alert when a window's rate exceeds this (default: off)")
+    p.add_argument("--alert-relative", "--alert_relative", dest="alert_relative", type=float,
+                   default=2.0, help="alert when a window's rate is N times the route's "
+                                     "trailing baseline and significantly above it (default 2; "
+                                     "0 for off)")
+    p.add_argument("--alert-min-traces", "--alert_min_traces", dest="alert_min_traces",
+                   type=int, default=20, help="traces a window needs to alert (default 20)")
+    p.add_argument("--alert-baseline-windows", "--alert_baseline_windows",
+                   dest="alert_baseline_windows", type=int, default=12,
+                   help="windows in the trailing baseline (default 12)")
+    p.add_argument("--dedupe-horizon", "--dedupe_horizon", dest="dedupe_horizon", type=float,
+                   default=86_400.0, help="seconds a trace_id is remembered (default 86400)")
+    p.add_argument("--join-timeout", "--join_timeout", dest="join_timeout", type=float,
+                   default=900.0, help="seconds a trace waits for its judge results before "
+                                       "the missing ones are recorded as failures "
+                                       "(default 900)")
+    p.add_argument("--id-attribute", "--id_attribute", dest="id_attribute",
+                   help="message attribute with a unique id for Pub/Sub's own dedupe "
+                        "(Dataflow only; the local runner hangs with it)")
+    _judge_args(p)
+
+
+def _judge_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--judge", default="auto",
                    help="offline | openai | package.module:factory (default: openai when an "
                         "endpoint is configured, else offline)")
@@ -77,6 +139,7 @@ def parser() -> argparse.ArgumentParser:
     root.add_argument("--version", action="version", version=f"rt4chart {__version__}")
     sub = root.add_subparsers(dest="command", required=True)
     _audit_parser(sub)
+    _stream_parser(sub)
     return root
 
 
@@ -156,6 +219,7 @@ def run_audit(args: argparse.Namespace, beam_args: list[str]) -> int:
         inputs=inputs, out=args.out, judge=spec, overwrite=args.overwrite,
         input_format=args.input_format,
         segment=SegmentConfig(args.window_size, args.window_overlap),
+        bigquery=args.bigquery,
     )
     judge = spec.build()  # fail fast on a bad judge or missing key, before Beam starts
     run = RunInfo(judge_model(judge, spec), prompts.prompt_hash())
@@ -182,6 +246,58 @@ def run_audit(args: argparse.Namespace, beam_args: list[str]) -> int:
     return 0
 
 
+def stream_config(args: argparse.Namespace, spec: JudgeSpec) -> StreamConfig:
+    windowing = WindowingConfig.streaming_default(
+        args.window, args.sliding_period, args.early_firing or None, args.allowed_lateness)
+    stages = StagesConfig(spec, SegmentConfig(args.window_size, args.window_overlap), windowing,
+                          args.join_timeout, args.dedupe_horizon)
+    alerts = AlertConfig(args.alert_rate, args.alert_relative or None, args.alert_min_traces,
+                         args.alert_baseline_windows)
+    return StreamConfig(args.subscription, stages, args.out, args.bigquery,
+                        args.dead_letter_topic, args.alerts_topic, alerts, args.id_attribute)
+
+
+def run_stream(args: argparse.Namespace, beam_args: list[str]) -> int:
+    spec = judge_spec(args)
+    config = stream_config(args, spec)
+    judge = spec.build()
+    run = RunInfo(judge_model(judge, spec), prompts.prompt_hash())
+    options = beam_options(beam_args + ["--streaming"])
+    if config.id_attribute and options.view_as(StandardOptions).runner in (None, "DirectRunner"):
+        raise ValueError("--id-attribute needs the Dataflow runner (the local runner hangs on "
+                         "it); the keyed dedupe runs everywhere")
+    logger.info("streaming audit of %s with judge %s (model %s), prompts %s, windows of %d s "
+                "-> %s", config.subscription, spec.name, run.judge_model, run.prompt_hash,
+                config.stages.windowing.size_s,
+                ", ".join(x for x in (config.out, config.bigquery) if x))
+    pipeline = beam.Pipeline(options=options)
+    graph.build_stream(pipeline, config, run)
+    result = pipeline.run()
+    stop = threading.Event()
+
+    def _stop(signum, _frame):
+        logger.info("signal %d: cancelling the pipeline (results already written are kept)",
+                    signum)
+        stop.set()
+
+    previous = {s: signal.signal(s, _stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        waiter = threading.Thread(target=result.wait_until_finish, daemon=True)
+        waiter.start()
+        while waiter.is_alive() and not stop.wait(0.5):
+            pass
+        if stop.is_set():
+            result.cancel()
+            print("rt4chart: stream stopped", file=sys.stderr)
+            return 0
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    state = str(result.state)
+    print(f"rt4chart: stream ended ({state})", file=sys.stderr)
+    return 0 if state.endswith("DONE") else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     ours, beam_args = split_beam_args(list(sys.argv[1:] if argv is None else argv))
     args, unknown = parser().parse_known_args(ours)
@@ -193,6 +309,8 @@ def main(argv: list[str] | None = None) -> int:
     for noisy in ("apache_beam", "httpx", "httpx2", "openai"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
+        if args.command == "stream":
+            return run_stream(args, beam_args)
         return run_audit(args, beam_args)
     except (ValueError, FileExistsError) as exc:
         print(f"rt4chart: error: {exc}", file=sys.stderr)

@@ -22,6 +22,8 @@ import apache_beam as beam
 import orjson
 from apache_beam.coders import PickleCoder
 from apache_beam.transforms.userstate import ReadModifyWriteStateSpec
+from apache_beam.typehints import Any as AnyHint
+from apache_beam.typehints import Tuple
 
 METRICS = "rt4chart"
 
@@ -127,5 +129,6 @@ class RouteAlerts(beam.PTransform):
             rates
             | "Global" >> beam.WindowInto(beam.window.GlobalWindows())
             | "KeyRoute" >> beam.Map(lambda r: (r["route"], r))
-            | "Check" >> beam.ParDo(_AlertFn(self._config))
+            | "Check" >> beam.ParDo(_AlertFn(self._config)).with_input_types(
+                Tuple[str, AnyHint])
         )

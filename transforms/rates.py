@@ -8,6 +8,8 @@ from dataclasses import dataclass, replace
 import apache_beam as beam
 from apache_beam.coders import VarIntCoder
 from apache_beam.transforms.userstate import ReadModifyWriteStateSpec
+from apache_beam.typehints import Any as AnyHint
+from apache_beam.typehints import Tuple
 
 from rt4chart.schemas.records import Usage, UsageRecord
 from rt4chart.transforms.joins import wilson
@@ -135,7 +137,7 @@ class RatesByRoute(beam.PTransform):
             | "Window" >> self._windowing.window_into()
             | "KeyRoute" >> beam.Map(lambda a: (a["route"], a))
             | "Count" >> beam.CombinePerKey(RouteCountsFn())
-            | "Row" >> beam.ParDo(_RateRowFn())
+            | "Row" >> beam.ParDo(_RateRowFn()).with_input_types(Tuple[str, AnyHint])
         )
 
 

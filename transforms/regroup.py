@@ -31,6 +31,8 @@ from apache_beam.transforms.userstate import (
     TimerSpec,
     on_timer,
 )
+from apache_beam.typehints import Any as AnyHint
+from apache_beam.typehints import Tuple
 from apache_beam.utils.timestamp import Timestamp
 
 logger = logging.getLogger(__name__)
@@ -144,6 +146,8 @@ class Regroup(beam.PTransform):
             } | "Group" >> beam.CoGroupByKey()
             fn = _BatchJoinFn(self._join)
         join = beam.ParDo(fn)
+        if self._streaming:  # a deterministic key coder for the state
+            join = join.with_input_types(Tuple[str, Tuple[str, AnyHint]])
         if self._tags:
             join = join.with_outputs(*self._tags, main="main")
         return tagged | "Join" >> join

@@ -20,6 +20,8 @@ import orjson
 from apache_beam.coders import BooleanCoder
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import ReadModifyWriteStateSpec, TimerSpec, on_timer
+from apache_beam.typehints import Any as AnyHint
+from apache_beam.typehints import Tuple
 from apache_beam.utils.timestamp import Timestamp
 
 from rt4chart.schemas.records import DeadLetter, Document, Message, Trace
@@ -253,7 +255,8 @@ class ValidateTraces(beam.PTransform):
         keyed = parsed.ok | "KeyById" >> beam.Map(lambda t: (t.trace_id, t))
         if self._windowing is not None and self._windowing.streaming:
             unique = keyed | "FirstSeen" >> beam.ParDo(
-                _FirstSeenFn(self._horizon_s)).with_outputs("dead", main="ok")
+                _FirstSeenFn(self._horizon_s)).with_input_types(
+                Tuple[str, AnyHint]).with_outputs("dead", main="ok")
         else:
             unique = (
                 keyed

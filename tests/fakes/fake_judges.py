@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 from rt4chart.transforms.judges import lexical
 
@@ -86,6 +87,56 @@ class FlakyJudge:
         if self.stage == "global" and self.fail_on in claim:
             raise ConnectionError("global judge unreachable")
         return lexical.verify(claim, context, hint)
+
+
+class KeywordJudge:
+    """Deterministic labels from marker words, for streaming tests: each answer sentence is one
+    claim; a claim with WRONG is contradicted, one with MADEUP is baseless, any other is
+    entailed. Verdicts quote the context's first sentence (so they ground). With the option
+    `down_file`, every call fails while that file exists (an endpoint outage)."""
+
+    model = "keyword"
+
+    def __init__(self, options: dict[str, str]):
+        self.down_file = options.get("down_file")
+        self.delay_s = float(options.get("delay_s", "0"))
+
+    async def _maybe_fail(self) -> None:
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        if self.down_file and os.path.exists(self.down_file):
+            raise ConnectionError("judge endpoint down")
+
+    async def decompose(self, sentence, answer, question):
+        await self._maybe_fail()
+        return [sentence]
+
+    def _verdict(self, claim: str, text: str):
+        if "MADEUP" in claim:
+            return "NIC", []
+        first = lexical_first_sentence(text)
+        return ("CON" if "WRONG" in claim else "ENT"), [first]
+
+    async def verify_local(self, claim, chunk, question):
+        await self._maybe_fail()
+        return self._verdict(claim, chunk)
+
+    async def verify_global(self, claim, context, question, local_label, hint):
+        await self._maybe_fail()
+        return self._verdict(claim, context)
+
+
+def lexical_first_sentence(text: str) -> str:
+    """The first sentence of a window or context as the judge sees it (headers skipped)."""
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("[Document"):
+            return line.split(". ")[0].rstrip(".")
+    return ""
+
+
+def keyword(options: dict[str, str]) -> KeywordJudge:
+    return KeywordJudge(options)
 
 
 def obedient(options: dict[str, str]) -> ObedientJudge:
