@@ -3,7 +3,8 @@
 Tables come from `rt4chart.schemas.tables`: partitioned by the UTC day of `partition_field`,
 clustered on `cluster_fields`, with the table and column descriptions. `ensure_tables` creates
 them up front (google-cloud-bigquery, idempotent); `WriteBigQueryTable` also creates a missing
-table (CREATE_IF_NEEDED) with the same definition, and appends.
+table (CREATE_IF_NEEDED) with the same definition, and appends. Beam never creates the dataset:
+call `ensure_tables` before the pipeline starts.
 
 Write methods. Streaming pipelines use STREAMING_INSERTS (tabledata.insertAll); batch pipelines
 use FILE_LOADS (load jobs from files under the pipeline's GCS ``temp_location``). The Storage
@@ -26,9 +27,11 @@ carries its natural key instead (`Table.insert_id`, `rt4chart.schemas.tables.row
 and `dedup_query` reads a table with one row per key, whatever was written twice.
 
 Failed inserts. Rows that BigQuery rejects for good (reason ``invalid`` and other
-non-transient reasons; transient ones are retried with backoff) come out of
-`WriteBigQueryTable` as a PCollection of dead-letter rows (the ``dead_letters`` table's
-columns, stage ``write_bigquery``) and are counted in ``rt4chart/bigquery_failed_rows``.
+non-transient reasons) come out of `WriteBigQueryTable` as a PCollection of dead-letter rows
+(the ``dead_letters`` table's columns, stage ``write_bigquery``) and are counted in
+``rt4chart/bigquery_failed_rows``. Transient errors are retried with backoff, up to Beam's
+10,000 times. (Beam's default strategy, RETRY_ALWAYS, would retry invalid rows as well and
+never return them.)
 FILE_LOADS has no per-row failures: a load job that fails fails the pipeline, and the returned
 PCollection is empty.
 """

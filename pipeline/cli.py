@@ -29,8 +29,9 @@ from rt4chart import __version__, prompts
 from rt4chart.pipeline import graph
 from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
 from rt4chart.pipeline.io import prepare_output
-from rt4chart.pipeline.summary import summarise
+from rt4chart.pipeline.summary import read_table, summarise
 from rt4chart.schemas.records import RunInfo
+from rt4chart.transforms.aggregate import REDO_STAGE
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.judges.base import JudgeSpec, judge_model
 from rt4chart.transforms.segment import SegmentConfig
@@ -56,6 +57,9 @@ def _audit_parser(sub: argparse._SubParsersAction) -> None:
                        description="Audit RAG traces; unknown options go to Beam.")
     p.add_argument("inputs", nargs="*", help="JSONL or Parquet trace files or globs")
     p.add_argument("--example", action="store_true", help="audit the bundled example traces")
+    p.add_argument("--redo", metavar="RUN_DIR",
+                   help="audit again the traces whose answers were incomplete in an earlier "
+                        "run (batch or stream output directory), e.g. after a judge outage")
     p.add_argument("--input-format", default="auto", choices=("auto", "jsonl", "parquet"),
                    help="input format (default: by suffix, .parquet/.pq else JSON lines)")
     p.add_argument("--out", default="rt4chart-out", help="output directory (default: %(default)s)")
@@ -212,8 +216,27 @@ def beam_options(beam_args: list[str]) -> PipelineOptions:
     return options
 
 
+def redo_input(run_dir: str, out: str) -> str:
+    """The traces of an earlier run's incomplete answers, as a JSONL file under OUT/_redo/."""
+    rows = read_table(run_dir, "dead_letters").to_pylist()
+    latest: dict[str, str] = {}
+    for row in rows:
+        if row["stage"] == REDO_STAGE:
+            latest[row["trace_id"]] = row["raw"]
+    if not latest:
+        raise ValueError(f"{run_dir} has no incomplete answer to redo")
+    path = FileSystems.join(out.rstrip("/"), "_redo", "traces.jsonl")
+    with FileSystems.create(path) as fh:
+        fh.write("".join(raw.replace("\n", " ") + "\n" for raw in latest.values()).encode())
+    logger.info("redoing %d trace(s) of %s", len(latest), run_dir)
+    return path
+
+
 def run_audit(args: argparse.Namespace, beam_args: list[str]) -> int:
     inputs = tuple(args.inputs) + ((example_traces(),) if args.example else ())
+    if args.redo:
+        prepare_output(args.out, args.overwrite)
+        inputs += (redo_input(args.redo, args.out),)
     spec = judge_spec(args)
     config = AuditConfig(
         inputs=inputs, out=args.out, judge=spec, overwrite=args.overwrite,

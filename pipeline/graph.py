@@ -60,7 +60,7 @@ class Audit(beam.PTransform):
             "failed": local.failed,
         } | "AggregateAnswers" >> AggregateAnswers(self._run, streaming, timeout)
         dead = (
-            (valid.dead_letters, segmented.dead_letters)
+            (valid.dead_letters, segmented.dead_letters, answers.redo)
             | "DeadLetters" >> beam.Flatten()
             | "DeadLetterRows" >> beam.Map(dead_letter_row)
         )

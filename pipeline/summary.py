@@ -60,6 +60,9 @@ class Summary:
             f"${self.cost_usd:.4f}",
             f"dead letters: {self.dead_letters}",
         ]
+        if self.incomplete:
+            out.append(f"incomplete answers kept for a redo: {self.incomplete} "
+                       "(rt4chart audit --redo OUT_DIR)")
         for reason, n in sorted(self.dead_letter_reasons.items(), key=lambda kv: -kv[1])[:5]:
             out.append(f"  {n} x {reason}")
         return out
@@ -77,6 +80,7 @@ def summarise(out: str, seconds: float) -> Summary:
     s.con = sum(a["label"] == "CON" for a in complete)
     s.nic = sum(a["label"] == "NIC" for a in complete)
     s.claims = sum(a["n_claims"] for a in answers)
+    dead = [d for d in dead if d["stage"] != "judge"]  # incomplete answers, counted above
     s.dead_letters = len(dead)
     s.dead_letter_reasons = dict(Counter(f"{d['stage']}: {d['reason'][:80]}" for d in dead))
     s.judge_calls = sum(c["calls"] for c in costs)

@@ -16,6 +16,7 @@ import apache_beam as beam
 from rt4chart.schemas.records import (
     ClaimSet,
     ClaimVerdict,
+    DeadLetter,
     Evidence,
     FailedClaim,
     RunInfo,
@@ -23,6 +24,10 @@ from rt4chart.schemas.records import (
 from rt4chart.transforms.joins import and_join, merge_spans
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
+from rt4chart.transforms.validate import raw_text
+
+# Dead letters of this stage hold the trace of an incomplete answer, to audit again.
+REDO_STAGE = "judge"
 
 
 def answer_label(labels: list[str], incomplete: bool) -> str | None:
@@ -112,6 +117,7 @@ def answer_rows(
 class AnswerOutputs(NamedTuple):
     answers: beam.PCollection[dict]
     claims: beam.PCollection[dict]
+    redo: beam.PCollection[DeadLetter]
 
 
 class _Assemble:
@@ -123,6 +129,10 @@ class _Assemble:
         yield answer
         for row in claims:
             yield beam.pvalue.TaggedOutput("claims", row)
+        if answer["status"] != "ok":  # keep the trace, so that `audit --redo` can redo it
+            t = claim_set.prepared.trace
+            yield beam.pvalue.TaggedOutput(
+                "redo", DeadLetter(REDO_STAGE, answer["reason"], raw_text(t), t.trace_id, t.route))
         runtime.note_traces(1)
 
 
@@ -149,6 +159,6 @@ class AggregateAnswers(beam.PTransform):
             expected=lambda c: len(c.claims),
             join=_Assemble(self._run),
             event_time=lambda c: c.prepared.trace.event_time_us / 1e6,
-            streaming=self._streaming, timeout_s=self._timeout_s, tags=("claims",),
+            streaming=self._streaming, timeout_s=self._timeout_s, tags=("claims", "redo"),
         )
-        return AnswerOutputs(out.main, out.claims)
+        return AnswerOutputs(out.main, out.claims, out.redo)

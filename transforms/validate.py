@@ -146,8 +146,27 @@ def parse_trace(record: Any) -> Trace:
     )
 
 
+def trace_record(trace: Trace) -> dict:
+    """A validated trace back in the input schema (it validates to the same Trace)."""
+    record: dict[str, Any] = {
+        "trace_id": trace.trace_id, "route": trace.route,
+        "timestamp": datetime.fromtimestamp(trace.event_time_us / 1e6, tz=UTC).isoformat(),
+        "question": trace.question,
+        "contexts": [{"doc_id": d.doc_id, "text": d.text} for d in trace.contexts],
+        "answer": trace.answer,
+    }
+    for name in ("task", "generator"):
+        if getattr(trace, name) is not None:
+            record[name] = getattr(trace, name)
+    if trace.metadata:
+        record["metadata"] = dict(trace.metadata)
+    return record
+
+
 def raw_text(record: Any) -> str:
-    """The record as received, as text, for the dead letters."""
+    """The record as received, as text, for the dead letters (a Trace in the input schema)."""
+    if isinstance(record, Trace):
+        record = trace_record(record)
     if isinstance(record, Message):
         record = record.data
     if isinstance(record, bytes):

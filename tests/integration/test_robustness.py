@@ -69,3 +69,34 @@ def test_judge_failures_make_answers_incomplete_never_ent(tmp_path, audit, stage
     assert all(c["note"] for c in failed)
     rates = {r["route"]: r for r in tables["route_rates"]}["default"]
     assert (rates["traces"], rates["incomplete"]) == (1, 2)
+
+
+def test_incomplete_answers_are_kept_for_a_redo_that_audits_exactly_them(tmp_path, audit):
+    path = write_jsonl(tmp_path / "t.jsonl", RECORDS)
+    code, first, first_out = audit(str(path), "--judge", "fake_judges:flaky",
+                                   "--judge-option", "fail_on=Kyoto", out=tmp_path / "first")
+    assert code == 0
+    incomplete = {a["trace_id"] for a in first["answers"] if a["status"] != "ok"}
+    assert incomplete == {"hit", "con-and-fail"}
+    redo = [d for d in first["dead_letters"] if d["stage"] == "judge"]
+    assert {d["trace_id"] for d in redo} == incomplete
+    assert all("verify_global" in d["reason"] for d in redo)
+    # The judge is back: the redo audits exactly the incomplete traces, now completely.
+    code, second, _ = audit("--redo", str(first_out), "--judge", "fake_judges:flaky",
+                            "--judge-option", "fail_on=NEVER", out=tmp_path / "second")
+    assert code == 0
+    answers = {a["trace_id"]: a for a in second["answers"]}
+    assert set(answers) == incomplete
+    assert all(a["status"] == "ok" for a in answers.values())
+    original = {r["trace_id"]: r for r in RECORDS}
+    for trace_id, a in answers.items():
+        assert a["route"] == original[trace_id].get("route", "default")
+    assert not second["dead_letters"]
+
+
+def test_redo_of_a_run_with_nothing_to_redo_is_a_clear_error(tmp_path, audit):
+    path = write_jsonl(tmp_path / "t.jsonl", RECORDS)
+    code, _, out = audit(str(path), "--judge", "offline", out=tmp_path / "ok")
+    assert code == 0
+    code, _, _ = audit("--redo", str(out), out=tmp_path / "again")
+    assert code == 2
