@@ -62,7 +62,8 @@ class WindowingConfig:
     def window_into(self) -> beam.WindowInto:
         if not self.streaming:
             return beam.WindowInto(self.window_fn())
-        early = (trigger.AfterProcessingTime(self.early_firing_s)
+        # Whole seconds: Beam's runner API stores the delay as integer milliseconds // 1000.
+        early = (trigger.AfterProcessingTime(max(1, round(self.early_firing_s)))
                  if self.early_firing_s else None)
         return beam.WindowInto(
             self.window_fn(),

@@ -47,7 +47,8 @@ def _check_claims(rows: list[dict]) -> None:
     if by_index[4]["evidence"] or by_index[3]["deciding_window"] is not None:
         raise BeamAssertException("NIC claims carry no evidence and no deciding window")
     ev = by_index[0]["evidence"][0]
-    if fj.RUNNING_CONTEXT[ev["char_start"]:ev["char_end"]] != ev["text"] or ev["sentence_index"] != 1:
+    quoted = fj.RUNNING_CONTEXT[ev["char_start"]:ev["char_end"]]
+    if quoted != ev["text"] or ev["sentence_index"] != 1:
         raise BeamAssertException(f"evidence offsets {ev}")
 
 
