@@ -216,6 +216,18 @@ def beam_options(beam_args: list[str]) -> PipelineOptions:
     return options
 
 
+def ensure_bigquery(spec: str) -> None:
+    """Create the dataset and the tables (partitioned, clustered) before the job starts: Beam
+    creates missing tables but not a missing dataset, nor the partitioning of a table."""
+    from google.cloud import bigquery
+
+    from rt4chart.pipeline.bigquery import ensure_tables, parse_dataset
+
+    project, dataset = parse_dataset(spec)
+    ensure_tables(bigquery.Client(project=project), project, dataset,
+                  os.environ.get("RT4CHART_BIGQUERY_LOCATION"))
+
+
 def redo_input(run_dir: str, out: str) -> str:
     """The traces of an earlier run's incomplete answers, as a JSONL file under OUT/_redo/."""
     rows = read_table(run_dir, "dead_letters").to_pylist()
@@ -247,6 +259,8 @@ def run_audit(args: argparse.Namespace, beam_args: list[str]) -> int:
     judge = spec.build()  # fail fast on a bad judge or missing key, before Beam starts
     run = RunInfo(judge_model(judge, spec), prompts.prompt_hash())
     prepare_output(config.out, config.overwrite)
+    if config.bigquery:
+        ensure_bigquery(config.bigquery)
     logger.info("auditing %s with judge %s (model %s), prompts %s, W=%d O=%d -> %s",
                 ", ".join(inputs), spec.name, run.judge_model, run.prompt_hash,
                 config.segment.window_size, config.segment.window_overlap, config.out)
@@ -286,6 +300,8 @@ def run_stream(args: argparse.Namespace, beam_args: list[str]) -> int:
     judge = spec.build()
     run = RunInfo(judge_model(judge, spec), prompts.prompt_hash())
     options = beam_options(beam_args + ["--streaming"])
+    if config.bigquery:
+        ensure_bigquery(config.bigquery)
     if config.id_attribute and options.view_as(StandardOptions).runner in (None, "DirectRunner"):
         raise ValueError("--id-attribute needs the Dataflow runner (the local runner hangs on "
                          "it); the keyed dedupe runs everywhere")

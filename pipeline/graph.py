@@ -73,23 +73,36 @@ class Audit(beam.PTransform):
         )
 
 
-def _bigquery_sink(dataset: str, table: str, streaming: bool) -> beam.PTransform:
+def _bigquery_sink(dataset: str, table: str, streaming: bool, test_client=None,
+                   method: str | None = None) -> beam.PTransform:
     from rt4chart.pipeline.bigquery import WriteBigQueryTable
 
-    return WriteBigQueryTable(dataset, table, streaming=streaming)
+    return WriteBigQueryTable(dataset, table, streaming=streaming, method=method,
+                              test_client=test_client)
 
 
-def build(pipeline: beam.Pipeline, config: AuditConfig, run: RunInfo) -> AuditTables:
-    """Add the batch audit, from files to Parquet tables (and BigQuery), to a pipeline."""
+def build(pipeline: beam.Pipeline, config: AuditConfig, run: RunInfo,
+          bigquery_client=None, bigquery_method: str | None = None) -> AuditTables:
+    """Add the batch audit, from files to Parquet tables (and BigQuery), to a pipeline.
+
+    Rows BigQuery rejects become dead letters in the Parquet dead_letters table.
+    `bigquery_client`/`bigquery_method` are test hooks (Beam's `test_client`, an insert method).
+    """
     tables = (
         pipeline
         | "ReadTraces" >> ReadTraces(config.inputs, config.input_format)
         | "Audit" >> Audit(config.stages, run)
     )
+    rejected = []
     for name, rows in tables._asdict().items():
-        rows | f"Write_{name}" >> WriteTable(config.out, name)
         if config.bigquery:
-            rows | f"BigQuery_{name}" >> _bigquery_sink(config.bigquery, name, False)
+            rejected.append(rows | f"BigQuery_{name}" >> _bigquery_sink(
+                config.bigquery, name, False, bigquery_client, bigquery_method))
+    dead = tables.dead_letters
+    if rejected:
+        dead = (dead, *rejected) | "AllDeadLetters" >> beam.Flatten()
+    for name, rows in tables._replace(dead_letters=dead)._asdict().items():
+        rows | f"Write_{name}" >> WriteTable(config.out, name)
     return tables
 
 
@@ -107,8 +120,13 @@ class StreamTables(NamedTuple):
     alerts: beam.PCollection[dict]
 
 
-def build_stream(pipeline: beam.Pipeline, config: StreamConfig, run: RunInfo) -> StreamTables:
-    """Add the streaming audit, from a Pub/Sub subscription to the sinks, to a pipeline."""
+def build_stream(pipeline: beam.Pipeline, config: StreamConfig, run: RunInfo,
+                 bigquery_client=None) -> StreamTables:
+    """Add the streaming audit, from a Pub/Sub subscription to the sinks, to a pipeline.
+
+    Rows BigQuery rejects become dead letters: in the Parquet dead_letters table with --out and
+    on the dead-letter topic.
+    """
     read = beam.io.ReadFromPubSub(subscription=config.subscription, with_attributes=True,
                                   id_label=config.id_attribute)
     tables = (
@@ -119,13 +137,19 @@ def build_stream(pipeline: beam.Pipeline, config: StreamConfig, run: RunInfo) ->
     )
     alerts = tables.route_rates | "RouteAlerts" >> RouteAlerts(config.alerts)
     outputs = {**tables._asdict(), "alerts": alerts}
+    rejected = []
+    for name, rows in outputs.items():
+        if config.bigquery:
+            rejected.append(rows | f"BigQuery_{name}" >> _bigquery_sink(
+                config.bigquery, name, True, bigquery_client))
+    if rejected:
+        outputs["dead_letters"] = (
+            (tables.dead_letters, *rejected) | "AllDeadLetters" >> beam.Flatten())
     for name, rows in outputs.items():
         if config.out:
             rows | f"Write_{name}" >> WriteTableStreaming(config.out, name)
-        if config.bigquery:
-            rows | f"BigQuery_{name}" >> _bigquery_sink(config.bigquery, name, True)
     if config.dead_letter_topic:
-        (tables.dead_letters
+        (outputs["dead_letters"]
          | "DeadLetterMessages" >> beam.Map(dead_letter_message)
          | "PublishDeadLetters" >> beam.io.WriteToPubSub(config.dead_letter_topic,
                                                          with_attributes=True))
