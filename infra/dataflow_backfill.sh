@@ -1,15 +1,30 @@
 #!/usr/bin/env bash
-# Batch backfill of rt4chart on Dataflow: audit trace files in GCS, write the tables to GCS.
-# Usage: infra/dataflow_backfill.sh PROJECT REGION BUCKET 'gs://BUCKET/traces/*.parquet' OUT_PREFIX
-# Needs: gcloud auth, the Dataflow API enabled, OPENAI_API_KEY in the environment of the
-# workers (for instance through a Secret Manager read in a custom container; never in a file).
+# Batch backfill on Dataflow: audit trace files in GCS into the BigQuery dataset (file loads),
+# with the Parquet tables kept under gs://BUCKET/audits/RUN.
+# Usage: infra/dataflow_backfill.sh 'gs://TRACES_BUCKET/traces/2024-05-*.parquet' IMAGE_TAG \
+#          [rt4chart audit or Beam options, e.g. --rpm 250 --tpm 90000 --max_num_workers 4]
+# Needs: `terraform apply` in infra/terraform (names are read from its outputs), the image
+# built by infra/flex_template/build.sh (the workers run it: rt4chart installed, the API key
+# read from Secret Manager), the traces bucket in the trace_buckets variable, and rt4chart
+# installed here. The key is read into this command's environment only (the CLI builds the
+# judge before submitting the job): it is never written to a file.
 set -euo pipefail
-project=$1 region=$2 bucket=$3 inputs=$4 out=$5
-here=$(cd "$(dirname "$0")/.." && pwd)
-dist=$(mktemp -d)
-python3 -m pip wheel --no-deps "$here" -w "$dist" >/dev/null
-package=$(ls "$dist"/rt4chart-*.whl)
-exec rt4chart audit "$inputs" --out "$out" --judge openai \
-  --runner DataflowRunner --project "$project" --region "$region" \
-  --temp_location "gs://$bucket/tmp" --staging_location "gs://$bucket/staging" \
-  --extra_package "$package" "${@:6}"
+root=$(cd "$(dirname "$0")/.." && pwd)
+tf() { terraform -chdir="$root/infra/terraform" output -raw "$1"; }
+
+inputs=${1:?usage: dataflow_backfill.sh INPUT_GLOB IMAGE_TAG [options]}
+tag=${2:?usage: dataflow_backfill.sh INPUT_GLOB IMAGE_TAG [options]}
+shift 2
+project=$(tf project)
+run=${RUN:-backfill-$(date -u +%Y%m%d-%H%M%S)}
+
+OPENAI_API_KEY=${OPENAI_API_KEY:-$(gcloud secrets versions access latest \
+  --secret "$(tf openai_secret)" --project "$project")} \
+exec rt4chart audit "$inputs" --bigquery "$(tf bigquery)" \
+  --out "gs://$(tf bucket)/audits/$run" --judge openai \
+  --runner DataflowRunner --project "$project" --region "$(tf region)" \
+  --job_name "rt4chart-$run" \
+  --temp_location "$(tf temp_location)" --staging_location "$(tf staging_location)" \
+  --service_account_email "$(tf service_account)" \
+  --sdk_container_image "$(tf image):$tag" --sdk_location container \
+  "$@"
