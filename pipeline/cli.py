@@ -209,10 +209,11 @@ def split_beam_args(argv: list[str]) -> tuple[list[str], list[str]]:
 def beam_options(beam_args: list[str]) -> PipelineOptions:
     options = PipelineOptions(beam_args, save_main_session=False)
     std = options.view_as(StandardOptions)
-    if std.runner is None and not std.streaming:
-        # Batch on the in-process portable runner: the default would first try to download
-        # Prism, which fails offline.
-        std.runner = "FnApiRunner"
+    if std.runner is None:
+        # Local runs pick an in-process runner: the default would first try to download Prism
+        # (network traffic beyond loopback; it fails offline). Batch on the portable FnApiRunner,
+        # streaming (Pub/Sub, processing-time timers) on the bundle-based direct runner.
+        std.runner = "BundleBasedDirectRunner" if std.streaming else "FnApiRunner"
     return options
 
 

@@ -28,7 +28,7 @@ def test_audit_writes_the_same_rows_to_bigquery_and_parquet(emulator, dataset, t
                          bigquery=f"{PROJECT}:{dataset}")
     run = RunInfo("offline-lexical-v1", prompts.prompt_hash())
     client = BeamBigQueryClient(emulator.endpoint, PROJECT)
-    with beam.Pipeline(options=PipelineOptions(runner="FnApiRunner")) as p:
+    with beam.Pipeline(options=PipelineOptions(flags=[], runner="FnApiRunner")) as p:
         graph.build(p, config, run, bigquery_client=client, bigquery_method="STREAMING_INSERTS")
     parquet = read_tables(tmp_path / "out")
     assert parquet["answers"] and parquet["claims"]

@@ -56,6 +56,7 @@ class FakeOpenAI:
                  cached_fraction: float = 0.5, retry_after_s: float = 0.05):
         self.responder = responder
         self.latency_s = latency_s
+        self.down = False  # while True, every request gets a 503 (an endpoint outage)
         self.plan = list(faults or [])
         self.every = dict(every or {})
         self.cached_fraction = cached_fraction
@@ -93,7 +94,7 @@ class FakeOpenAI:
         with self._lock:
             self.requests.append(body)
             n = len(self.requests)
-        fault = self._fault_for(n)
+        fault = "503" if self.down else self._fault_for(n)
         with self._lock:
             self.statuses[fault or "ok"] += 1
         if fault == "429":
@@ -107,6 +108,8 @@ class FakeOpenAI:
             return 401, {"error": {"message": "Incorrect API key provided: sk-te***mnop.",
                                    "type": "invalid_request_error",
                                    "code": "invalid_api_key"}}, {}
+        if fault == "503":
+            return 503, {"error": {"message": "service unavailable", "type": "server_error"}}, {}
         if fault == "500":
             return 500, {"error": {"message": "internal error", "type": "server_error"}}, {}
         if fault == "malformed":

@@ -4,7 +4,7 @@
 gcloud wrapper spawns a `java` child that outlives a killed wrapper, so `stop()` signals the whole
 process group (SIGTERM, then SIGKILL after a bounded wait) and never anything else. Readiness is
 an HTTP GET on the port (the emulator answers "Ok"), bounded, with the log tail in the error.
-Start-up measured at 1.5-2.5 s on the dev box; stop (SIGTERM to java) takes 1-3 s.
+Start-up measured at 1.1-2.3 s on the dev box; stop (SIGTERM to java) takes about 2 s.
 
 The helpers (`create_topic`, `publish`, `pull_all`, ...) talk to this emulator explicitly, over an
 insecure gRPC channel, whatever `PUBSUB_EMULATOR_HOST` says. Beam's `ReadFromPubSub` and
@@ -279,9 +279,11 @@ def _wait_group_gone(process: subprocess.Popen, pgid: int, timeout_s: float) -> 
 class StreamingRun:
     """A streaming pipeline started by `run_streaming`: poll with `wait_for`, then `cancel`."""
 
-    def __init__(self, result: Any, started: float) -> None:
+    def __init__(self, result: Any, started: float,
+                 wake: Callable[[], object] | None = None) -> None:
         self.result = result
         self.started = started
+        self.wake = wake
         self.error: BaseException | None = None
         self.cancel_seconds: float | None = None
         self._waiter = threading.Thread(target=self._watch, name="streaming-run-watch",
@@ -289,7 +291,8 @@ class StreamingRun:
         self._waiter.start()
 
     def _watch(self) -> None:
-        # wait_until_finish raises as soon as a task fails; a healthy run never returns.
+        # wait_until_finish raises once a task failed and the source's pending pull ended (up to
+        # 30 s later on an idle subscription); a healthy run never returns.
         try:
             self.result.wait_until_finish()
         except BaseException as error:  # noqa: BLE001 - reported through wait_for
@@ -300,7 +303,8 @@ class StreamingRun:
         """Poll `condition` until it holds.
 
         Raises:
-            RuntimeError: the pipeline failed (its exception is chained).
+            RuntimeError: the pipeline failed (its exception is chained). This surfaces only
+                when the source's pending pull ends, up to 30 s after the failure.
             TimeoutError: `condition` did not hold within `timeout_s`.
         """
         deadline = time.monotonic() + timeout_s
@@ -320,10 +324,12 @@ class StreamingRun:
         Args:
             timeout_s: give up waiting after this long (the runner's threads are daemons).
             wake: called every second while the cancel waits, for instance publishing to the
-                input topic, so that the source's blocking pull returns early.
+                input topic, so that the source's blocking pull returns early; defaults to the
+                one given to `run_streaming`.
         """
         if self.cancel_seconds is not None:
             return self.cancel_seconds
+        wake = wake or self.wake
         began = time.monotonic()
         canceller = threading.Thread(target=self._cancel_quietly, name="streaming-run-cancel",
                                      daemon=True)
@@ -354,11 +360,14 @@ class StreamingRun:
         self.cancel()
 
 
-def run_streaming(pipeline: Any, start_timeout_s: float = 60.0) -> StreamingRun:
+def run_streaming(pipeline: Any, start_timeout_s: float = 60.0,
+                  wake: Callable[[], object] | None = None) -> StreamingRun:
     """Start a streaming pipeline without blocking; returns a handle to poll and cancel.
 
     `pipeline.run()` runs in a daemon thread (the DirectRunner returns once the graph is
-    started) and is awaited for at most `start_timeout_s`.
+    started) and is awaited for at most `start_timeout_s`. `wake` is the default for
+    `StreamingRun.cancel` (also used on leaving a `with` block), e.g.
+    `lambda: emulator.publish(input_topic, b"wake")`.
     """
     began = time.monotonic()
     box: dict[str, Any] = {}
@@ -376,4 +385,4 @@ def run_streaming(pipeline: Any, start_timeout_s: float = 60.0) -> StreamingRun:
         raise box["error"]
     if "result" not in box:
         raise TimeoutError(f"pipeline.run() did not return in {start_timeout_s:.0f} s")
-    return StreamingRun(box["result"], began)
+    return StreamingRun(box["result"], began, wake)

@@ -37,7 +37,8 @@ def pubsub() -> Iterator[PubSubEmulator]:
     variables are set for the session and restored afterwards.
     """
     if shutil.which("gcloud") is None or shutil.which("java") is None:
-        pytest.skip("the Pub/Sub emulator needs gcloud and java on PATH")
+        pytest.fail("the Pub/Sub emulator needs gcloud (with the pubsub-emulator component) and "
+                    "java on PATH; see README, Development")
     with PubSubEmulator.start() as emulator, pytest.MonkeyPatch.context() as patch:
         for name, value in emulator.env().items():
             patch.setenv(name, value)

@@ -26,6 +26,8 @@ CONTEXT = "The sky is blue today. Grass is green in spring."
 RUN = RunInfo("keyword", "test")
 SPEC = JudgeSpec.of("fake_judges:keyword", {})
 
+# The bundle-based direct runner, named: the default would first try to download Prism.
+STREAMING = PipelineOptions(flags=[], streaming=True, runner="BundleBasedDirectRunner")
 _SINK: dict[str, list] = defaultdict(list)
 _LOCK = threading.Lock()
 
@@ -65,7 +67,7 @@ def run_stream(stream: TestStream, windowing: WindowingConfig, name: str,
     for key in [k for k in _SINK if k.startswith(name)]:
         del _SINK[key]
     stages = StagesConfig(SPEC, windowing=windowing)
-    with beam.Pipeline(options=PipelineOptions(streaming=True)) as p:
+    with beam.Pipeline(options=STREAMING) as p:
         tables = p | stream | Audit(stages, RUN)
         outputs = tables._asdict()
         if alerts is not None:
@@ -218,7 +220,7 @@ def test_absolute_alert_is_published_once_per_route_and_window_through_the_pipel
     ).advance_watermark_to_infinity()
     config = AlertConfig(absolute=0.4, relative=None, min_traces=20)
     _SINK.pop("alerts", None)
-    with beam.Pipeline(options=PipelineOptions(streaming=True)) as p:
+    with beam.Pipeline(options=STREAMING) as p:
         p | stream | RouteAlerts(config) | beam.ParDo(_Collect("alerts"))
     got = sorted((a["route"], a["window_start"].timestamp() - BASE, a["traces"])
                  for a in _SINK["alerts"])
