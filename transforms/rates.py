@@ -137,7 +137,9 @@ class RatesByRoute(beam.PTransform):
             | "Window" >> self._windowing.window_into()
             | "KeyRoute" >> beam.Map(lambda a: (a["route"], a))
             | "Count" >> beam.CombinePerKey(RouteCountsFn())
-            | "Row" >> beam.ParDo(_RateRowFn()).with_input_types(Tuple[str, AnyHint])
+            # A typed key, so that the stateful row step gets a deterministic key coder.
+            | "Typed" >> beam.Map(lambda kv: kv).with_output_types(Tuple[str, AnyHint])
+            | "Row" >> beam.ParDo(_RateRowFn())
         )
 
 

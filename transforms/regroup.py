@@ -133,9 +133,12 @@ class Regroup(beam.PTransform):
     def expand(self, inputs: dict[str, beam.PCollection]):
         key_head, key_part = self._key_head, self._key_part
         if self._streaming:
+            keyed = Tuple[str, Tuple[str, AnyHint]]  # a deterministic key coder for the state
             tagged = (
-                inputs["head"] | "KeyHeads" >> beam.Map(lambda h: (key_head(h), ("head", h))),
-                inputs["parts"] | "KeyParts" >> beam.Map(lambda p: (key_part(p), ("part", p))),
+                inputs["head"] | "KeyHeads" >> beam.Map(
+                    lambda h: (key_head(h), ("head", h))).with_output_types(keyed),
+                inputs["parts"] | "KeyParts" >> beam.Map(
+                    lambda p: (key_part(p), ("part", p))).with_output_types(keyed),
             ) | "Tagged" >> beam.Flatten()
             fn: beam.DoFn = _CountJoinFn(self._expected, self._join, self._event_time,
                                          self._timeout_s, self.label)
@@ -146,7 +149,7 @@ class Regroup(beam.PTransform):
             } | "Group" >> beam.CoGroupByKey()
             fn = _BatchJoinFn(self._join)
         join = beam.ParDo(fn)
-        if self._streaming:  # a deterministic key coder for the state
+        if self._streaming:
             join = join.with_input_types(Tuple[str, Tuple[str, AnyHint]])
         if self._tags:
             join = join.with_outputs(*self._tags, main="main")

@@ -271,7 +271,8 @@ class ValidateTraces(beam.PTransform):
     def expand(self, records: beam.PCollection) -> ValidateOutputs:
         parsed = records | "Parse" >> beam.ParDo(_ValidateFn(self._windowing)).with_outputs(
             "dead", main="ok")
-        keyed = parsed.ok | "KeyById" >> beam.Map(lambda t: (t.trace_id, t))
+        keyed = parsed.ok | "KeyById" >> beam.Map(lambda t: (t.trace_id, t)).with_output_types(
+            Tuple[str, AnyHint])
         if self._windowing is not None and self._windowing.streaming:
             unique = keyed | "FirstSeen" >> beam.ParDo(
                 _FirstSeenFn(self._horizon_s)).with_input_types(
