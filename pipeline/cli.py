@@ -301,11 +301,13 @@ def run_stream(args: argparse.Namespace, beam_args: list[str]) -> int:
     judge = spec.build()
     run = RunInfo(judge_model(judge, spec), prompts.prompt_hash())
     options = beam_options(beam_args + ["--streaming"])
-    if config.bigquery:
-        ensure_bigquery(config.bigquery)
-    if config.id_attribute and options.view_as(StandardOptions).runner in (None, "DirectRunner"):
+    runner = str(options.view_as(StandardOptions).runner)
+    remote = "Dataflow" in runner
+    if config.id_attribute and not remote:
         raise ValueError("--id-attribute needs the Dataflow runner (the local runner hangs on "
                          "it); the keyed dedupe runs everywhere")
+    if config.bigquery:
+        ensure_bigquery(config.bigquery)
     logger.info("streaming audit of %s with judge %s (model %s), prompts %s, windows of %d s "
                 "-> %s", config.subscription, spec.name, run.judge_model, run.prompt_hash,
                 config.stages.windowing.size_s,
@@ -313,6 +315,12 @@ def run_stream(args: argparse.Namespace, beam_args: list[str]) -> int:
     pipeline = beam.Pipeline(options=options)
     graph.build_stream(pipeline, config, run)
     result = pipeline.run()
+    if remote:  # the job runs on in the service; a launcher must not wait for it
+        job = getattr(result, "job_id", lambda: None)()
+        print(f"rt4chart: streaming job {job} submitted to {runner}; stop it with "
+              f"`gcloud dataflow jobs drain {job}` (drain finishes in-flight traces)",
+              file=sys.stderr)
+        return 0
     stop = threading.Event()
 
     def _stop(signum, _frame):
