@@ -8,12 +8,22 @@ for evaluation; the auditor does not read them.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 _PASSAGE_RE = re.compile(r"passage \d+:")
+
+
+def split_of(source_id: str) -> str:
+    """The fixed part of a source: "dev" (tuning, thresholds) or "test" (reporting).
+
+    Whole sources go to one part (all answers to one question or article together), by a hash
+    of the source id, so the split is the same on every machine and for every seed.
+    """
+    return "dev" if hashlib.sha256(str(source_id).encode()).digest()[0] % 2 == 0 else "test"
 
 
 def _contexts(source: dict) -> tuple[str, list[dict]]:
