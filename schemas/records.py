@@ -182,6 +182,7 @@ class ClaimVerdict:
     evidence: tuple[Evidence, ...] = ()
     note: str | None = None
     usage: Usage = Usage()  # of every judge call made for this claim (local and global)
+    p_unsupported: float | None = None  # the final verification's P(not ENT); None on error
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,18 @@ def answer_label(labels: list[str], incomplete: bool) -> str | None:
     return joined
 
 
+def answer_probability(p_claims: list[float | None], label: str | None) -> float | None:
+    """P(the answer is hallucinated) = 1 − Π(1 − p_unsupported) over its decided claims: the
+    probability that at least one claim is unsupported, taking claims as independent. None when
+    the answer has no label (incomplete and undecided)."""
+    if label is None:
+        return None
+    keep = 1.0
+    for p in p_claims:
+        keep *= 1.0 - (p if p is not None else (0.0 if label == "ENT" else 1.0))
+    return 1.0 - keep
+
+
 def _evidence_rows(evidence: Iterable[Evidence]) -> list[dict]:
     return [
         {"doc_id": e.doc_id, "sentence_index": e.sentence_index, "char_start": e.start,
@@ -63,6 +75,7 @@ def claim_row(
         "window_labels": [lbl or "ERR" for lbl in v.window_labels],
         "local_label": v.local_label, "deciding_window": v.deciding_window, "label": v.label,
         "status": v.status, "note": v.note, "evidence": _evidence_rows(v.evidence),
+        "p_unsupported": v.p_unsupported,
         "judge_model": run.judge_model, "prompt_hash": run.prompt_hash,
     }
 
@@ -95,12 +108,14 @@ def answer_rows(
     decided = [v for v in all_verdicts if v.status == "ok"]
     errors = [v for v in all_verdicts if v.status != "ok"]
     label = answer_label([v.label for v in decided], bool(errors))
+    p_hallucinated = answer_probability([v.p_unsupported for v in decided], label)
     spans = merge_spans(
         (v.claim.answer_start, v.claim.answer_end, v.label) for v in decided if v.label != "ENT"
     )
     answer = {
         "trace_id": t.trace_id, "route": t.route, "event_time": event_time, "label": label,
         "hallucinated": None if label is None else label != "ENT",
+        "p_hallucinated": p_hallucinated,
         "status": "incomplete" if errors else "ok", "n_claims": len(all_verdicts),
         "hallucinated_spans": [
             {"char_start": s, "char_end": e, "label": lbl} for s, e, lbl in spans],

@@ -171,17 +171,39 @@ def ground(
     return label, evidence, note
 
 
+def check_probability(value: object) -> float | None:
+    """A judge's p_unsupported: a number in [0, 1], or None when it gave none."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise JudgeError(f"judge returned p_unsupported {value!r:.50}, not a number in [0, 1]")
+    return float(value)
+
+
+def claim_probability(judged: str, label: str, p: float | None) -> float:
+    """The claim's p_unsupported after grounding: the judge's own when its label stood, 1 when
+    grounding overturned an ENT or CON to NIC (the judge's confidence no longer applies), and
+    0/1 from the label when the judge gave none."""
+    if label != judged:
+        return 1.0
+    if p is None:
+        return 0.0 if label == "ENT" else 1.0
+    return p
+
+
 def grounded_verdict(
     result: object, rendered: RenderedText, claim: str, allowed: set[int] | None = None
-) -> tuple[str, tuple[Evidence, ...], str | None]:
-    """A verification judge's (label, quotes), validated, aligned and grounded.
+) -> tuple[str, tuple[Evidence, ...], str | None, float]:
+    """A verification judge's (label, quotes[, p_unsupported]), validated, aligned, grounded.
 
-    Raises JudgeError for a malformed result: the caller records it as a judge error.
+    Returns (label, evidence, note, p_unsupported). Raises JudgeError for a malformed result:
+    the caller records it as a judge error.
     """
-    try:
-        raw_label, raw_quotes = result  # type: ignore[misc]
-    except (TypeError, ValueError) as exc:
-        raise JudgeError(f"judge returned {result!r:.200} instead of (label, quotes)") from exc
-    label, quotes = check_label(raw_label), check_quotes(raw_quotes)
+    if not isinstance(result, tuple | list) or len(result) not in (2, 3):
+        raise JudgeError(f"judge returned {result!r:.200} instead of (label, quotes[, p])")
+    raw_label, raw_quotes, *rest = result
+    judged, quotes = check_label(raw_label), check_quotes(raw_quotes)
+    p = check_probability(rest[0] if rest else None)
     evidence, missing = align(quotes, rendered, allowed)
-    return ground(label, evidence, missing, len(quotes), claim)
+    label, evidence, note = ground(judged, evidence, missing, len(quotes), claim)
+    return label, evidence, note, claim_probability(judged, label, p)

@@ -28,10 +28,10 @@ class _GlobalFn(JudgeCallFn):
         )
 
     def on_result(self, element: GlobalRequest, result, usage) -> Iterable[ClaimVerdict]:
-        label, evidence, note = grounded_verdict(result, element.context, element.claim.text)
+        label, evidence, note, p = grounded_verdict(result, element.context, element.claim.text)
         yield ClaimVerdict(element.claim, element.window_labels, element.local_label,
                            element.deciding_window, label, "ok", evidence, note,
-                           element.usage + usage)
+                           element.usage + usage, p)
 
     def on_error(self, element: GlobalRequest, reason: str, usage) -> Iterable[ClaimVerdict]:
         yield ClaimVerdict(element.claim, element.window_labels, element.local_label,

@@ -46,8 +46,8 @@ class _LocalFn(JudgeCallFn):
 
     def on_result(self, element: LocalRequest, result, usage) -> Iterable[LocalVerdict]:
         allowed = {s.index for _, s in element.chunk.segments}
-        label, evidence, note = grounded_verdict(result, element.chunk, element.claim.text,
-                                                 allowed)
+        label, evidence, note, _ = grounded_verdict(result, element.chunk, element.claim.text,
+                                                    allowed)
         c = element.claim
         yield LocalVerdict(c.trace_id, c.claim_index, element.window_index, label, "ok",
                            evidence, note, usage)

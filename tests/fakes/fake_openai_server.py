@@ -10,6 +10,7 @@ delimiting tags.
 from __future__ import annotations
 
 import json
+import math
 import re
 import threading
 import time
@@ -49,14 +50,19 @@ class FakeOpenAI:
             "malformed", "schema", "refusal"); requests after the plan get `responder`'s answer.
         every: {kind: n}: additionally, every n-th request gets that fault.
         cached_fraction: share of prompt tokens reported as cached.
+        label_probs: (request body, label) -> {label: probability} for the label token's
+            `top_logprobs` when a request asks for `logprobs` (default: 0.9 on the label given).
     """
 
     def __init__(self, responder: Responder = lexical_responder, latency_s: float = 0.0,
                  faults: list[str] | None = None, every: dict[str, int] | None = None,
-                 cached_fraction: float = 0.5, retry_after_s: float = 0.05):
+                 cached_fraction: float = 0.5, retry_after_s: float = 0.05,
+                 label_probs: Callable[[dict, str], dict[str, float]] | None = None):
         self.responder = responder
         self.latency_s = latency_s
         self.down = False  # while True, every request gets a 503 (an endpoint outage)
+        self.label_probs = label_probs or (
+            lambda body, label: {x: 0.9 if x == label else 0.05 for x in ("ENT", "CON", "NIC")})
         self.plan = list(faults or [])
         self.every = dict(every or {})
         self.cached_fraction = cached_fraction
@@ -130,11 +136,34 @@ class FakeOpenAI:
             "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion",
             "created": int(time.time()), "model": body.get("model", "fake"),
             "choices": [{"index": 0, "message": message, "finish_reason": "stop",
-                         "logprobs": None}],
+                         "logprobs": self._logprobs(body, text) if body.get("logprobs")
+                         and not refusal else None}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text) // 4 + 1,
                       "total_tokens": prompt_tokens + len(text) // 4 + 1,
                       "prompt_tokens_details": {"cached_tokens": cached}},
         }
+
+    def _logprobs(self, body: dict, text: str) -> dict:
+        """Token log-probabilities as the provider reports them: the label's first token has
+        the alternatives of `label_probs`, every other token is certain."""
+        tokens = re.findall(r"\w+|\s+|[^\w\s]", text)
+        label_at = None
+        found = list(re.finditer(r'"label"\s*:\s*"', text))
+        if found:
+            label_at = found[-1].end()
+        content, position = [], 0
+        for token in tokens:
+            top = [{"token": token, "logprob": 0.0, "bytes": list(token.encode())}]
+            logprob = 0.0
+            if position == label_at and token in ("ENT", "CON", "NIC"):
+                probs = self.label_probs(body, token)
+                top = [{"token": label, "logprob": math.log(p), "bytes": list(label.encode())}
+                       for label, p in sorted(probs.items(), key=lambda kv: -kv[1]) if p > 0]
+                logprob = math.log(probs[token])
+            content.append({"token": token, "logprob": logprob, "bytes": list(token.encode()),
+                            "top_logprobs": top})
+            position += len(token)
+        return {"content": content, "refusal": None}
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self

@@ -178,3 +178,44 @@ def test_a_rejected_key_fails_the_run_with_the_reason(tmp_path, audit, capsys):
     assert answer["status"] == "incomplete" and answer["label"] is None
     assert "HTTP 401" in answer["reason"] and "Incorrect API key" in answer["reason"]
     assert len(server.requests) == 3  # 401 is not retried: one call per answer sentence
+
+
+def test_probabilities_come_from_the_label_tokens_logprobs(tmp_path, audit):
+    """p_unsupported from the final verification's top_logprobs; p_hallucinated combines the
+    claims as 1 - prod(1 - p)."""
+    traces = write_jsonl(tmp_path / "t.jsonl", [fj.RUNNING_TRACE])
+    # The model is sure of CON, hesitant on claim 4 (ENT 0.7), and says NIC at 0.6.
+    shares = {fj.C1: {"CON": 0.95, "ENT": 0.05}, fj.C2: {"CON": 0.8, "NIC": 0.1, "ENT": 0.1},
+              fj.C3: {"ENT": 0.9, "NIC": 0.1}, fj.C4: {"ENT": 0.7, "CON": 0.2, "NIC": 0.1},
+              fj.C5: {"NIC": 0.6, "ENT": 0.4}}
+
+    def label_probs(body: dict, label: str) -> dict[str, float]:
+        return shares[tag(body["messages"][-1]["content"], "claim")]
+
+    with FakeOpenAI(fj.running_example_responder, label_probs=label_probs) as server:
+        code, tables, _ = audit(str(traces), *_openai(server),
+                                "--window-size", "2", "--window-overlap", "1")
+    assert code == 0
+    asked = [b for b in server.requests if "<context>" in b["messages"][-1]["content"]]
+    assert len(asked) == 5 and all(b["logprobs"] is True and b["top_logprobs"] == 5
+                                   for b in asked)
+    assert not any(b.get("logprobs") for b in server.requests if b not in asked)
+    p = {c["claim"]: c["p_unsupported"] for c in tables["claims"]}
+    expected = {claim: 1 - s.get("ENT", 0.0) for claim, s in shares.items()}
+    assert p == pytest.approx(expected)
+    (answer,) = tables["answers"]
+    keep = 1.0
+    for value in expected.values():
+        keep *= 1 - value
+    assert answer["p_hallucinated"] == pytest.approx(1 - keep)
+
+
+def test_without_logprobs_the_probability_is_the_label(tmp_path, audit):
+    traces = write_jsonl(tmp_path / "t.jsonl", [fj.RUNNING_TRACE])
+    with FakeOpenAI(fj.running_example_responder) as server:
+        code, tables, _ = audit(str(traces), *_openai(server, "--judge-option", "logprobs=false"),
+                                "--window-size", "2", "--window-overlap", "1")
+    assert code == 0 and not any(b.get("logprobs") for b in server.requests)
+    assert {c["label"]: c["p_unsupported"] for c in tables["claims"]} == {
+        "CON": 1.0, "ENT": 0.0, "NIC": 1.0}
+    assert tables["answers"][0]["p_hallucinated"] == 1.0

@@ -4,6 +4,7 @@ import pytest
 
 from rt4chart.schemas.records import Document, Trace
 from rt4chart.transforms.evidence import align, fragments, ground, normalise
+from rt4chart.transforms.judges.base import JudgeError
 from rt4chart.transforms.segment import SegmentConfig, prepare, render_context, render_window
 
 DOC = ("Only new users who have verified their identity are eligible. The free trial lasts "
@@ -100,7 +101,26 @@ def test_malformed_judge_results_are_judge_errors(prepared, result):
 def test_grounded_verdict_keeps_real_support(prepared):
     from rt4chart.transforms.evidence import grounded_verdict
 
-    label, evidence, note = grounded_verdict(
+    label, evidence, note, p = grounded_verdict(
         ("ENT", ["The free trial lasts 14 days."]), render_context(prepared),
         "The free trial lasts 14 days.")
-    assert (label, note) == ("ENT", None) and evidence[0].sentence_index == 1
+    assert (label, note, p) == ("ENT", None, 0.0) and evidence[0].sentence_index == 1
+
+
+def test_claim_probability_follows_the_judge_unless_grounding_overturns_it(prepared):
+    from rt4chart.transforms.evidence import grounded_verdict
+
+    context = render_context(prepared)
+    quote = ["The free trial lasts 14 days."]
+    # The judge's own probability stands when its label stands.
+    assert grounded_verdict(("ENT", quote, 0.12), context, quote[0])[3] == 0.12
+    assert grounded_verdict(("CON", quote, 0.97), context, "The trial lasts 30 days.")[3] == 0.97
+    # An ENT with an invented quote becomes NIC: the judge's confidence no longer applies.
+    label, _, _, p = grounded_verdict(("ENT", ["Trials last forever."], 0.05), context,
+                                      "Trials last forever.")
+    assert (label, p) == ("NIC", 1.0)
+    # No probability from the judge: 0 or 1 from the label.
+    assert grounded_verdict(("NIC", []), context, "x")[3] == 1.0
+    for bad in (("ENT", quote, 1.5), ("ENT", quote, "0.2"), ("ENT", quote, True)):
+        with pytest.raises(JudgeError, match="p_unsupported"):
+            grounded_verdict(bad, context, quote[0])

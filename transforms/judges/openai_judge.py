@@ -28,6 +28,7 @@ from tenacity import (
 
 from rt4chart import prompts
 from rt4chart.transforms.judges.base import JudgeError, check_label, check_quotes, record_usage
+from rt4chart.transforms.judges.logprobs import p_unsupported
 from rt4chart.transforms.judges.pricing import Prices, prices_for
 from rt4chart.transforms.judges.ratelimit import RateLimiter, exhausted_for, retry_after_seconds
 from rt4chart.transforms.judges.schema_check import SchemaMismatch, validate
@@ -58,6 +59,10 @@ class OpenAIConfig:
     price_input: float | None = None
     price_cached: float | None = None
     price_output: float | None = None
+    # Ask for the label token's log-probabilities on the final (global) verification, for
+    # p_unsupported; turn off for an endpoint that rejects `logprobs`.
+    logprobs: bool = True
+    top_logprobs: int = 5
 
     @classmethod
     def from_options(cls, options: dict[str, str]) -> OpenAIConfig:
@@ -69,7 +74,11 @@ class OpenAIConfig:
         for key, raw in options.items():
             kind = fields[key].type
             try:
-                if "float" in kind:
+                if kind == "bool":
+                    if raw.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                        raise ValueError("expected true or false")
+                    kwargs[key] = raw.lower() in ("true", "1", "yes")
+                elif "float" in kind:
                     kwargs[key] = float(raw)
                 elif "int" in kind:
                     kwargs[key] = int(raw)
@@ -81,6 +90,9 @@ class OpenAIConfig:
         if config.max_concurrency < 1 or config.max_attempts < 1:
             raise ValueError("max_concurrency and max_attempts must be >= 1")
         return config
+
+
+P_KEY = "_p_unsupported"  # where _parse puts the label's probability (not a schema field)
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -144,17 +156,19 @@ class OpenAIJudge:
             self._semaphore = asyncio.Semaphore(cfg.max_concurrency)
         return self._client
 
-    async def _attempt(self, messages: list[dict], schema_name: str) -> dict:
+    async def _attempt(self, messages: list[dict], schema_name: str, logprobs: bool) -> dict:
         client = self._ensure_client()
         cfg = self.config
         chars = sum(len(m["content"]) for m in messages)
         await self._limiter.acquire(chars // CHARS_PER_TOKEN + cfg.max_output_tokens)
+        extra = {"logprobs": True, "top_logprobs": cfg.top_logprobs} if logprobs else {}
         try:
             raw = await client.chat.completions.with_raw_response.create(
                 model=cfg.model, messages=messages, temperature=cfg.temperature, seed=cfg.seed,
                 max_completion_tokens=cfg.max_output_tokens,
                 response_format={"type": "json_schema", "json_schema": {
                     "name": schema_name, "strict": True, "schema": prompts.schema(schema_name)}},
+                **extra,
             )
         except openai.APIStatusError as exc:
             if exc.status_code == 429:
@@ -186,9 +200,13 @@ class OpenAIJudge:
         except orjson.JSONDecodeError as exc:
             raise SchemaMismatch(f"response is not JSON: {exc}") from exc
         validate(data, prompts.schema(schema_name))
+        choice = completion.choices[0]
+        if getattr(choice, "logprobs", None) is not None:
+            data[P_KEY] = p_unsupported(message.content or "", choice.logprobs)
         return data
 
-    async def _call(self, system: str, user: str, schema_name: str) -> dict:
+    async def _call(self, system: str, user: str, schema_name: str,
+                    logprobs: bool = False) -> dict:
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         self._ensure_client()
         async with self._semaphore:
@@ -200,7 +218,7 @@ class OpenAIJudge:
                     reraise=True,
                 ):
                     with attempt:
-                        return await self._attempt(messages, schema_name)
+                        return await self._attempt(messages, schema_name, logprobs)
             except SchemaMismatch as exc:
                 raise JudgeError(f"no valid answer after {self.config.max_attempts} "
                                  f"attempts: {exc}") from exc
@@ -231,7 +249,9 @@ class OpenAIJudge:
 
     async def verify_global(
         self, claim: str, context: str, question: str, local_label: str, hint: str | None
-    ) -> tuple[str, list[str]]:
+    ) -> tuple[str, list[str], float | None]:
+        """(label, quotes, p_unsupported): p from the label token's log-probabilities, None
+        when the endpoint gave none (the pipeline then uses 0 or 1 from the label)."""
         if hint is None:
             user = prompts.render("verify_global_user.txt", context=context, question=question,
                                   claim=claim)
@@ -239,8 +259,9 @@ class OpenAIJudge:
             user = prompts.render("verify_global_hint_user.txt", context=context,
                                   question=question, claim=claim, local_label=local_label,
                                   hint=hint)
-        data = await self._call(prompts.load("verify_system.txt"), user, "verify")
-        return check_label(data["label"]), check_quotes(data["evidence"])
+        data = await self._call(prompts.load("verify_system.txt"), user, "verify",
+                                logprobs=self.config.logprobs)
+        return check_label(data["label"]), check_quotes(data["evidence"]), data.get(P_KEY)
 
 
 def factory(options: dict[str, str]) -> OpenAIJudge:
