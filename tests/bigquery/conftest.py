@@ -39,15 +39,17 @@ def _answers() -> list[dict]:
     }
     return [
         {**common, "trace_id": "t-1", "event_time": dt.datetime(2024, 5, 1, 9, 30, tzinfo=UTC),
-         "label": "CON", "hallucinated": True, "status": "ok", "n_claims": 2,
+         "label": "CON", "hallucinated": True, "p_hallucinated": 0.9825, "status": "ok",
+         "n_claims": 2,
          "hallucinated_spans": [{"char_start": 0, "char_end": 29, "label": "CON"},
                                 {"char_start": 30, "char_end": 61, "label": "NIC"}],
          "reason": None, "judge_calls": 7},
-        {**common, "trace_id": "t-2", "label": "ENT", "hallucinated": False, "status": "ok",
+        {**common, "trace_id": "t-2", "label": "ENT", "hallucinated": False,
+         "p_hallucinated": 0.0375, "status": "ok",
          "event_time": dt.datetime(2024, 5, 1, 23, 59, 59, 999999, tzinfo=CEST),
          "n_claims": 1, "hallucinated_spans": [], "reason": None, "judge_calls": 3,
          "task": None, "generator": None},
-        {**common, "trace_id": "t-3", "label": None, "hallucinated": None,
+        {**common, "trace_id": "t-3", "label": None, "hallucinated": None, "p_hallucinated": None,
          "status": "incomplete", "event_time": dt.datetime(2024, 5, 2, 0, 0, 1, tzinfo=UTC),
          "n_claims": 3, "hallucinated_spans": [], "reason": "judge call failed: 429 x6",
          "judge_calls": 9, "late": True},
@@ -63,14 +65,15 @@ def _claims() -> list[dict]:
     return [
         {**common, "claim_index": 0, "claim": "The free trial lasts 30 days.",
          "window_labels": ["NIC", "CON"], "local_label": "CON", "deciding_window": 1,
-         "label": "CON", "status": "ok", "note": None,
+         "label": "CON", "status": "ok", "note": None, "p_unsupported": 0.95,
          "evidence": [{"doc_id": "policy", "sentence_index": 3, "char_start": 120,
                        "char_end": 149, "text": "The free trial lasts 14 days."},
                       {"doc_id": "faq", "sentence_index": 0, "char_start": 0,
                        "char_end": 19, "text": "Trials: two weeks."}]},
         {**common, "claim_index": 1, "claim": "No card is needed.", "window_labels": ["ERR"],
          "local_label": None, "deciding_window": None, "label": None,
-         "status": "judge_error", "note": "judge failed after 6 attempts", "evidence": []},
+         "status": "judge_error", "note": "judge failed after 6 attempts", "evidence": [],
+         "p_unsupported": None},
     ]
 
 
