@@ -48,6 +48,16 @@ def test_running_example_through_openai_client(tmp_path, audit):
                 for b in server.requests if "<context>" in b["messages"][-1]["content"]}
     assert "<hint>" not in globals_[fj.C4] and "<hint>" not in globals_[fj.C5]
     assert tag(globals_[fj.C1], "hint") == f"{fj.S0}\n{fj.S1}"
+    # Prompt caching: calls that share a prefix (the answer, a window, the context) share a
+    # prompt_cache_key, which names the prefix without carrying its text.
+    keys: dict[str, set[str]] = {}
+    for body in server.requests:
+        user = body["messages"][-1]["content"]
+        shared = tag(user, "answer") or tag(user, "passage") or tag(user, "context")
+        keys.setdefault(shared, set()).add(body["prompt_cache_key"])
+    assert len(keys) == 1 + 3 + 1 and all(len(k) == 1 for k in keys.values())
+    assert len({k for ks in keys.values() for k in ks}) == 5
+    assert not any("trial" in body["prompt_cache_key"] for body in server.requests)
     # Cost from the usage report and the gpt-4o-mini price table.
     price_in, price_cached, price_out = DEFAULT_PRICES["gpt-4o-mini"]
     expected = (

@@ -10,6 +10,7 @@ through the rate limiter.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
 import random
@@ -63,6 +64,9 @@ class OpenAIConfig:
     # p_unsupported; turn off for an endpoint that rejects `logprobs`.
     logprobs: bool = True
     top_logprobs: int = 5
+    # Send `prompt_cache_key` (a hash of the shared prefix: the answer, window or context) so
+    # that the provider routes a trace's calls to the same prompt cache.
+    prompt_cache_key: bool = True
 
     @classmethod
     def from_options(cls, options: dict[str, str]) -> OpenAIConfig:
@@ -93,6 +97,13 @@ class OpenAIConfig:
 
 
 P_KEY = "_p_unsupported"  # where _parse puts the label's probability (not a schema field)
+
+
+def cache_key_of(shared: str | None) -> str | None:
+    """A short, stable name for a shared prompt prefix (no trace content leaves in clear)."""
+    if not shared:
+        return None
+    return "rt4chart-" + hashlib.sha256(shared.encode("utf-8")).hexdigest()[:24]
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -156,12 +167,17 @@ class OpenAIJudge:
             self._semaphore = asyncio.Semaphore(cfg.max_concurrency)
         return self._client
 
-    async def _attempt(self, messages: list[dict], schema_name: str, logprobs: bool) -> dict:
+    async def _attempt(self, messages: list[dict], schema_name: str, logprobs: bool,
+                       cache_key: str | None) -> dict:
         client = self._ensure_client()
         cfg = self.config
         chars = sum(len(m["content"]) for m in messages)
         await self._limiter.acquire(chars // CHARS_PER_TOKEN + cfg.max_output_tokens)
-        extra = {"logprobs": True, "top_logprobs": cfg.top_logprobs} if logprobs else {}
+        extra: dict[str, Any] = {}
+        if logprobs:
+            extra.update(logprobs=True, top_logprobs=cfg.top_logprobs)
+        if cache_key and cfg.prompt_cache_key:
+            extra["prompt_cache_key"] = cache_key
         try:
             raw = await client.chat.completions.with_raw_response.create(
                 model=cfg.model, messages=messages, temperature=cfg.temperature, seed=cfg.seed,
@@ -206,7 +222,9 @@ class OpenAIJudge:
         return data
 
     async def _call(self, system: str, user: str, schema_name: str,
-                    logprobs: bool = False) -> dict:
+                    logprobs: bool = False, shared: str | None = None) -> dict:
+        """One structured call, retried; `shared` is the prefix text that calls of one trace
+        have in common (it names the prompt cache)."""
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         self._ensure_client()
         async with self._semaphore:
@@ -218,7 +236,8 @@ class OpenAIJudge:
                     reraise=True,
                 ):
                     with attempt:
-                        return await self._attempt(messages, schema_name, logprobs)
+                        return await self._attempt(messages, schema_name, logprobs,
+                                                   cache_key_of(shared))
             except SchemaMismatch as exc:
                 raise JudgeError(f"no valid answer after {self.config.max_attempts} "
                                  f"attempts: {exc}") from exc
@@ -235,7 +254,7 @@ class OpenAIJudge:
             prompts.load("decompose_system.txt"),
             prompts.render("decompose_user.txt", question=question, answer=answer,
                            sentence=sentence),
-            "decompose",
+            "decompose", shared=answer,
         )
         return [c.strip() for c in data["claims"] if c.strip()]
 
@@ -243,7 +262,7 @@ class OpenAIJudge:
         data = await self._call(
             prompts.load("verify_system.txt"),
             prompts.render("verify_local_user.txt", chunk=chunk, question=question, claim=claim),
-            "verify",
+            "verify", shared=chunk,
         )
         return check_label(data["label"]), check_quotes(data["evidence"])
 
@@ -260,7 +279,7 @@ class OpenAIJudge:
                                   question=question, claim=claim, local_label=local_label,
                                   hint=hint)
         data = await self._call(prompts.load("verify_system.txt"), user, "verify",
-                                logprobs=self.config.logprobs)
+                                logprobs=self.config.logprobs, shared=context)
         return check_label(data["label"]), check_quotes(data["evidence"]), data.get(P_KEY)
 
 
