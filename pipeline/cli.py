@@ -132,6 +132,9 @@ def _judge_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tpm", help="openai judge: tokens per minute per worker (default 200000)")
     p.add_argument("--max-concurrency", dest="max_concurrency",
                    help="openai judge: calls in flight per worker (default 32)")
+    p.add_argument("--claims-per-call", type=int, default=1, metavar="N",
+                   help="local verification: check up to N claims of an answer against a "
+                        "window in one judge call (default 1, the paper's schedule)")
     p.add_argument("--window-size", type=int, default=25, help="W, sentences (default 25)")
     p.add_argument("--window-overlap", type=int, default=10, help="O, sentences (default 10)")
     p.add_argument("-v", "--verbose", action="store_true")
@@ -255,7 +258,7 @@ def run_audit(args: argparse.Namespace, beam_args: list[str]) -> int:
         inputs=inputs, out=args.out, judge=spec, overwrite=args.overwrite,
         input_format=args.input_format,
         segment=SegmentConfig(args.window_size, args.window_overlap),
-        bigquery=args.bigquery,
+        bigquery=args.bigquery, claims_per_call=args.claims_per_call,
     )
     judge = spec.build()  # fail fast on a bad judge or missing key, before Beam starts
     run = RunInfo(judge_model(judge, spec), prompts.prompt_hash())
@@ -288,7 +291,7 @@ def stream_config(args: argparse.Namespace, spec: JudgeSpec) -> StreamConfig:
     windowing = WindowingConfig.streaming_default(
         args.window, args.sliding_period, args.early_firing or None, args.allowed_lateness)
     stages = StagesConfig(spec, SegmentConfig(args.window_size, args.window_overlap), windowing,
-                          args.join_timeout, args.dedupe_horizon)
+                          args.join_timeout, args.dedupe_horizon, args.claims_per_call)
     alerts = AlertConfig(args.alert_rate, args.alert_relative or None, args.alert_min_traces,
                          args.alert_baseline_windows)
     return StreamConfig(args.subscription, stages, args.out, args.bigquery,

@@ -20,6 +20,11 @@ class StagesConfig:
     windowing: WindowingConfig = WindowingConfig()
     join_timeout_s: float = DEFAULT_TIMEOUT_S
     dedupe_horizon_s: float = 86_400.0
+    claims_per_call: int = 1  # local verification: claims of one answer per window call
+
+    def __post_init__(self) -> None:
+        if self.claims_per_call < 1:
+            raise ValueError(f"--claims-per-call must be >= 1, got {self.claims_per_call}")
 
     @property
     def streaming(self) -> bool:
@@ -37,6 +42,7 @@ class AuditConfig:
     overwrite: bool = False
     input_format: str = "auto"
     bigquery: str | None = None
+    claims_per_call: int = 1
 
     def __post_init__(self) -> None:
         if self.input_format not in ("auto", "jsonl", "parquet"):
@@ -46,10 +52,12 @@ class AuditConfig:
             raise ValueError("no input given: pass trace files (JSONL or Parquet) or --example")
         if not self.out:
             raise ValueError("--out is required")
+        if self.claims_per_call < 1:
+            raise ValueError(f"--claims-per-call must be >= 1, got {self.claims_per_call}")
 
     @property
     def stages(self) -> StagesConfig:
-        return StagesConfig(self.judge, self.segment)
+        return StagesConfig(self.judge, self.segment, claims_per_call=self.claims_per_call)
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,8 @@ class Audit(beam.PTransform):
         segmented = valid.traces | "Segment" >> Segment(st.segment)
         decomposed = segmented.prepared | "DecomposeClaims" >> DecomposeClaims(
             spec, streaming, timeout)
-        local = decomposed.claim_sets | "VerifyLocal" >> VerifyLocal(spec, streaming, timeout)
+        local = decomposed.claim_sets | "VerifyLocal" >> VerifyLocal(
+            spec, streaming, timeout, st.claims_per_call)
         final = local.pending | "VerifyGlobal" >> VerifyGlobal(spec)
         usage = (decomposed.usage, local.usage, final.usage) | "AllUsage" >> beam.Flatten()
         answers = {

@@ -23,9 +23,11 @@ PROMPT_FILES = (
     "verify_global_hint_user.txt",
     "decompose.schema.json",
     "verify.schema.json",
+    "verify_local_many_user.txt",
+    "verify_many.schema.json",
 )
 
-TAGS = ("question", "answer", "sentence", "passage", "context", "hint", "claim")
+TAGS = ("question", "answer", "sentence", "passage", "context", "hint", "claims", "claim")
 _TAG_RE = re.compile(r"<(\s*/?\s*)(" + "|".join(TAGS) + r")\b", re.IGNORECASE)
 _PLACEHOLDER_RE = re.compile(r"\{\{(\w+)\}\}")
 
@@ -40,7 +42,7 @@ def load(name: str) -> str:
 
 @functools.cache
 def schema(name: str) -> dict:
-    """A judge JSON schema by name: "decompose" or "verify"."""
+    """A judge JSON schema by name: "decompose", "verify" or "verify_many"."""
     return orjson.loads(load(f"{name}.schema.json"))
 
 

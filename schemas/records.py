@@ -255,6 +255,17 @@ class LocalRequest:
 
 
 @dataclass(frozen=True)
+class LocalBatchRequest:
+    """Several claims of one trace against one window, in one call (`--claims-per-call`)."""
+
+    key: TraceKey
+    claims: tuple[Claim, ...]
+    window_index: int
+    chunk: RenderedText
+    question: str
+
+
+@dataclass(frozen=True)
 class GlobalRequest:
     key: TraceKey
     claim: Claim

@@ -7,6 +7,7 @@ global verification; a claim with a failed window call is a failed claim (never 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -16,6 +17,7 @@ from rt4chart.schemas.records import (
     ClaimSet,
     FailedClaim,
     GlobalRequest,
+    LocalBatchRequest,
     LocalRequest,
     LocalVerdict,
     Usage,
@@ -24,7 +26,7 @@ from rt4chart.schemas.records import (
 from rt4chart.transforms.evidence import grounded_verdict
 from rt4chart.transforms.joins import or_join
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.base import JudgeError, JudgeSpec
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
 from rt4chart.transforms.segment import render_context, render_window
 
@@ -36,6 +38,17 @@ def requests_for(claim_set: ClaimSet) -> Iterable[LocalRequest]:
     for claim in claim_set.claims:
         for window, chunk in zip(prepared.windows, chunks, strict=True):
             yield LocalRequest(claim_set.key, claim, window.index, chunk, prepared.trace.question)
+
+
+def batch_requests_for(claim_set: ClaimSet, claims_per_call: int) -> Iterable[LocalBatchRequest]:
+    """One request per window and group of up to `claims_per_call` claims of the answer."""
+    prepared = claim_set.prepared
+    claims = claim_set.claims
+    for window in prepared.windows:
+        chunk = render_window(prepared, window)
+        for start in range(0, len(claims), claims_per_call):
+            yield LocalBatchRequest(claim_set.key, claims[start : start + claims_per_call],
+                                    window.index, chunk, prepared.trace.question)
 
 
 class _LocalFn(JudgeCallFn):
@@ -56,6 +69,38 @@ class _LocalFn(JudgeCallFn):
         c = element.claim
         yield LocalVerdict(c.trace_id, c.claim_index, element.window_index, None,
                            "judge_error", (), reason, usage)
+
+
+class _LocalBatchFn(JudgeCallFn):
+    """Several claims per call; each claim still gets its own verdict and evidence. A judge
+    without `verify_local_many` is asked claim by claim, concurrently."""
+
+    stage = "verify_local"
+
+    def call(self, judge, element: LocalBatchRequest):
+        texts = [c.text for c in element.claims]
+        many = getattr(judge, "verify_local_many", None)
+        if many is not None:
+            return many(texts, element.chunk.text, element.question)
+        return asyncio.gather(*(judge.verify_local(t, element.chunk.text, element.question)
+                                for t in texts))
+
+    def on_result(self, element: LocalBatchRequest, result, usage) -> Iterable[LocalVerdict]:
+        if not isinstance(result, list | tuple) or len(result) != len(element.claims):
+            raise JudgeError(f"judge gave {len(result) if isinstance(result, list | tuple) else 0}"
+                             f" verdicts for {len(element.claims)} claims")
+        allowed = {s.index for _, s in element.chunk.segments}
+        for i, (claim, verdict) in enumerate(zip(element.claims, result, strict=True)):
+            label, evidence, note, _ = grounded_verdict(verdict, element.chunk, claim.text,
+                                                        allowed)
+            # The call's usage goes to the first claim: per-trace sums stay exact.
+            yield LocalVerdict(claim.trace_id, claim.claim_index, element.window_index, label,
+                               "ok", evidence, note, usage if i == 0 else Usage())
+
+    def on_error(self, element: LocalBatchRequest, reason: str, usage) -> Iterable[LocalVerdict]:
+        for i, claim in enumerate(element.claims):
+            yield LocalVerdict(claim.trace_id, claim.claim_index, element.window_index, None,
+                               "judge_error", (), reason, usage if i == 0 else Usage())
 
 
 def plan_global(claim_set: ClaimSet, verdicts: Iterable[LocalVerdict]) -> Iterable[object]:
@@ -103,18 +148,24 @@ class VerifyLocal(beam.PTransform):
     """ClaimSet -> GlobalRequest per claim (local label, deciding window) or FailedClaim."""
 
     def __init__(self, spec: JudgeSpec, streaming: bool = False,
-                 join_timeout_s: float = DEFAULT_TIMEOUT_S):
+                 join_timeout_s: float = DEFAULT_TIMEOUT_S, claims_per_call: int = 1):
         super().__init__()
         self._spec = spec
         self._streaming = streaming
         self._timeout_s = join_timeout_s
+        if claims_per_call < 1:
+            raise ValueError(f"--claims-per-call must be >= 1, got {claims_per_call}")
+        self._per_call = claims_per_call
 
     def expand(self, claim_sets: beam.PCollection[ClaimSet]) -> LocalOutputs:
-        judged = (
-            claim_sets
-            | "Requests" >> beam.FlatMap(requests_for)
-            | "Judge" >> RunJudge(_LocalFn(self._spec))
-        )
+        if self._per_call == 1:
+            requests = claim_sets | "Requests" >> beam.FlatMap(requests_for)
+            fn: JudgeCallFn = _LocalFn(self._spec)
+        else:
+            requests = claim_sets | "Requests" >> beam.FlatMap(batch_requests_for,
+                                                               self._per_call)
+            fn = _LocalBatchFn(self._spec)
+        judged = requests | "Judge" >> RunJudge(fn)
         planned = {"head": claim_sets, "parts": judged.results} | "Regroup" >> Regroup(
             key_head=lambda c: c.key.trace_id,
             key_part=lambda v: v.trace_id,

@@ -201,3 +201,19 @@ def test_gzipped_jsonl_and_several_inputs(tmp_path, audit):
     code, tables, _ = audit(str(tmp_path / "a.jsonl.gz"), str(tmp_path / "b.jsonl"))
     assert code == 0
     assert sorted(a["trace_id"] for a in tables["answers"]) == ["gz", "plain"]
+
+
+def test_claims_per_call_with_a_judge_that_checks_one_claim_at_a_time(tmp_path, audit):
+    """A judge without verify_local_many is asked claim by claim within the batch: the labels
+    are those of the default schedule."""
+    code, one, _ = audit("--example", "--judge", "offline", out=tmp_path / "one")
+    code_many, many, _ = audit("--example", "--judge", "offline", "--claims-per-call", "3",
+                               out=tmp_path / "many")
+    assert code == code_many == 0
+
+    def labels(tables):
+        return {(c["trace_id"], c["claim_index"]): (c["window_labels"], c["label"], c["evidence"])
+                for c in tables["claims"]}
+
+    assert labels(many) == labels(one) and len(labels(one)) > 10
+    assert audit("--example", "--claims-per-call", "0", out=tmp_path / "bad")[0] == 2

@@ -74,7 +74,7 @@ def test_running_example_through_openai_client(tmp_path, audit):
 
 
 def test_faults_are_retried_and_nothing_is_lost(ragtruth_sample, tmp_path, audit, capsys):
-    records = load_traces(ragtruth_sample)[:6]
+    records = load_traces(ragtruth_sample)[:3]
     traces = write_jsonl(tmp_path / "t.jsonl", records)
     with FakeOpenAI(latency_s=0.01, faults=["429", "500", "malformed", "schema", "429"],
                     every={"429": 9, "500": 13, "malformed": 17}) as server:
@@ -229,3 +229,65 @@ def test_without_logprobs_the_probability_is_the_label(tmp_path, audit):
     assert {c["label"]: c["p_unsupported"] for c in tables["claims"]} == {
         "CON": 1.0, "ENT": 0.0, "NIC": 1.0}
     assert tables["answers"][0]["p_hallucinated"] == 1.0
+
+
+def _many_responder(body: dict) -> dict:
+    """The lexical model, answering a multi-claim prompt claim by claim."""
+    from rt4chart.transforms.judges import lexical
+
+    user = body["messages"][-1]["content"]
+    if body["response_format"]["json_schema"]["name"] != "verify_many":
+        from fake_openai_server import lexical_responder
+
+        return lexical_responder(body)
+    passage = tag(user, "passage")
+    verdicts = []
+    for line in tag(user, "claims").splitlines():
+        number, _, claim = line.partition("] ")
+        label, quotes = lexical.verify(claim, passage)
+        verdicts.append({"claim": int(number.lstrip("[")), "reasoning": "lexical",
+                         "evidence": quotes, "label": label})
+    return {"verdicts": verdicts[::-1]}  # out of order: the judge must sort by number
+
+
+def test_claims_per_call_cuts_local_calls_and_keeps_every_verdict(ragtruth_sample, tmp_path,
+                                                                  audit):
+    records = load_traces(ragtruth_sample)[:3]
+    traces = write_jsonl(tmp_path / "t.jsonl", records)
+    with FakeOpenAI(_many_responder) as server:
+        code, one, _ = audit(str(traces), *_openai(server), out=tmp_path / "one")
+        single_calls = len(server.requests)
+    with FakeOpenAI(_many_responder) as server:
+        code_many, many, _ = audit(str(traces), *_openai(server), "--claims-per-call", "4",
+                                   out=tmp_path / "many")
+        bodies = server.requests
+    assert code == code_many == 0
+    batched = [b for b in bodies if b["response_format"]["json_schema"]["name"] == "verify_many"]
+    assert batched and all(len(tag(b["messages"][-1]["content"], "claims").splitlines()) <= 4
+                           for b in batched)
+    assert len(bodies) < single_calls
+    # Same claims, same local and final labels, claim by claim.
+    def labels(tables):
+        return {(c["trace_id"], c["claim_index"]): (c["window_labels"], c["label"])
+                for c in tables["claims"]}
+    assert labels(many) == labels(one)
+    assert sum(c["calls"] for c in many["costs"]) == len(bodies)
+
+
+def test_a_multi_claim_reply_that_skips_a_claim_is_retried_then_fails_as_error(tmp_path, audit):
+    traces = write_jsonl(tmp_path / "t.jsonl", [fj.RUNNING_TRACE])
+
+    def skipping(body: dict) -> dict:
+        answer = _many_responder(body)
+        if "verdicts" in answer:
+            answer["verdicts"] = answer["verdicts"][1:]
+        return answer
+
+    with FakeOpenAI(skipping) as server:
+        code, tables, _ = audit(str(traces), *_openai(server, "--judge-option", "max_attempts=2"),
+                                "--claims-per-call", "5", "--window-size", "2",
+                                "--window-overlap", "1")
+    assert code == 1  # no answer could be judged
+    (answer,) = tables["answers"]
+    assert answer["status"] == "incomplete" and answer["label"] is None
+    assert "3 of 3 windows failed" in answer["reason"] and ", expected 1..3" in answer["reason"]

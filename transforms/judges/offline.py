@@ -1,7 +1,8 @@
 """The offline judge: deterministic, no network, a lexical baseline.
 
 It implements the judge contract with content-word coverage, number, negation and antonym
-checks (see :mod:`rt4chart.transforms.judges.lexical`). Its verdicts are a baseline for runs
+checks (see :mod:`rt4chart.transforms.judges.lexical`), and returns with each verification a
+graded p_unsupported fitted on the dev part of the bundled RAGTruth records. Its verdicts are a baseline for runs
 with no endpoint configured, not a model's judgement; it quotes only text it was given.
 """
 
@@ -23,13 +24,15 @@ class OfflineJudge:
     async def decompose(self, sentence: str, answer: str, question: str) -> list[str]:
         return lexical.decompose_sentence(sentence)
 
-    async def verify_local(self, claim: str, chunk: str, question: str) -> tuple[str, list[str]]:
-        return lexical.verify(claim, chunk)
+    async def verify_local(
+        self, claim: str, chunk: str, question: str
+    ) -> tuple[str, list[str], float]:
+        return lexical.verify_scored(claim, chunk)
 
     async def verify_global(
         self, claim: str, context: str, question: str, local_label: str, hint: str | None
-    ) -> tuple[str, list[str]]:
-        return lexical.verify(claim, context, hint)
+    ) -> tuple[str, list[str], float]:
+        return lexical.verify_scored(claim, context, hint)
 
 
 def factory(options: dict[str, str]) -> OfflineJudge:

@@ -99,6 +99,13 @@ class OpenAIConfig:
 P_KEY = "_p_unsupported"  # where _parse puts the label's probability (not a schema field)
 
 
+def check_numbering(data: dict, n: int) -> None:
+    """A multi-claim reply must give exactly one verdict to each of claims 1..n."""
+    got = sorted(v["claim"] for v in data["verdicts"])
+    if got != list(range(1, n + 1)):
+        raise SchemaMismatch(f"verdicts for claims {got[:12]}, expected 1..{n}")
+
+
 def cache_key_of(shared: str | None) -> str | None:
     """A short, stable name for a shared prompt prefix (no trace content leaves in clear)."""
     if not shared:
@@ -222,7 +229,8 @@ class OpenAIJudge:
         return data
 
     async def _call(self, system: str, user: str, schema_name: str,
-                    logprobs: bool = False, shared: str | None = None) -> dict:
+                    logprobs: bool = False, shared: str | None = None,
+                    expect_claims: int | None = None) -> dict:
         """One structured call, retried; `shared` is the prefix text that calls of one trace
         have in common (it names the prompt cache)."""
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
@@ -236,8 +244,11 @@ class OpenAIJudge:
                     reraise=True,
                 ):
                     with attempt:
-                        return await self._attempt(messages, schema_name, logprobs,
+                        data = await self._attempt(messages, schema_name, logprobs,
                                                    cache_key_of(shared))
+                        if expect_claims is not None:
+                            check_numbering(data, expect_claims)
+                        return data
             except SchemaMismatch as exc:
                 raise JudgeError(f"no valid answer after {self.config.max_attempts} "
                                  f"attempts: {exc}") from exc
@@ -265,6 +276,21 @@ class OpenAIJudge:
             "verify", shared=chunk,
         )
         return check_label(data["label"]), check_quotes(data["evidence"])
+
+    async def verify_local_many(
+        self, claims: list[str], chunk: str, question: str
+    ) -> list[tuple[str, list[str]]]:
+        """Several claims against one window in one call (`--claims-per-call`): one verdict
+        per claim, in order; a reply that skips, repeats or renumbers a claim is retried."""
+        numbered = "\n".join(f"[{i}] {claim}" for i, claim in enumerate(claims, start=1))
+        data = await self._call(
+            prompts.load("verify_system.txt"),
+            prompts.render("verify_local_many_user.txt", chunk=chunk, question=question,
+                           claims=numbered),
+            "verify_many", shared=chunk, expect_claims=len(claims),
+        )
+        verdicts = sorted(data["verdicts"], key=lambda v: v["claim"])
+        return [(check_label(v["label"]), check_quotes(v["evidence"])) for v in verdicts]
 
     async def verify_global(
         self, claim: str, context: str, question: str, local_label: str, hint: str | None

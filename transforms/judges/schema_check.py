@@ -1,6 +1,6 @@
 """Validation of a judge's JSON answer against the strict schemas in ``prompts/``.
 
-Only the subset the schemas use: object, array, string, enum, required and
+Only the subset the schemas use: object, array, string, integer, enum, required and
 ``additionalProperties: false``. A mismatch is retried by the judge, then recorded as a judge
 error: a malformed answer is never read as a label.
 """
@@ -22,6 +22,9 @@ def validate(value: Any, schema: dict, path: str = "$") -> None:
     if kind == "string":
         if not isinstance(value, str):
             raise SchemaMismatch(f"{path}: expected a string")
+    elif kind == "integer":
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise SchemaMismatch(f"{path}: expected an integer")
     elif kind == "array":
         if not isinstance(value, list):
             raise SchemaMismatch(f"{path}: expected an array")
