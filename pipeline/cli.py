@@ -128,8 +128,9 @@ def _judge_args(p: argparse.ArgumentParser) -> None:
                    help="option passed to the judge factory (repeatable)")
     p.add_argument("--model", help="openai judge: model (default gpt-4o-mini)")
     p.add_argument("--base-url", dest="base_url", help="openai judge: endpoint base URL")
-    p.add_argument("--rpm", help="openai judge: requests per minute per worker (default 500)")
-    p.add_argument("--tpm", help="openai judge: tokens per minute per worker (default 200000)")
+    p.add_argument("--rpm", help="openai judge: requests per minute in all (default 500; "
+                                 "split over local worker processes, see rate_share)")
+    p.add_argument("--tpm", help="openai judge: tokens per minute in all (default 200000)")
     p.add_argument("--max-concurrency", dest="max_concurrency",
                    help="openai judge: calls in flight per worker (default 32)")
     p.add_argument("--claims-per-call", type=int, default=1, metavar="N",
@@ -248,12 +249,29 @@ def redo_input(run_dir: str, out: str) -> str:
     return path
 
 
+def share_limits(spec: JudgeSpec, options: PipelineOptions) -> JudgeSpec:
+    """Split the openai judge's rpm/tpm over local worker processes, so that the limits hold in
+    total: each process of `--direct_running_mode multi_processing --direct_num_workers N` gets
+    1/N (unless `rate_share` is given)."""
+    from apache_beam.options.pipeline_options import DirectOptions
+
+    direct = options.view_as(DirectOptions)
+    processes = direct.direct_num_workers or 1
+    if spec.name != "openai" or direct.direct_running_mode != "multi_processing" or (
+            processes <= 1 or "rate_share" in dict(spec.options)):
+        return spec
+    logger.info("rate limits shared by %d worker processes: each budgets 1/%d", processes,
+                processes)
+    return JudgeSpec.of(spec.name, {**dict(spec.options), "rate_share": str(processes)})
+
+
 def run_audit(args: argparse.Namespace, beam_args: list[str]) -> int:
     inputs = tuple(args.inputs) + ((example_traces(),) if args.example else ())
     if args.redo:
         prepare_output(args.out, args.overwrite)
         inputs += (redo_input(args.redo, args.out),)
-    spec = judge_spec(args)
+    options = beam_options(beam_args)
+    spec = share_limits(judge_spec(args), options)
     config = AuditConfig(
         inputs=inputs, out=args.out, judge=spec, overwrite=args.overwrite,
         input_format=args.input_format,
@@ -269,7 +287,7 @@ def run_audit(args: argparse.Namespace, beam_args: list[str]) -> int:
                 ", ".join(inputs), spec.name, run.judge_model, run.prompt_hash,
                 config.segment.window_size, config.segment.window_overlap, config.out)
     started = time.monotonic()
-    with beam.Pipeline(options=beam_options(beam_args)) as pipeline:
+    with beam.Pipeline(options=options) as pipeline:
         graph.build(pipeline, config, run)
     summary = summarise(config.out, time.monotonic() - started)
     for line in summary.lines():

@@ -109,3 +109,23 @@ def test_metered_attributes_usage_to_the_call():
 
     results = asyncio.run(scenario())
     assert [(r, u.input_tokens, u.calls) for r, u in results] == [(1, 1, 1), (2, 2, 1), (3, 3, 1)]
+
+
+def test_local_worker_processes_share_the_rate_limits():
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from rt4chart.pipeline.cli import share_limits
+    from rt4chart.transforms.judges.base import JudgeSpec
+    from rt4chart.transforms.judges.openai_judge import OpenAIConfig
+
+    spec = JudgeSpec.of("openai", {"rpm": "600"})
+    multi = PipelineOptions(["--direct_num_workers", "3", "--direct_running_mode",
+                             "multi_processing"])
+    shared = share_limits(spec, multi)
+    assert dict(shared.options)["rate_share"] == "3"
+    assert OpenAIConfig.from_options(dict(shared.options)).rate_share == 3
+    # Threads of one process share one limiter already; an explicit share is kept.
+    assert share_limits(spec, PipelineOptions(["--direct_num_workers", "3"])) == spec
+    explicit = JudgeSpec.of("openai", {"rate_share": "8"})
+    assert share_limits(explicit, multi) == explicit
+    assert share_limits(JudgeSpec.of("offline"), multi) == JudgeSpec.of("offline")

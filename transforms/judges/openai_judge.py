@@ -67,6 +67,9 @@ class OpenAIConfig:
     # Send `prompt_cache_key` (a hash of the shared prefix: the answer, window or context) so
     # that the provider routes a trace's calls to the same prompt cache.
     prompt_cache_key: bool = True
+    # The number of worker processes that share `rpm` and `tpm`: each process budgets its share
+    # (set by the CLI for local multi-process runs; on Dataflow, the number of SDK processes).
+    rate_share: int = 1
 
     @classmethod
     def from_options(cls, options: dict[str, str]) -> OpenAIConfig:
@@ -91,8 +94,8 @@ class OpenAIConfig:
             except ValueError as exc:
                 raise ValueError(f"openai judge option {key}={raw!r}: {exc}") from exc
         config = cls(**kwargs)
-        if config.max_concurrency < 1 or config.max_attempts < 1:
-            raise ValueError("max_concurrency and max_attempts must be >= 1")
+        if config.max_concurrency < 1 or config.max_attempts < 1 or config.rate_share < 1:
+            raise ValueError("max_concurrency, max_attempts and rate_share must be >= 1")
         return config
 
 
@@ -170,7 +173,7 @@ class OpenAIJudge:
                 self._client = openai.AsyncOpenAI(
                     api_key=key, base_url=self.base_url, max_retries=0, timeout=cfg.timeout_s
                 )
-            self._limiter = RateLimiter(cfg.rpm, cfg.tpm)
+            self._limiter = RateLimiter(cfg.rpm / cfg.rate_share, cfg.tpm / cfg.rate_share)
             self._semaphore = asyncio.Semaphore(cfg.max_concurrency)
         return self._client
 
