@@ -26,7 +26,7 @@ def test_audit_writes_the_same_rows_to_bigquery_and_parquet(emulator, dataset, t
     bq.ensure_tables(emulator.client(), PROJECT, dataset)
     config = AuditConfig((example_traces(),), str(tmp_path / "out"), JudgeSpec.of("offline"),
                          bigquery=f"{PROJECT}:{dataset}")
-    run = RunInfo("offline-lexical-v1", prompts.prompt_hash())
+    run = RunInfo("offline-lexical-v2", prompts.prompt_hash())
     client = BeamBigQueryClient(emulator.endpoint, PROJECT)
     with beam.Pipeline(options=PipelineOptions(flags=[], runner="FnApiRunner")) as p:
         graph.build(p, config, run, bigquery_client=client, bigquery_method="STREAMING_INSERTS")

@@ -4,8 +4,8 @@ The offline judge has no network and no model, so this module is its whole reaso
 overlap with light normalisation (stems, numbers, times, dates, camelCase keys of JSON records),
 content words, numbers and names found nowhere in the text, and a few contradiction cues
 (numbers, dates, negation, antonyms), combined into a probability that the claim is unsupported
-(`verify_scored`). Everything is a pure function of its arguments and uses the standard library only, so
-a verdict can be reproduced byte for byte when an audit is replayed.
+(`verify_scored`). Everything is a pure function of its arguments and uses the standard
+library only, so a verdict can be reproduced byte for byte when an audit is replayed.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ UNION_SIZE = 3
 # small claim p's: an answer compounds them. P_THRESHOLD maximises answer-level F1 on "dev".
 P_THRESHOLD = 0.12  # below it the claim is ENT
 P_EMPTY = 0.5  # a claim with no content word: nothing to check
-MIN_SUPPORT = 0.3  # ENT also needs this much weighted coverage by its quoted support
+MIN_SUPPORT = 0.2  # ENT also needs this much weighted coverage by its quoted support
 FORCE_CON = ("num", "date")  # conflict kinds that make a claim CON whatever its score
 BIAS = -5.65
 COEF = {"uncovered": 1.27, "uncovered1": 1.51, "novel": 0.38, "novel_facts": 1.44,
@@ -280,6 +280,12 @@ def _quantities(toks: tuple[_Tok, ...]) -> list[int]:
             if t.kind == "num" and i and toks[i - 1].low not in _LABEL_WORDS]
 
 
+def _quantity_kind(term: str) -> str:
+    if ":" in term:
+        return "time"
+    return "year" if len(term) == 4 and term.isdigit() else "amount"
+
+
 def _number_conflict(claim: tuple[_Tok, ...], sent: _Sent, text_terms: frozenset[str]) -> bool:
     """A claim number absent from the text, facing another number in the same slot."""
     mine = _quantities(claim)
@@ -287,10 +293,14 @@ def _number_conflict(claim: tuple[_Tok, ...], sent: _Sent, text_terms: frozenset
         term = claim[i].term
         if term in text_terms:
             continue
-        year = len(term) == 4  # compare years with years, amounts with amounts
+        # Compare years with years, times of day with times, amounts with amounts.
         others = [j for j in _quantities(sent.toks)
-                  if sent.toks[j].term != term and (len(sent.toks[j].term) == 4) == year]
+                  if sent.toks[j].term != term and _quantity_kind(sent.toks[j].term)
+                  == _quantity_kind(term)]
         if any(_neighbours(claim, i) & _neighbours(sent.toks, j) for j in others):
+            return True
+        # A time of day facing other times of day on the same topic (opening hours).
+        if ":" in term and any(":" in sent.toks[j].term for j in others):
             return True
         # One quantity on each side of a sentence on the same topic: the same slot, surely.
         if len(others) == 1 and len(mine) == 1 and claim[i].low[:1].isdigit():
@@ -350,6 +360,8 @@ class _Analysis(NamedTuple):
     clash: list[str]  # quote of the sentence on topic that disagrees most (empty if none)
     forced: bool  # the disagreement is of a kind in FORCE_CON
     features: dict[str, float]
+    clash_topic: float = 0.0  # how much of the claim's topic the disagreeing sentence covers
+    support_cover: float = 0.0  # how much of the claim the conflict-free support covers
 
 
 def _analyse(claim: tuple[_Tok, ...], text: str, sents: list[_Sent],
@@ -399,7 +411,8 @@ def _analyse(claim: tuple[_Tok, ...], text: str, sents: list[_Sent],
         "hedge": float(any(t.low in _HEDGES for t in claim)),
     }
     forced = any(k in FORCE_CON for k in clashing.values())
-    return _Analysis(support, clash, forced, features)
+    clash_topic = max((topic[i] for i in clashing), default=0.0)
+    return _Analysis(support, clash, forced, features, clash_topic, score if chosen else 0.0)
 
 
 def _plain_words(text: str) -> set[str]:
@@ -424,7 +437,11 @@ def _label(claim: str, toks: tuple[_Tok, ...], text: str, sents: list[_Sent],
         found = found._replace(support=[])  # e.g. only a camelCase key matched: no evidence
     f = found.features
     enough = 1.0 - f["uncovered"] >= MIN_SUPPORT
-    if p < P_THRESHOLD and enough and found.support and not (found.clash and found.forced):
+    # A sentence that disagrees and is at least as close to the claim as the support (or
+    # disagrees on a number or date) outweighs the support: "X is not Y" against "X is Y".
+    outweighed = bool(found.clash) and (found.forced
+                                        or found.clash_topic >= found.support_cover)
+    if p < P_THRESHOLD and enough and found.support and not outweighed:
         return "ENT", found.support, p
     p = max(p, P_THRESHOLD)
     if found.clash:

@@ -2,15 +2,17 @@
 
 It implements the judge contract with content-word coverage, number, negation and antonym
 checks (see :mod:`rt4chart.transforms.judges.lexical`), and returns with each verification a
-graded p_unsupported fitted on the dev part of the bundled RAGTruth records. Its verdicts are a baseline for runs
-with no endpoint configured, not a model's judgement; it quotes only text it was given.
+graded p_unsupported fitted on the dev part of the bundled RAGTruth records. Its verdicts are a
+baseline for runs with no endpoint configured, not a model's judgement; it quotes only text it
+was given.
 """
 
 from __future__ import annotations
 
 from rt4chart.transforms.judges import lexical
 
-MODEL = "offline-lexical-v1"
+# The version changes with the heuristics: judge_cache keys (--reuse) include it.
+MODEL = "offline-lexical-v2"
 
 
 class OfflineJudge:
