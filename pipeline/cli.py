@@ -28,6 +28,7 @@ from apache_beam.options.pipeline_options import (
 from rt4chart import __version__, prompts
 from rt4chart.pipeline import graph
 from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
+from rt4chart.pipeline.eval import cli as eval_cli
 from rt4chart.pipeline.io import prepare_output
 from rt4chart.pipeline.summary import read_table, summarise
 from rt4chart.schemas.records import RunInfo
@@ -60,6 +61,9 @@ def _audit_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--redo", metavar="RUN_DIR",
                    help="audit again the traces whose answers were incomplete in an earlier "
                         "run (batch or stream output directory), e.g. after a judge outage")
+    p.add_argument("--reuse", metavar="RUN_DIR",
+                   help="reuse the judge results of an earlier run (its judge_cache table) "
+                        "wherever a call's inputs, model and prompts are unchanged")
     p.add_argument("--input-format", default="auto", choices=("auto", "jsonl", "parquet"),
                    help="input format (default: by suffix, .parquet/.pq else JSON lines)")
     p.add_argument("--out", default="rt4chart-out", help="output directory (default: %(default)s)")
@@ -148,6 +152,7 @@ def parser() -> argparse.ArgumentParser:
     sub = root.add_subparsers(dest="command", required=True)
     _audit_parser(sub)
     _stream_parser(sub)
+    eval_cli.add_parsers(sub)
     return root
 
 
@@ -233,6 +238,16 @@ def ensure_bigquery(spec: str) -> None:
                   os.environ.get("RT4CHART_BIGQUERY_LOCATION"))
 
 
+def check_reuse_source(run_dir: str, out: str) -> None:
+    if os.path.abspath(run_dir.rstrip("/")) == os.path.abspath(out.rstrip("/")):
+        raise ValueError("--reuse must name an earlier run's directory, not --out (its tables "
+                         "are replaced by this run)")
+    cached = FileSystems.match([FileSystems.join(run_dir.rstrip("/"), "judge_cache",
+                                                 "*.parquet")])[0].metadata_list
+    if not cached:
+        raise ValueError(f"{run_dir} has no judge_cache table to reuse")
+
+
 def redo_input(run_dir: str, out: str) -> str:
     """The traces of an earlier run's incomplete answers, as a JSONL file under OUT/_redo/."""
     rows = read_table(run_dir, "dead_letters").to_pylist()
@@ -276,10 +291,12 @@ def run_audit(args: argparse.Namespace, beam_args: list[str]) -> int:
         inputs=inputs, out=args.out, judge=spec, overwrite=args.overwrite,
         input_format=args.input_format,
         segment=SegmentConfig(args.window_size, args.window_overlap),
-        bigquery=args.bigquery, claims_per_call=args.claims_per_call,
+        bigquery=args.bigquery, claims_per_call=args.claims_per_call, reuse=args.reuse,
     )
     judge = spec.build()  # fail fast on a bad judge or missing key, before Beam starts
     run = RunInfo(judge_model(judge, spec), prompts.prompt_hash())
+    if config.reuse:
+        check_reuse_source(config.reuse, config.out)
     prepare_output(config.out, config.overwrite)
     if config.bigquery:
         ensure_bigquery(config.bigquery)
@@ -378,6 +395,8 @@ def main(argv: list[str] | None = None) -> int:
     for noisy in ("apache_beam", "httpx", "httpx2", "openai"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
+        if args.command == "eval":
+            return eval_cli.run(args, beam_args)
         if args.command == "stream":
             return run_stream(args, beam_args)
         return run_audit(args, beam_args)

@@ -1,0 +1,154 @@
+"""The `rt4chart eval` command: `rt4chart eval --dataset F --data P --out DIR` and
+`rt4chart eval compare RUN_A RUN_B`.
+
+`pipeline/cli.py` adds the parser with `add_parsers(subparsers)` and dispatches to `run(args,
+beam_args)`; unknown options go to Beam, as for `audit`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rt4chart.pipeline.eval import compare as compare_mod
+from rt4chart.pipeline.eval import loaders
+from rt4chart.pipeline.eval.report import fmt
+from rt4chart.pipeline.eval.runner import SPLITS, EvalOptions, redact, run_eval
+
+
+def add_parsers(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add `eval` (with its `compare` sub-command) to the root parser's sub-commands."""
+    from rt4chart.pipeline import cli  # late: cli imports this module
+
+    p = subparsers.add_parser(
+        "eval", allow_abbrev=False, help="evaluate the audit on a labelled dataset",
+        description="Convert labelled records to traces, audit them as `audit` does, and write "
+                    "a report (Markdown, JSON, plots) of the judge against the gold and trivial "
+                    "references. `rt4chart eval compare RUN_A RUN_B` compares two runs.")
+    p.add_argument("--dataset", choices=loaders.FORMATS, help="the data's format")
+    p.add_argument("--data", help="ragtruth / ragtruth-plus-plus: the directory of the files; "
+                                  "jsonl: the file")
+    p.add_argument("--split", default="test", choices=SPLITS,
+                   help="part to report on (default test; thresholds are chosen on dev, so "
+                        "test and all audit both parts)")
+    p.add_argument("--tasks", help="comma-separated task types (default: all), e.g. QA,Summary")
+    p.add_argument("--limit", type=int, help="audit at most N answers (whole sources, seeded)")
+    p.add_argument("--seed", type=int, default=0, help="limit and bootstrap seed (default 0)")
+    p.add_argument("--bootstrap", type=int, default=1000,
+                   help="bootstrap resamples for the intervals (default 1000)")
+    p.add_argument("--gold-label", action="append", default=[], metavar="RAW=CON|NIC",
+                   help="map a raw gold label to CON or NIC (repeatable)")
+    p.add_argument("--out", help="output directory of the eval run")
+    p.add_argument("--overwrite", action="store_true", help="replace an earlier eval in --out")
+    cli._judge_args(p)
+    sub = p.add_subparsers(dest="eval_command")
+    c = sub.add_parser("compare", allow_abbrev=False, help="compare two eval runs",
+                       description="Differences B - A of every measure with paired bootstrap "
+                                   "intervals, and the answers whose verdict changed.")
+    c.add_argument("run_a", metavar="RUN_A")
+    c.add_argument("run_b", metavar="RUN_B")
+    c.add_argument("--out", dest="compare_out", help="write compare.json and compare.md here")
+    c.add_argument("--seed", dest="compare_seed", type=int, default=0)
+    c.add_argument("--bootstrap", dest="compare_bootstrap", type=int, default=1000)
+    return p
+
+
+def _label_map(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        raw, sep, label = item.rpartition("=")
+        if not sep or not raw:
+            raise ValueError(f"--gold-label expects RAW=CON|NIC, got {item!r}")
+        out[raw] = label.strip().upper()
+    return out
+
+
+def _audit_args(args: argparse.Namespace) -> tuple[str, ...]:
+    """The judge and window flags as `audit` takes them: every option `_judge_args` defines,
+    so a judge option added there passes through without a change here."""
+    from rt4chart.pipeline import cli
+
+    scratch = argparse.ArgumentParser(add_help=False)
+    cli._judge_args(scratch)
+    out: list[str] = []
+    for action in scratch._actions:
+        flag = next(o for o in action.option_strings if o.startswith("--"))
+        value = getattr(args, action.dest, None)
+        if isinstance(action, argparse._StoreTrueAction):
+            out += [flag] if value else []
+        elif isinstance(action, argparse._AppendAction):
+            for item in value or []:
+                out += [flag, str(item)]
+        elif value is not None:
+            out += [flag, str(value)]
+    return tuple(out)
+
+
+def options(args: argparse.Namespace, beam_args: list[str]) -> EvalOptions:
+    """The eval's options from the parsed command line (ValueError on a usage error)."""
+    missing = [f"--{n}" for n in ("dataset", "data", "out") if not getattr(args, n)]
+    if missing:
+        raise ValueError(f"eval needs {', '.join(missing)} (or: eval compare RUN_A RUN_B)")
+    tasks = tuple(t.strip() for t in (args.tasks or "").split(",") if t.strip())
+    audit_args = _audit_args(args)
+    shown = [redact([v])[0] if flag == "--judge-option" else v
+             for flag, v in zip(("", *audit_args), audit_args, strict=False)]
+    config = {"judge": args.judge, "judge_options": redact(args.judge_option),
+              "model": args.model, "base_url": args.base_url,
+              "window_size": args.window_size, "window_overlap": args.window_overlap,
+              "audit_args": shown}
+    return EvalOptions(
+        dataset=args.dataset, data=args.data, out=args.out, split=args.split, tasks=tasks,
+        limit=args.limit, seed=args.seed, bootstrap=args.bootstrap, overwrite=args.overwrite,
+        label_map=_label_map(args.gold_label), audit_args=audit_args,
+        beam_args=tuple(beam_args), config=config)
+
+
+def _print_summary(report: dict, out: str) -> None:
+    print(f"rt4chart eval: report in {out}/report.md ({', '.join(report['reported_parts'])} "
+          "part)")
+    for name, group in report["groups"].items():
+        judge, c = group["systems"]["judge"], group["counts"]
+        print(f"  {name}: {c['answers']} answers, answer F1 {fmt(judge['answer.f1']['value'])}, "
+              f"span F1 {fmt(judge['span.f1']['value'])}, AUROC {fmt(judge['auroc']['value'])}")
+
+
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    """Run `eval` or `eval compare`; the exit code (usage errors raise ValueError)."""
+    if getattr(args, "eval_command", None) == "compare":
+        result = compare_mod.compare(args.run_a, args.run_b, args.compare_bootstrap,
+                                     args.compare_seed)
+        if args.compare_out:
+            compare_mod.write(result, args.compare_out)
+        sys.stdout.write(compare_mod.markdown(result))
+        return 0
+    opts = options(args, beam_args)
+    code, report = run_eval(opts)
+    if code == 0:
+        _print_summary(report, opts.out)
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m rt4chart.pipeline.eval.cli ARGS`: the eval command on its own (the same as
+    `rt4chart eval ARGS`), with the same exit codes (2 usage, 1 failure)."""
+    import logging
+
+    from rt4chart.pipeline import cli
+
+    ours, beam_args = cli.split_beam_args(list(sys.argv[1:] if argv is None else argv))
+    root = argparse.ArgumentParser(prog="rt4chart", allow_abbrev=False)
+    add_parsers(root.add_subparsers(dest="command", required=True))
+    args, unknown = root.parse_known_args(["eval", *ours])
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("apache_beam").setLevel(logging.WARNING)
+    try:
+        return run(args, beam_args + unknown)
+    except (ValueError, FileExistsError) as exc:
+        print(f"rt4chart: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

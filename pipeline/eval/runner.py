@@ -1,0 +1,172 @@
+"""`rt4chart eval`: labelled records -> traces -> the audit -> items -> the report.
+
+Parts: every source is in the dev or the test part (`datasets.split_of`, a fixed hash of the
+source id). Thresholds (the judge score's, the length reference's threshold and direction) are
+chosen on dev and the measures reported on `split`: with `test` (default) and `all` both parts
+are audited; with `dev` only dev is audited and its thresholds are in-sample (the report says
+so). `limit` caps the audited answers: whole sources in a seeded random order until the cap,
+the last source possibly cut.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rt4chart.pipeline.eval import loaders, report
+from rt4chart.pipeline.eval.items import build_items
+
+logger = logging.getLogger(__name__)
+
+SPLITS = ("test", "dev", "all")
+SECRET_WORDS = ("key", "secret", "token", "password")
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """What to evaluate and how; `audit_args` are the judge and window flags of `audit`."""
+
+    dataset: str
+    data: str
+    out: str
+    split: str = "test"
+    tasks: tuple[str, ...] = ()
+    limit: int | None = None
+    seed: int = 0
+    bootstrap: int = 1000
+    overwrite: bool = False
+    label_map: dict[str, str] = field(default_factory=dict)
+    audit_args: tuple[str, ...] = ()
+    beam_args: tuple[str, ...] = ()
+    config: dict = field(default_factory=dict)  # the judge and window settings, for the report
+
+    def __post_init__(self) -> None:
+        if self.dataset not in loaders.FORMATS:
+            raise ValueError(f"--dataset must be one of {', '.join(loaders.FORMATS)}, "
+                             f"got {self.dataset!r}")
+        if self.split not in SPLITS:
+            raise ValueError(f"--split must be one of {', '.join(SPLITS)}, got {self.split!r}")
+        if self.limit is not None and self.limit < 1:
+            raise ValueError(f"--limit must be at least 1, got {self.limit}")
+        if self.bootstrap < 1:
+            raise ValueError(f"--bootstrap must be at least 1, got {self.bootstrap}")
+        bad = {v for v in self.label_map.values() if v not in loaders.LABELS}
+        if bad:
+            raise ValueError(f"--gold-label maps to CON or NIC, not {', '.join(sorted(bad))}")
+
+    @property
+    def audited_parts(self) -> tuple[str, ...]:
+        return ("dev",) if self.split == "dev" else ("dev", "test")
+
+    @property
+    def reported_parts(self) -> tuple[str, ...]:
+        return ("dev", "test") if self.split == "all" else (self.split,)
+
+
+def select(records: list[loaders.EvalRecord], opts: EvalOptions) -> list[loaders.EvalRecord]:
+    """The records to audit: tasks, parts, then the seeded limit over whole sources."""
+    tasks = {t.lower() for t in opts.tasks}
+    chosen = [r for r in records if (not tasks or r.task.lower() in tasks)
+              and r.split in opts.audited_parts]
+    if opts.limit is None or len(chosen) <= opts.limit:
+        return chosen
+    by_source: dict[str, list[loaders.EvalRecord]] = {}
+    for r in chosen:
+        by_source.setdefault(r.source_id, []).append(r)
+    order = sorted(by_source)
+    random.Random(opts.seed).shuffle(order)
+    picked: list[loaders.EvalRecord] = []
+    for source in order:
+        picked.extend(by_source[source])
+        if len(picked) >= opts.limit:
+            break
+    return picked[:opts.limit]
+
+
+def _write_jsonl(path: Path, rows: list[dict]) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def _prepare(out: Path, overwrite: bool) -> None:
+    if (out / "report.json").exists() and not overwrite:
+        raise FileExistsError(f"{out} already holds an eval report; pass --overwrite to replace "
+                              "it or choose another --out")
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def run_audit(traces: Path, audit_out: Path, opts: EvalOptions) -> tuple[int, float, dict]:
+    """The same code path as `rt4chart audit`: (exit code, seconds, its summary.json)."""
+    from rt4chart.pipeline import cli
+
+    argv = ["audit", str(traces), "--out", str(audit_out), "--overwrite", *opts.audit_args]
+    args = cli.parser().parse_args(argv)
+    started = time.monotonic()
+    code = cli.run_audit(args, list(opts.beam_args))
+    seconds = time.monotonic() - started
+    summary_path = audit_out / "summary.json"
+    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    return code, seconds, summary
+
+
+def _data_section(loaded: loaders.Loaded, selected: list[loaders.EvalRecord],
+                  opts: EvalOptions) -> dict:
+    raw = Counter(f"{lb} -> {loaders.map_label(lb, opts.label_map)}"
+                  for r in selected for lb in r.raw_labels)
+    return {"dataset": opts.dataset, "path": str(opts.data), "sha256": loaded.files,
+            "records": len(loaded.records), "skipped": loaded.skipped,
+            "audited": len(selected), "audited_parts": list(opts.audited_parts),
+            "reported_parts": list(opts.reported_parts), "label_mapping": dict(sorted(raw.items()))}
+
+
+def run_eval(opts: EvalOptions) -> tuple[int, dict]:
+    """Run an evaluation; returns (exit code, report). Writes under `opts.out`: traces.jsonl,
+    audit/ (every table of the audit), items.jsonl, report.json, report.md and the plots."""
+    started = time.monotonic()
+    out = Path(opts.out)
+    _prepare(out, opts.overwrite)
+    loaded = loaders.load(opts.dataset, opts.data, opts.label_map)
+    selected = select(loaded.records, opts)
+    if not selected:
+        raise ValueError(f"no record to evaluate in {opts.data} (tasks {opts.tasks or 'all'}, "
+                         f"parts {', '.join(opts.audited_parts)})")
+    traces = out / "traces.jsonl"
+    _write_jsonl(traces, [r.trace for r in selected])
+    code, audit_seconds, summary = run_audit(traces, out / "audit", opts)
+    if code != 0:
+        return code, {}
+    from rt4chart.pipeline.summary import read_table
+
+    items = build_items(selected, read_table(str(out / "audit"), "answers").to_pylist(),
+                        read_table(str(out / "audit"), "claims").to_pylist())
+    _write_jsonl(out / "items.jsonl", items)
+    run = {"audit_seconds": audit_seconds, "audited_answers": len(selected), "audit": summary,
+           "config": {**opts.config, "seed": opts.seed, "limit": opts.limit,
+                      "tasks": list(opts.tasks), "split": opts.split,
+                      "bootstrap": opts.bootstrap, "beam_args": list(opts.beam_args)}}
+    result = report.build(items, _data_section(loaded, selected, opts), run, opts.reported_parts,
+                          opts.seed, opts.bootstrap)
+    result["timing"]["eval_seconds"] = time.monotonic() - started
+    report.write(result, items, out)
+    return 0, result
+
+
+def redact(options: list[str]) -> list[str]:
+    """Judge options as KEY=VALUE, with the values of secret-looking keys hidden."""
+    out = []
+    for item in options:
+        key, sep, _ = item.partition("=")
+        secret = any(w in key.lower() for w in SECRET_WORDS)
+        out.append(f"{key}{sep}***" if secret else item)
+    return out
