@@ -43,6 +43,7 @@ class AuditConfig:
     input_format: str = "auto"
     bigquery: str | None = None
     claims_per_call: int = 1
+    reuse: str | None = None  # an earlier run's output directory: reuse its judge results
 
     def __post_init__(self) -> None:
         if self.input_format not in ("auto", "jsonl", "parquet"):

@@ -23,6 +23,7 @@ from rt4chart.transforms.aggregate import AggregateAnswers
 from rt4chart.transforms.alerts import RouteAlerts, alert_message
 from rt4chart.transforms.decompose import DecomposeClaims
 from rt4chart.transforms.rates import CostsByRoute, RatesByRoute
+from rt4chart.transforms.reuse import ReadCache
 from rt4chart.transforms.segment import Segment
 from rt4chart.transforms.validate import ValidateTraces
 from rt4chart.transforms.verify_global import VerifyGlobal
@@ -35,26 +36,32 @@ class AuditTables(NamedTuple):
     route_rates: beam.PCollection[dict]
     costs: beam.PCollection[dict]
     dead_letters: beam.PCollection[dict]
+    judge_cache: beam.PCollection[dict]
 
 
 class Audit(beam.PTransform):
-    """Raw trace records (or Pub/Sub Messages) -> the five output tables (as rows)."""
+    """Raw trace records (or Pub/Sub Messages) -> the output tables (as rows).
 
-    def __init__(self, stages: StagesConfig, run: RunInfo):
+    `reuse`: judge_cache rows of an earlier run; calls whose key is there are not made again.
+    """
+
+    def __init__(self, stages: StagesConfig, run: RunInfo, reuse: beam.PCollection | None = None):
         super().__init__()
         self._stages = stages
         self._run = run
+        self._reuse = reuse
 
     def expand(self, records: beam.PCollection) -> AuditTables:
         st = self._stages
         spec, streaming, timeout = st.judge, st.streaming, st.join_timeout_s
         valid = records | "ValidateTraces" >> ValidateTraces(st.windowing, st.dedupe_horizon_s)
         segmented = valid.traces | "Segment" >> Segment(st.segment)
+        run, reuse = self._run, self._reuse
         decomposed = segmented.prepared | "DecomposeClaims" >> DecomposeClaims(
-            spec, streaming, timeout)
+            spec, streaming, timeout, run, reuse)
         local = decomposed.claim_sets | "VerifyLocal" >> VerifyLocal(
-            spec, streaming, timeout, st.claims_per_call)
-        final = local.pending | "VerifyGlobal" >> VerifyGlobal(spec)
+            spec, streaming, timeout, st.claims_per_call, run, reuse)
+        final = local.pending | "VerifyGlobal" >> VerifyGlobal(spec, run, reuse)
         usage = (decomposed.usage, local.usage, final.usage) | "AllUsage" >> beam.Flatten()
         answers = {
             "claim_sets": decomposed.claim_sets, "verdicts": final.verdicts,
@@ -71,6 +78,7 @@ class Audit(beam.PTransform):
             answers.answers | "RatesByRoute" >> RatesByRoute(st.windowing),
             usage | "CostsByRoute" >> CostsByRoute(st.windowing),
             dead,
+            (decomposed.cache, local.cache, final.cache) | "JudgeCache" >> beam.Flatten(),
         )
 
 
@@ -89,10 +97,11 @@ def build(pipeline: beam.Pipeline, config: AuditConfig, run: RunInfo,
     Rows BigQuery rejects become dead letters in the Parquet dead_letters table.
     `bigquery_client`/`bigquery_method` are test hooks (Beam's `test_client`, an insert method).
     """
+    reuse = (pipeline | "ReadReuse" >> ReadCache(config.reuse)) if config.reuse else None
     tables = (
         pipeline
         | "ReadTraces" >> ReadTraces(config.inputs, config.input_format)
-        | "Audit" >> Audit(config.stages, run)
+        | "Audit" >> Audit(config.stages, run, reuse)
     )
     rejected = []
     for name, rows in tables._asdict().items():

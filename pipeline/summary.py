@@ -37,6 +37,7 @@ class Summary:
     dead_letters: int = 0
     dead_letter_reasons: dict[str, int] = field(default_factory=dict)
     judge_calls: int = 0
+    reused_calls: int = 0
     input_tokens: int = 0
     cached_tokens: int = 0
     output_tokens: int = 0
@@ -47,6 +48,16 @@ class Summary:
     def traces_per_second(self) -> float:
         return self.traces / self.seconds if self.seconds > 0 else 0.0
 
+    @property
+    def reuse_rate(self) -> float:
+        total = self.judge_calls + self.reused_calls
+        return self.reused_calls / total if total else 0.0
+
+    def _reused(self) -> str:
+        if not self.reused_calls:
+            return ""
+        return f" (+{self.reused_calls} reused: {self.reuse_rate:.1%} of the results)"
+
     def lines(self) -> list[str]:
         done = self.traces - self.incomplete
         rate = f"{self.hallucinated / done:.1%}" if done else "n/a"
@@ -55,7 +66,7 @@ class Summary:
             f"({self.traces_per_second:.2f} answers/s)",
             f"hallucinated: {self.hallucinated} of {done} complete answers ({rate}); "
             f"CON {self.con}, NIC {self.nic}; incomplete: {self.incomplete}",
-            f"judge: {self.judge_calls} calls, {self.input_tokens} input "
+            f"judge: {self.judge_calls} calls{self._reused()}, {self.input_tokens} input "
             f"({self.cached_tokens} cached) / {self.output_tokens} output tokens, "
             f"${self.cost_usd:.4f}",
             f"dead letters: {self.dead_letters}",
@@ -84,6 +95,7 @@ def summarise(out: str, seconds: float) -> Summary:
     s.dead_letters = len(dead)
     s.dead_letter_reasons = dict(Counter(f"{d['stage']}: {d['reason'][:80]}" for d in dead))
     s.judge_calls = sum(c["calls"] for c in costs)
+    s.reused_calls = sum(c["reused_calls"] for c in costs)
     s.input_tokens = sum(c["input_tokens"] for c in costs)
     s.cached_tokens = sum(c["cached_tokens"] for c in costs)
     s.output_tokens = sum(c["output_tokens"] for c in costs)

@@ -107,6 +107,7 @@ class Usage:
     cached_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    reused: int = 0  # results taken from an earlier run (`--reuse`): no call, no cost
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -115,6 +116,7 @@ class Usage:
             self.cached_tokens + other.cached_tokens,
             self.output_tokens + other.output_tokens,
             self.cost_usd + other.cost_usd,
+            self.reused + other.reused,
         )
 
 

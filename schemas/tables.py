@@ -115,6 +115,7 @@ ANSWERS = Table(
         _c("cached_tokens", "INT64", "REQUIRED"),
         _c("output_tokens", "INT64", "REQUIRED"),
         _c("judge_calls", "INT64", "REQUIRED"),
+        _c("reused_calls", "INT64", "REQUIRED", "results reused from an earlier run (--reuse)"),
         _c("cost_usd", "FLOAT64", "REQUIRED"),
         _c("judge_model", "STRING", "REQUIRED"),
         _c("prompt_hash", "STRING", "REQUIRED"),
@@ -203,6 +204,7 @@ COSTS = Table(
         _c("judge_model", "STRING", "REQUIRED"),
         *WINDOW,
         _c("calls", "INT64", "REQUIRED"),
+        _c("reused_calls", "INT64", "REQUIRED", "results reused from an earlier run (--reuse)"),
         _c("input_tokens", "INT64", "REQUIRED"),
         _c("cached_tokens", "INT64", "REQUIRED"),
         _c("output_tokens", "INT64", "REQUIRED"),
@@ -254,6 +256,23 @@ ALERTS = Table(
     insert_id=("route", "window_start", "rule"),
 )
 
+JUDGE_CACHE = Table(
+    "judge_cache",
+    (
+        _c("key", "STRING", "REQUIRED",
+           "sha256 of the stage, judge model, prompt hash and the call's inputs"),
+        _c("stage", "STRING", "REQUIRED", "decompose, verify_local or verify_global"),
+        _c("judge_model", "STRING", "REQUIRED"),
+        _c("prompt_hash", "STRING", "REQUIRED"),
+        _c("result", "STRING", "REQUIRED", "the judge's answer as JSON, before grounding"),
+        _c("created_at", "TIMESTAMP", "REQUIRED"),
+    ),
+    "Every successful judge call's result, content-addressed: a later run reuses it (--reuse).",
+    partition_field="created_at",
+    cluster_fields=("stage",),
+    insert_id=("key",),
+)
+
 TABLES: dict[str, Table] = {
-    t.name: t for t in (ANSWERS, CLAIMS, ROUTE_RATES, COSTS, DEAD_LETTERS, ALERTS)
+    t.name: t for t in (ANSWERS, CLAIMS, ROUTE_RATES, COSTS, DEAD_LETTERS, ALERTS, JUDGE_CACHE)
 }

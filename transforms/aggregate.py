@@ -122,6 +122,7 @@ def answer_rows(
         "reason": f"{len(errors)} claim(s) without verdict: {errors[0].note}" if errors else None,
         "input_tokens": usage.input_tokens, "cached_tokens": usage.cached_tokens,
         "output_tokens": usage.output_tokens, "judge_calls": usage.calls,
+        "reused_calls": usage.reused,
         "cost_usd": usage.cost_usd, "judge_model": run.judge_model,
         "prompt_hash": run.prompt_hash, "task": t.task, "generator": t.generator,
         "audited_at": audited_at or datetime.now(UTC), "late": t.late,

@@ -20,6 +20,7 @@ from rt4chart.schemas.records import (
     DecomposeResult,
     FailedClaim,
     PreparedTrace,
+    RunInfo,
     TraceKey,
     Usage,
     UsageRecord,
@@ -42,6 +43,9 @@ class _DecomposeFn(JudgeCallFn):
 
     def call(self, judge, element: DecomposeRequest):
         return judge.decompose(element.sentence.text, element.answer, element.question)
+
+    def cache_inputs(self, element: DecomposeRequest) -> tuple:
+        return (element.sentence.text, element.answer, element.question)
 
     def on_result(self, element: DecomposeRequest, result, usage) -> Iterable[DecomposeResult]:
         if not isinstance(result, list | tuple) or not all(isinstance(c, str) for c in result):
@@ -79,23 +83,27 @@ def number_claims(prepared: PreparedTrace, results: Iterable[DecomposeResult]) -
 class DecomposeOutputs(NamedTuple):
     claim_sets: beam.PCollection[ClaimSet]
     usage: beam.PCollection[UsageRecord]
+    cache: beam.PCollection[dict]
 
 
 class DecomposeClaims(beam.PTransform):
     """PreparedTrace -> ClaimSet (numbered claims), plus the usage of the calls."""
 
     def __init__(self, spec: JudgeSpec, streaming: bool = False,
-                 join_timeout_s: float = DEFAULT_TIMEOUT_S):
+                 join_timeout_s: float = DEFAULT_TIMEOUT_S, run: RunInfo | None = None,
+                 reuse: beam.PCollection | None = None):
         super().__init__()
         self._spec = spec
         self._streaming = streaming
         self._timeout_s = join_timeout_s
+        self._run = run
+        self._reuse = reuse
 
     def expand(self, prepared: beam.PCollection[PreparedTrace]) -> DecomposeOutputs:
         judged = (
             prepared
             | "Requests" >> beam.FlatMap(requests_for)
-            | "Judge" >> RunJudge(_DecomposeFn(self._spec))
+            | "Judge" >> RunJudge(_DecomposeFn(self._spec, run=self._run), self._reuse)
         )
         claim_sets = {"head": prepared, "parts": judged.results} | "Regroup" >> Regroup(
             key_head=lambda p: p.trace.trace_id,
@@ -105,4 +113,4 @@ class DecomposeClaims(beam.PTransform):
             event_time=lambda p: p.trace.event_time_us / 1e6,
             streaming=self._streaming, timeout_s=self._timeout_s,
         )
-        return DecomposeOutputs(claim_sets, judged.usage)
+        return DecomposeOutputs(claim_sets, judged.usage, judged.cache)

@@ -17,9 +17,10 @@ from typing import Any, NamedTuple
 import apache_beam as beam
 from apache_beam.utils.windowed_value import WindowedValue
 
-from rt4chart.schemas.records import TraceKey, Usage, UsageRecord
+from rt4chart.schemas.records import RunInfo, TraceKey, Usage, UsageRecord
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.judges.base import Judge, JudgeSpec, judge_model, metered
+from rt4chart.transforms.reuse import SplitReused, cache_key, cache_row
 
 METRICS = "rt4chart"
 # Calls pending per DoFn instance; the judge's own concurrency limit bounds what is on the wire.
@@ -29,6 +30,7 @@ MAX_IN_FLIGHT = 1024
 class JudgeOutputs(NamedTuple):
     results: beam.PCollection
     usage: beam.PCollection[UsageRecord]
+    cache: beam.PCollection[dict]  # judge_cache rows of the successful calls
 
 
 def short_error(exc: BaseException) -> str:
@@ -50,11 +52,23 @@ class JudgeCallFn(beam.DoFn):
 
     stage = "judge"
 
-    def __init__(self, spec: JudgeSpec, max_in_flight: int = MAX_IN_FLIGHT):
+    def __init__(self, spec: JudgeSpec, max_in_flight: int = MAX_IN_FLIGHT,
+                 run: RunInfo | None = None):
         self._spec = spec
         self._max_in_flight = max_in_flight
         self._judge: Judge | None = None
         self._model = spec.name
+        self._run = run
+
+    def cache_inputs(self, element: Any) -> tuple | None:
+        """What the call depends on besides the model and prompts (None: never cached)."""
+        return None
+
+    def key_of(self, element: Any) -> str | None:
+        inputs = self.cache_inputs(element)
+        if inputs is None or self._run is None:
+            return None
+        return cache_key(self.stage, self._run, inputs)
 
     def setup(self) -> None:
         self._judge = runtime.judge_for(self._spec)
@@ -100,10 +114,13 @@ class JudgeCallFn(beam.DoFn):
             yield from self._emit(item)
 
     def _emit(self, item: _Pending) -> Iterable[Any]:
-        element, errors = item.element, 0
+        element, errors, cached = item.element, 0, None
         try:
             result, usage = item.future.result()
             outputs = list(self.on_result(element, result, usage))
+            key = self.key_of(element)
+            if key is not None:
+                cached = cache_row(key, self.stage, self._run, result)
         except Exception as exc:  # noqa: BLE001 - a failed call is data, never a crash or a label
             usage = getattr(exc, "rt4chart_usage", Usage(calls=1))
             errors = 1
@@ -115,6 +132,9 @@ class JudgeCallFn(beam.DoFn):
             yield WindowedValue(value, item.timestamp, (item.window,))
         yield beam.pvalue.TaggedOutput("usage",
                                        WindowedValue(record, item.timestamp, (item.window,)))
+        if cached is not None:
+            yield beam.pvalue.TaggedOutput(
+                "cache", WindowedValue(cached, item.timestamp, (item.window,)))
         self._calls.inc()
         self._errors.inc(errors)
         runtime.note_calls(usage, errors)
@@ -128,17 +148,60 @@ class _Pending:
     timestamp: Any
 
 
-class RunJudge(beam.PTransform):
-    """Requests -> (results, usage): spread over workers, call the judge concurrently."""
+class _ReplayFn(beam.DoFn):
+    """A request answered from an earlier run's judge_cache: the stored answer goes through the
+    stage's own handling (grounding included), counted as reused, at no cost."""
 
     def __init__(self, fn: JudgeCallFn):
-        super().__init__()
         self._fn = fn
 
+    def setup(self) -> None:
+        self._fn.setup()
+        self._reused = beam.metrics.Metrics.counter(METRICS, f"{self._fn.stage}_reused")
+
+    def process(self, hit: tuple[Any, Any]) -> Iterable[Any]:
+        element, result = hit
+        usage = Usage(reused=1)
+        try:
+            outputs = list(self._fn.on_result(element, result, usage))
+        except Exception as exc:  # noqa: BLE001 - a stored answer that no longer parses
+            outputs = list(self._fn.on_error(element, short_error(exc), usage))
+        yield from outputs
+        key: TraceKey = element.key
+        yield beam.pvalue.TaggedOutput("usage", UsageRecord(
+            key.trace_id, key.route, key.day, self._fn._model, usage, key.event_time_us,
+            key.late))
+        yield beam.pvalue.TaggedOutput("cache", cache_row(self._fn.key_of(element),
+                                                          self._fn.stage, self._fn._run, result))
+        self._reused.inc()
+
+
+class RunJudge(beam.PTransform):
+    """Requests -> (results, usage, cache rows): spread over workers, call the judge
+    concurrently; with `reuse` (an earlier run's judge_cache rows), replay stored answers."""
+
+    def __init__(self, fn: JudgeCallFn, reuse: beam.PCollection | None = None):
+        super().__init__()
+        self._fn = fn
+        self._reuse = reuse
+
     def expand(self, requests: beam.PCollection) -> JudgeOutputs:
+        replayed = None
+        if self._reuse is not None and self._fn._run is not None:
+            split = {"requests": requests, "cache": self._reuse} | "Reuse" >> SplitReused(
+                self._fn.key_of, self._fn.stage)
+            requests = split.miss
+            replayed = split.hit | "Replay" >> beam.ParDo(_ReplayFn(self._fn)).with_outputs(
+                "usage", "cache", main="results")
         out = (
             requests
             | "Spread" >> beam.Reshuffle()
-            | "Call" >> beam.ParDo(self._fn).with_outputs("usage", main="results")
+            | "Call" >> beam.ParDo(self._fn).with_outputs("usage", "cache", main="results")
         )
-        return JudgeOutputs(out.results, out.usage)
+        if replayed is None:
+            return JudgeOutputs(out.results, out.usage, out.cache)
+        return JudgeOutputs(
+            (out.results, replayed.results) | "Results" >> beam.Flatten(),
+            (out.usage, replayed.usage) | "Usage" >> beam.Flatten(),
+            (out.cache, replayed.cache) | "Cache" >> beam.Flatten(),
+        )

@@ -47,7 +47,7 @@ class RouteCounts:
 def counts_of(answer: dict) -> RouteCounts:
     """One answer row as counts."""
     usage = Usage(answer["judge_calls"], answer["input_tokens"], answer["cached_tokens"],
-                  answer["output_tokens"], answer["cost_usd"])
+                  answer["output_tokens"], answer["cost_usd"], answer.get("reused_calls", 0))
     if answer["status"] != "ok":
         return RouteCounts(incomplete=1, usage=usage)
     label = answer["label"]
@@ -147,6 +147,7 @@ def cost_row(key: tuple[str, str], usage: Usage, window: dict) -> dict:
     route, model = key
     return {
         "route": route, "judge_model": model, **window, "calls": usage.calls,
+        "reused_calls": usage.reused,
         "input_tokens": usage.input_tokens, "cached_tokens": usage.cached_tokens,
         "output_tokens": usage.output_tokens, "cost_usd": usage.cost_usd,
     }

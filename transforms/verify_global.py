@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import apache_beam as beam
 
-from rt4chart.schemas.records import ClaimVerdict, GlobalRequest, UsageRecord
+from rt4chart.schemas.records import ClaimVerdict, GlobalRequest, RunInfo, UsageRecord
 from rt4chart.transforms.evidence import grounded_verdict
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.base import JudgeSpec
@@ -26,6 +26,10 @@ class _GlobalFn(JudgeCallFn):
             element.claim.text, element.context.text, element.question, element.local_label,
             element.hint,
         )
+
+    def cache_inputs(self, element: GlobalRequest) -> tuple:
+        return (element.claim.text, element.context.text, element.question, element.local_label,
+                element.hint)
 
     def on_result(self, element: GlobalRequest, result, usage) -> Iterable[ClaimVerdict]:
         label, evidence, note, p = grounded_verdict(result, element.context, element.claim.text)
@@ -42,15 +46,19 @@ class _GlobalFn(JudgeCallFn):
 class GlobalOutputs(NamedTuple):
     verdicts: beam.PCollection[ClaimVerdict]
     usage: beam.PCollection[UsageRecord]
+    cache: beam.PCollection[dict]
 
 
 class VerifyGlobal(beam.PTransform):
     """GlobalRequest -> ClaimVerdict (final label, grounded evidence, or judge_error)."""
 
-    def __init__(self, spec: JudgeSpec):
+    def __init__(self, spec: JudgeSpec, run: RunInfo | None = None,
+                 reuse: beam.PCollection | None = None):
         super().__init__()
         self._spec = spec
+        self._run = run
+        self._reuse = reuse
 
     def expand(self, pending: beam.PCollection[GlobalRequest]) -> GlobalOutputs:
-        judged = pending | "Judge" >> RunJudge(_GlobalFn(self._spec))
-        return GlobalOutputs(judged.results, judged.usage)
+        judged = pending | "Judge" >> RunJudge(_GlobalFn(self._spec, run=self._run), self._reuse)
+        return GlobalOutputs(judged.results, judged.usage, judged.cache)

@@ -20,6 +20,7 @@ from rt4chart.schemas.records import (
     LocalBatchRequest,
     LocalRequest,
     LocalVerdict,
+    RunInfo,
     Usage,
     UsageRecord,
 )
@@ -57,6 +58,9 @@ class _LocalFn(JudgeCallFn):
     def call(self, judge, element: LocalRequest):
         return judge.verify_local(element.claim.text, element.chunk.text, element.question)
 
+    def cache_inputs(self, element: LocalRequest) -> tuple:
+        return (element.claim.text, element.chunk.text, element.question)
+
     def on_result(self, element: LocalRequest, result, usage) -> Iterable[LocalVerdict]:
         allowed = {s.index for _, s in element.chunk.segments}
         label, evidence, note, _ = grounded_verdict(result, element.chunk, element.claim.text,
@@ -84,6 +88,9 @@ class _LocalBatchFn(JudgeCallFn):
             return many(texts, element.chunk.text, element.question)
         return asyncio.gather(*(judge.verify_local(t, element.chunk.text, element.question)
                                 for t in texts))
+
+    def cache_inputs(self, element: LocalBatchRequest) -> tuple:
+        return ([c.text for c in element.claims], element.chunk.text, element.question)
 
     def on_result(self, element: LocalBatchRequest, result, usage) -> Iterable[LocalVerdict]:
         if not isinstance(result, list | tuple) or len(result) != len(element.claims):
@@ -142,15 +149,19 @@ class LocalOutputs(NamedTuple):
     pending: beam.PCollection[GlobalRequest]
     failed: beam.PCollection[FailedClaim]
     usage: beam.PCollection[UsageRecord]
+    cache: beam.PCollection[dict]
 
 
 class VerifyLocal(beam.PTransform):
     """ClaimSet -> GlobalRequest per claim (local label, deciding window) or FailedClaim."""
 
     def __init__(self, spec: JudgeSpec, streaming: bool = False,
-                 join_timeout_s: float = DEFAULT_TIMEOUT_S, claims_per_call: int = 1):
+                 join_timeout_s: float = DEFAULT_TIMEOUT_S, claims_per_call: int = 1,
+                 run: RunInfo | None = None, reuse: beam.PCollection | None = None):
         super().__init__()
         self._spec = spec
+        self._run = run
+        self._reuse = reuse
         self._streaming = streaming
         self._timeout_s = join_timeout_s
         if claims_per_call < 1:
@@ -160,12 +171,12 @@ class VerifyLocal(beam.PTransform):
     def expand(self, claim_sets: beam.PCollection[ClaimSet]) -> LocalOutputs:
         if self._per_call == 1:
             requests = claim_sets | "Requests" >> beam.FlatMap(requests_for)
-            fn: JudgeCallFn = _LocalFn(self._spec)
+            fn: JudgeCallFn = _LocalFn(self._spec, run=self._run)
         else:
             requests = claim_sets | "Requests" >> beam.FlatMap(batch_requests_for,
                                                                self._per_call)
-            fn = _LocalBatchFn(self._spec)
-        judged = requests | "Judge" >> RunJudge(fn)
+            fn = _LocalBatchFn(self._spec, run=self._run)
+        judged = requests | "Judge" >> RunJudge(fn, self._reuse)
         planned = {"head": claim_sets, "parts": judged.results} | "Regroup" >> Regroup(
             key_head=lambda c: c.key.trace_id,
             key_part=lambda v: v.trace_id,
@@ -174,4 +185,4 @@ class VerifyLocal(beam.PTransform):
             event_time=lambda c: c.prepared.trace.event_time_us / 1e6,
             streaming=self._streaming, timeout_s=self._timeout_s, tags=("failed",),
         )
-        return LocalOutputs(planned.main, planned.failed, judged.usage)
+        return LocalOutputs(planned.main, planned.failed, judged.usage, judged.cache)

@@ -217,3 +217,17 @@ def test_claims_per_call_with_a_judge_that_checks_one_claim_at_a_time(tmp_path, 
 
     assert labels(many) == labels(one) and len(labels(one)) > 10
     assert audit("--example", "--claims-per-call", "0", out=tmp_path / "bad")[0] == 2
+
+
+def test_reuse_needs_an_earlier_run_with_a_judge_cache(tmp_path, audit):
+    code, tables, out = audit("--example", "--judge", "offline", out=tmp_path / "run")
+    assert code == 0 and tables["judge_cache"]
+    assert audit("--example", "--reuse", str(out), "--overwrite", out=out)[0] == 2
+    assert audit("--example", "--reuse", str(tmp_path / "nothing"), out=tmp_path / "x")[0] == 2
+    code, again, _ = audit("--example", "--judge", "offline", "--reuse", str(out),
+                           out=tmp_path / "again")
+    assert code == 0 and sum(a["judge_calls"] for a in again["answers"]) == 0
+    assert [(a["trace_id"], a["label"], a["p_hallucinated"]) for a in sorted(
+        again["answers"], key=lambda a: a["trace_id"])] == [
+        (a["trace_id"], a["label"], a["p_hallucinated"]) for a in sorted(
+            tables["answers"], key=lambda a: a["trace_id"])]

@@ -291,3 +291,41 @@ def test_a_multi_claim_reply_that_skips_a_claim_is_retried_then_fails_as_error(t
     (answer,) = tables["answers"]
     assert answer["status"] == "incomplete" and answer["label"] is None
     assert "3 of 3 windows failed" in answer["reason"] and ", expected 1..3" in answer["reason"]
+
+
+def test_a_backfill_reuses_unchanged_calls_and_pays_only_for_what_changed(ragtruth_sample,
+                                                                         tmp_path, audit):
+    records = [r for r in load_traces(ragtruth_sample) if r.get("task") == "QA"][:3]
+    first = write_jsonl(tmp_path / "first.jsonl", records)
+    with FakeOpenAI() as server:
+        code, before, out = audit(str(first), *_openai(server), out=tmp_path / "before")
+        paid_before = len(server.requests)
+    assert code == 0 and paid_before == sum(a["judge_calls"] for a in before["answers"])
+    assert len(before["judge_cache"]) == paid_before  # every successful call is cached
+    # The retriever changed for one trace: a passage was added to its context.
+    changed = json.loads(json.dumps(records))
+    changed[0]["contexts"].append({"doc_id": "new", "text": "A new passage on another topic."})
+    second = write_jsonl(tmp_path / "second.jsonl", changed)
+    with FakeOpenAI() as server:
+        code, after, _ = audit(str(second), *_openai(server), "--reuse", str(out),
+                               out=tmp_path / "after")
+        paid_after = len(server.requests)
+    assert code == 0
+    answers = {a["trace_id"]: a for a in after["answers"]}
+    same = [r["trace_id"] for r in records[1:]]
+    assert all(answers[t]["judge_calls"] == 0 and answers[t]["reused_calls"] > 0 for t in same)
+    edited = answers[records[0]["trace_id"]]
+    # Its decomposition is reused (the answer did not change); its verifications are paid for.
+    assert edited["judge_calls"] == paid_after > 0 and edited["reused_calls"] > 0
+    assert sum(c["reused_calls"] for c in after["costs"]) == sum(
+        a["reused_calls"] for a in after["answers"])
+    before_claims = {(c["trace_id"], c["claim_index"]): (c["label"], c["evidence"])
+                     for c in before["claims"] if c["trace_id"] in same}
+    assert before_claims == {(c["trace_id"], c["claim_index"]): (c["label"], c["evidence"])
+                             for c in after["claims"] if c["trace_id"] in same}
+    # Another model: nothing is reused.
+    with FakeOpenAI() as server:
+        code, other, _ = audit(str(first), *_openai(server, "--model", "gpt-4.1-mini"),
+                               "--reuse", str(out), out=tmp_path / "other")
+        assert len(server.requests) == paid_before
+    assert code == 0 and not any(a["reused_calls"] for a in other["answers"])

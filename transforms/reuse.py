@@ -1,0 +1,81 @@
+"""Content-addressed reuse of judge results, for backfills that only pay for what changed.
+
+Every successful judge call is written to the `judge_cache` table under a key: the sha256 of
+the stage, the judge model, the prompt hash and the call's inputs (the answer sentence, answer
+and question for a decomposition; the claim, window text and question for a local verdict; the
+claim, full context, question, local label and hint for a global verdict). A later run given
+`--reuse DIR` joins its requests with that table on the key: a hit replays the stored answer
+(through the same grounding as a fresh one, at no cost), a miss calls the judge. Change the
+retriever, and only the traces whose windows changed are judged again; change a prompt or the
+model, and nothing is reused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+import apache_beam as beam
+import orjson
+
+from rt4chart.schemas.records import RunInfo
+
+
+def cache_key(stage: str, run: RunInfo, inputs: tuple) -> str:
+    payload = orjson.dumps([stage, run.judge_model, run.prompt_hash, *inputs])
+    return hashlib.sha256(payload).hexdigest()
+
+
+def cache_row(key: str, stage: str, run: RunInfo, result: Any) -> dict:
+    return {"key": key, "stage": stage, "judge_model": run.judge_model,
+            "prompt_hash": run.prompt_hash, "result": orjson.dumps(result).decode(),
+            "created_at": datetime.now(UTC)}
+
+
+class _SplitHits(beam.DoFn):
+    """(key, {requests, stored}) -> misses (main) and (request, stored result) hits."""
+
+    def process(self, element: tuple[str, dict[str, list]]) -> Iterable[Any]:
+        _, groups = element
+        stored = groups["stored"]
+        for request in groups["requests"]:
+            if stored:
+                yield beam.pvalue.TaggedOutput("hit", (request, orjson.loads(stored[0])))
+            else:
+                yield request
+
+
+class SplitReused(beam.PTransform):
+    """Requests -> (misses, hits): hits pair a request with the stored result of its key."""
+
+    def __init__(self, key_of, stage: str):
+        super().__init__()
+        self._key_of = key_of
+        self._stage = stage
+
+    def expand(self, inputs: dict[str, beam.PCollection]):
+        key_of, stage = self._key_of, self._stage
+        return (
+            {
+                "requests": inputs["requests"] | "Key" >> beam.Map(lambda r: (key_of(r), r)),
+                "stored": inputs["cache"]
+                | "OfStage" >> beam.Filter(lambda row: row["stage"] == stage)
+                | "KeyStored" >> beam.Map(lambda row: (row["key"], row["result"])),
+            }
+            | "Join" >> beam.CoGroupByKey()
+            | "Split" >> beam.ParDo(_SplitHits()).with_outputs("hit", main="miss")
+        )
+
+
+class ReadCache(beam.PTransform):
+    """The judge_cache rows of an earlier run's output directory."""
+
+    def __init__(self, run_dir: str):
+        super().__init__()
+        self._pattern = run_dir.rstrip("/") + "/judge_cache/*.parquet"
+
+    def expand(self, pbegin):
+        return pbegin | "ReadCache" >> beam.io.ReadFromParquet(
+            self._pattern, columns=["key", "stage", "result"])
