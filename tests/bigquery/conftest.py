@@ -33,7 +33,8 @@ def dataset() -> str:
 def _answers() -> list[dict]:
     common = {
         "route": "support-bot", "input_tokens": 1200, "cached_tokens": 200,
-        "output_tokens": 300, "cost_usd": 0.000345, "judge_model": "gpt-4o-mini",
+        "output_tokens": 300, "reused_calls": 0, "cost_usd": 0.000345,
+        "judge_model": "gpt-4o-mini",
         "prompt_hash": "ab" * 32, "task": "QA", "generator": "llama-2-7b",
         "audited_at": dt.datetime(2024, 5, 1, 9, 31, 2, 654321, tzinfo=UTC), "late": False,
     }
@@ -99,6 +100,7 @@ def _route_rates() -> list[dict]:
 
 def _costs() -> list[dict]:
     return [{"route": "support-bot", "judge_model": "gpt-4o-mini", **_window(1), "calls": 280,
+             "reused_calls": 12,
              "input_tokens": 48000, "cached_tokens": 1024, "output_tokens": 12000,
              "cost_usd": 0.0144}]
 
@@ -108,6 +110,12 @@ def _dead_letters() -> list[dict]:
              "route": None, "raw": '{"trace_id": "t-x", "answer": "é \\n"}',
              "received_at": dt.datetime(2024, 5, 1, 9, 0, 0, 1, tzinfo=UTC),
              "dead_letter_id": "cd" * 32}]
+
+
+def _judge_cache() -> list[dict]:
+    return [{"key": "ef" * 32, "stage": "verify_local", "judge_model": "gpt-4o-mini",
+             "prompt_hash": "ab" * 8, "result": '["CON", ["The free trial lasts 14 days."], null]',
+             "created_at": dt.datetime(2024, 5, 1, 9, 31, tzinfo=UTC)}]
 
 
 def _alerts() -> list[dict]:
@@ -122,4 +130,5 @@ def _alerts() -> list[dict]:
 def sample_rows() -> dict[str, list[dict]]:
     """Rows of every table as the pipeline produces them (aware datetimes, nested lists)."""
     return {"answers": _answers(), "claims": _claims(), "route_rates": _route_rates(),
-            "costs": _costs(), "dead_letters": _dead_letters(), "alerts": _alerts()}
+            "costs": _costs(), "dead_letters": _dead_letters(), "alerts": _alerts(),
+            "judge_cache": _judge_cache()}
