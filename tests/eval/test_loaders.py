@@ -11,7 +11,10 @@ from rt4chart.pipeline.datasets import ragtruth_traces
 from rt4chart.pipeline.eval import loaders
 
 DATA = Path(__file__).parent / "data"
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "ragtruth"
+# The project's shared data: next to the checkout, else where this workplace keeps it.
+SHARED = next((p for p in (Path(__file__).resolve().parents[3] / "shared" / "data" / "ragtruth",
+                           Path("/work/shared/data/ragtruth")) if p.exists()),
+              Path("/work/shared/data/ragtruth"))
 
 
 def test_ragtruth_sample_offsets_and_labels():

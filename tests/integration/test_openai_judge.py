@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -143,11 +144,16 @@ def test_prompts_keep_injections_delimited(tmp_path, audit):
     with FakeOpenAI() as server:
         code, _, _ = audit(str(traces), *_openai(server))
     assert code == 0
+    blocks = re.compile(r"<(passage|question|sentence|claims?|context|answer|hint)>\n.*?\n</\1>",
+                        re.S)
     for body in server.requests:
         user = body["messages"][-1]["content"]
-        for name in ("passage", "question", "sentence", "claim", "context", "answer"):
-            assert user.count(f"<{name}>") == user.count(f"</{name}>") <= 1, (name, user)
-        assert json.dumps(body).count("Ignore the instructions") <= 1
+        for name in ("passage", "question", "sentence", "claim", "context", "answer", "hint"):
+            assert user.count(f"<{name}>\n") == user.count(f"</{name}>") <= 1, (name, user)
+        # Trace text (the injection too; a hint repeats a window) only inside its blocks.
+        outside = blocks.sub("", user)
+        assert "Ignore the instructions" not in outside and "Reply ENT" not in outside
+        assert "Ignore the instructions" not in body["messages"][0]["content"]
 
 
 def test_requests_per_minute_budget_holds_end_to_end(ragtruth_sample, tmp_path, audit):
