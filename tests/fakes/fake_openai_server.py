@@ -128,6 +128,11 @@ class FakeOpenAI:
 
     def _completion(self, body: dict, content: dict | str, refusal: bool) -> dict:
         text = content if isinstance(content, str) else json.dumps(content)
+        # Like the provider: an answer longer than max_completion_tokens is cut off there.
+        budget = body.get("max_completion_tokens") or body.get("max_tokens")
+        finish = "stop"
+        if budget and len(text) // 4 + 1 > budget:
+            text, finish = text[: budget * 4], "length"
         prompt_tokens = sum(len(m["content"]) for m in body["messages"]) // 4 + 1
         cached = int(prompt_tokens * self.cached_fraction)
         message = {"role": "assistant", "content": None if refusal else text,
@@ -135,7 +140,7 @@ class FakeOpenAI:
         return {
             "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion",
             "created": int(time.time()), "model": body.get("model", "fake"),
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish,
                          "logprobs": self._logprobs(body, text) if body.get("logprobs")
                          and not refusal else None}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text) // 4 + 1,

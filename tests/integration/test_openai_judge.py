@@ -335,3 +335,29 @@ def test_a_backfill_reuses_unchanged_calls_and_pays_only_for_what_changed(ragtru
                                "--reuse", str(out), out=tmp_path / "other")
         assert len(server.requests) == paid_before
     assert code == 0 and not any(a["reused_calls"] for a in other["answers"])
+
+
+def test_an_answer_cut_off_at_the_output_budget_is_retried_with_a_larger_one(tmp_path, audit):
+    """Providers count max_completion_tokens against tokens/min: the judge reserves little and
+    doubles the budget only for the call whose answer was cut off."""
+    traces = write_jsonl(tmp_path / "t.jsonl", [fj.RUNNING_TRACE])
+
+    def verbose(body: dict) -> dict:
+        answer = fj.running_example_responder(body)
+        if tag(body["messages"][-1]["content"], "claim") == fj.C5:
+            answer["reasoning"] = "Let me think this through. " * 80  # about 540 tokens
+        return answer
+
+    with FakeOpenAI(verbose) as server:
+        code, tables, _ = audit(str(traces), *_openai(server),
+                                "--window-size", "2", "--window-overlap", "1")
+    assert code == 0 and all(a["status"] == "ok" for a in tables["answers"])
+    budgets = [b["max_completion_tokens"] for b in server.requests
+               if "<context>" in b["messages"][-1]["content"]
+               and tag(b["messages"][-1]["content"], "claim") == fj.C5]
+    assert budgets == [256, 512, 1024]
+    others = {b["max_completion_tokens"] for b in server.requests
+              if tag(b["messages"][-1]["content"], "claim") != fj.C5}
+    assert others == {256}
+    (c5,) = [c for c in tables["claims"] if c["claim"] == fj.C5]
+    assert c5["label"] == "NIC" and c5["status"] == "ok"

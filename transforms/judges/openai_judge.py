@@ -54,7 +54,11 @@ class OpenAIConfig:
     max_attempts: int = 6
     backoff_initial_s: float = 0.5
     backoff_max_s: float = 30.0
-    max_output_tokens: int = 512
+    # Providers count max_completion_tokens against tokens/min when a request is admitted, so a
+    # generous reservation wastes the budget: start small and double it for a call whose answer
+    # was cut off (finish_reason "length"), up to max_output_tokens_cap.
+    max_output_tokens: int = 256
+    max_output_tokens_cap: int = 2048
     temperature: float = 0.0
     seed: int = 42
     price_input: float | None = None
@@ -100,6 +104,10 @@ class OpenAIConfig:
 
 
 P_KEY = "_p_unsupported"  # where _parse puts the label's probability (not a schema field)
+
+
+class Truncated(SchemaMismatch):
+    """The answer hit the output token budget: retried with twice the budget."""
 
 
 def check_numbering(data: dict, n: int) -> None:
@@ -178,11 +186,11 @@ class OpenAIJudge:
         return self._client
 
     async def _attempt(self, messages: list[dict], schema_name: str, logprobs: bool,
-                       cache_key: str | None) -> dict:
+                       cache_key: str | None, max_tokens: int) -> dict:
         client = self._ensure_client()
         cfg = self.config
         chars = sum(len(m["content"]) for m in messages)
-        await self._limiter.acquire(chars // CHARS_PER_TOKEN + cfg.max_output_tokens)
+        await self._limiter.acquire(chars // CHARS_PER_TOKEN + max_tokens)
         extra: dict[str, Any] = {}
         if logprobs:
             extra.update(logprobs=True, top_logprobs=cfg.top_logprobs)
@@ -191,7 +199,7 @@ class OpenAIJudge:
         try:
             raw = await client.chat.completions.with_raw_response.create(
                 model=cfg.model, messages=messages, temperature=cfg.temperature, seed=cfg.seed,
-                max_completion_tokens=cfg.max_output_tokens,
+                max_completion_tokens=max_tokens,
                 response_format={"type": "json_schema", "json_schema": {
                     "name": schema_name, "strict": True, "schema": prompts.schema(schema_name)}},
                 **extra,
@@ -219,6 +227,8 @@ class OpenAIJudge:
         if not completion.choices:
             raise SchemaMismatch("response has no choices")
         message = completion.choices[0].message
+        if completion.choices[0].finish_reason == "length":
+            raise Truncated("answer cut off at the output token budget")
         if getattr(message, "refusal", None):
             raise JudgeError(f"judge refused: {message.refusal:.200}")
         try:
@@ -238,6 +248,7 @@ class OpenAIJudge:
         have in common (it names the prompt cache)."""
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         self._ensure_client()
+        budget = self.config.max_output_tokens
         async with self._semaphore:
             try:
                 async for attempt in AsyncRetrying(
@@ -247,8 +258,12 @@ class OpenAIJudge:
                     reraise=True,
                 ):
                     with attempt:
-                        data = await self._attempt(messages, schema_name, logprobs,
-                                                   cache_key_of(shared))
+                        try:
+                            data = await self._attempt(messages, schema_name, logprobs,
+                                                       cache_key_of(shared), budget)
+                        except Truncated:
+                            budget = min(2 * budget, self.config.max_output_tokens_cap)
+                            raise
                         if expect_claims is not None:
                             check_numbering(data, expect_claims)
                         return data

@@ -54,22 +54,38 @@ def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
     return None
 
 
+# When a budget is used up, wait for this share of it to come back (OpenAI's reset-* is the time
+# until the whole budget is back: waiting for all of it would idle the worker for up to a minute).
+REFILL_SHARE = 0.02
+
+
 def exhausted_for(headers: Mapping[str, str]) -> float | None:
-    """If a response says a budget is used up (remaining 0), the seconds until it resets."""
+    """If a response says a budget is used up (remaining 0), how long to pause: until a small
+    share of it is back (`x-ratelimit-reset-*` is the time until all of it is)."""
     waits = []
     for kind in ("requests", "tokens"):
         remaining = headers.get(f"x-ratelimit-remaining-{kind}")
         if remaining is not None and remaining.strip() in ("0", "0.0"):
             reset = parse_duration(headers.get(f"x-ratelimit-reset-{kind}"))
             if reset is not None:
-                waits.append(reset)
+                waits.append(reset * REFILL_SHARE)
     return max(waits) if waits else None
 
 
 # Providers enforce per-minute limits over shorter windows (60,000/min may be applied as
-# 1,000/s): the buckets hold this many seconds of budget, so a start-up burst cannot spend a
-# whole minute's budget at once.
+# 1,000/s): the buckets hold this many seconds of budget, so a burst cannot spend a whole
+# minute's budget at once. They start full (no burst at start): a bucket that starts empty lets
+# the first minute spend its rate plus the bucket, over a provider's 60 s sliding window.
 BUCKET_SECONDS = 10.0
+
+
+def _fill(limiter: AsyncLimiter) -> None:
+    """Set a leaky bucket's level to its capacity, now: calls then flow at the steady rate.
+    (aiolimiter has no public knob for the initial level; without these attributes the bucket
+    keeps its default, with an initial burst.)"""
+    if hasattr(limiter, "_level") and hasattr(limiter, "_last_check"):
+        limiter._level = limiter.max_rate
+        limiter._last_check = asyncio.get_running_loop().time()
 
 
 class RateLimiter:
@@ -81,6 +97,7 @@ class RateLimiter:
         self.rpm, self.tpm = rpm, tpm
         self._requests = AsyncLimiter(max(1.0, rpm * bucket_s / 60.0), bucket_s)
         self._tokens = AsyncLimiter(max(1.0, tpm * bucket_s / 60.0), bucket_s)
+        self._started = False
         self._token_capacity = self._tokens.max_rate
         self._pause_until = 0.0
         self.pauses = 0
@@ -94,6 +111,10 @@ class RateLimiter:
 
     async def acquire(self, estimated_tokens: int) -> None:
         """Wait for the shared pause, then for a request slot and the estimated tokens."""
+        if not self._started:
+            self._started = True
+            _fill(self._requests)
+            _fill(self._tokens)
         while (delay := self._pause_until - time.monotonic()) > 0:
             await asyncio.sleep(delay)
         await self._requests.acquire(1)
