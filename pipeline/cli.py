@@ -70,6 +70,9 @@ def _audit_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--overwrite", action="store_true", help="replace an earlier run's tables")
     p.add_argument("--bigquery", metavar="PROJECT:DATASET",
                    help="also write the tables to this BigQuery dataset (file loads)")
+    p.add_argument("--batch-api", action="store_true",
+                   help="openai judge through the Batch API: half the price, a separate rate "
+                        "limit, results within 24 h; resumable (state in OUT/_batch_state)")
     _judge_args(p)
 
 
@@ -171,7 +174,12 @@ def judge_spec(args: argparse.Namespace) -> JudgeSpec:
         name = "openai" if configured else "offline"
         if name == "offline":
             logger.warning(OFFLINE_NOTICE)
-    if shorthand and name != "openai":
+    if getattr(args, "batch_api", False):
+        if name not in ("openai", "openai-batch"):
+            raise ValueError(f"--batch-api needs the openai judge, not {name!r}")
+        name = "openai-batch"
+        options.setdefault("batch_state_dir", os.path.join(args.out, "_batch_state"))
+    if shorthand and name not in ("openai", "openai-batch"):
         raise ValueError(f"--{', --'.join(shorthand)} apply to the openai judge, not {name!r}")
     return JudgeSpec.of(name, {**options, **{k: str(v) for k, v in shorthand.items()}})
 

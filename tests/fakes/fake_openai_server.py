@@ -9,6 +9,8 @@ delimiting tags.
 
 from __future__ import annotations
 
+import email.parser
+import email.policy
 import json
 import math
 import re
@@ -61,6 +63,11 @@ class FakeOpenAI:
         self.responder = responder
         self.latency_s = latency_s
         self.down = False  # while True, every request gets a 503 (an endpoint outage)
+        # Batch API: uploaded files, batches, and how many polls a batch stays in progress.
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict] = {}
+        self.batch_polls = 1
+        self.batch_frozen = False  # while True, batches stay in progress (a slow provider)
         self.label_probs = label_probs or (
             lambda body, label: {x: 0.9 if x == label else 0.05 for x in ("ENT", "CON", "NIC")})
         self.plan = list(faults or [])
@@ -69,7 +76,7 @@ class FakeOpenAI:
         self.retry_after_s = retry_after_s
         self.requests: list[dict] = []
         self.statuses: Counter[str] = Counter()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entered when a batch runs its requests
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -170,6 +177,70 @@ class FakeOpenAI:
             position += len(token)
         return {"content": content, "refusal": None}
 
+    # Batch API (/v1/files, /v1/batches) ---------------------------------------------------
+
+    def upload(self, content_type: str, raw: bytes) -> dict:
+        """POST /v1/files (multipart): keep the file's bytes."""
+        message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+            b"content-type: " + content_type.encode() + b"\r\n\r\n" + raw)
+        data = next(part.get_payload(decode=True) for part in message.iter_parts()
+                    if part.get_param("name", header="content-disposition") == "file")
+        with self._lock:
+            file_id = f"file-{len(self.files) + 1}"
+            self.files[file_id] = data
+        return {"id": file_id, "object": "file", "bytes": len(data), "created_at": 0,
+                "filename": "batch.jsonl", "purpose": "batch", "status": "processed"}
+
+    def create_batch(self, body: dict) -> dict:
+        with self._lock:
+            batch_id = f"batch_{len(self.batches) + 1}"
+            self.batches[batch_id] = {
+                "id": batch_id, "object": "batch", "endpoint": body["endpoint"],
+                "input_file_id": body["input_file_id"], "completion_window": "24h",
+                "status": "validating", "created_at": int(time.time()), "polls": 0,
+                "output_file_id": None, "error_file_id": None,
+                "request_counts": {"total": 0, "completed": 0, "failed": 0}}
+            return self._batch_view(batch_id)
+
+    def _batch_view(self, batch_id: str) -> dict:
+        return {k: v for k, v in self.batches[batch_id].items() if k != "polls"}
+
+    def retrieve_batch(self, batch_id: str) -> dict:
+        with self._lock:
+            batch = self.batches[batch_id]
+            if batch["status"] != "completed" and not self.batch_frozen:
+                batch["polls"] += 1
+                batch["status"] = "in_progress"
+                if batch["polls"] > self.batch_polls:
+                    self._run_batch(batch)
+            return self._batch_view(batch_id)
+
+    def _run_batch(self, batch: dict) -> None:
+        lines = self.files[batch["input_file_id"]].decode().splitlines()
+        out = []
+        for line in lines:
+            request = json.loads(line)
+            status, payload, _ = self.answer(request["body"])
+            out.append(json.dumps({"id": f"req-{len(out)}", "custom_id": request["custom_id"],
+                                   "response": {"status_code": status, "body": payload},
+                                   "error": None}))
+        file_id = f"file-{len(self.files) + 1}"
+        self.files[file_id] = ("\n".join(out) + "\n").encode()
+        batch.update(status="completed", output_file_id=file_id,
+                     request_counts={"total": len(out), "completed": len(out), "failed": 0})
+
+    def route_get(self, path: str) -> tuple[int, dict | bytes]:
+        if path.startswith("/v1/batches/"):
+            return 200, self.retrieve_batch(path.rsplit("/", 1)[1])
+        if path.startswith("/v1/files/") and path.endswith("/content"):
+            return 200, self.files[path.split("/")[3]]
+        return 404, {"error": {"message": f"no route {path}"}}
+
+    def route_batch_post(self, path: str, content_type: str, raw: bytes) -> tuple[int, dict]:
+        if path == "/v1/files":
+            return 200, self.upload(content_type, raw)
+        return 200, self.create_batch(json.loads(raw))
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
@@ -179,9 +250,28 @@ class FakeOpenAI:
             def log_message(self, *args: object) -> None:  # keep test output clean
                 pass
 
+            def _send(self, status: int, payload: dict | bytes,
+                      headers: dict[str, str] | None = None) -> None:
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server API
+                self._send(*server.route_get(self.path.split("?")[0]))
+
             def do_POST(self) -> None:  # noqa: N802 - http.server API
                 length = int(self.headers.get("content-length", 0))
-                body = json.loads(self.rfile.read(length))
+                raw = self.rfile.read(length)
+                path = self.path.split("?")[0]
+                if path in ("/v1/files", "/v1/batches"):
+                    self._send(*server.route_batch_post(path, self.headers["content-type"], raw))
+                    return
+                body = json.loads(raw)
                 if server.latency_s:
                     time.sleep(server.latency_s)
                 status, payload, headers = server.answer(body)

@@ -107,6 +107,7 @@ def check_quotes(quotes: Any) -> list[str]:
 BUILTIN = {
     "offline": "rt4chart.transforms.judges.offline:OfflineJudge",
     "openai": "rt4chart.transforms.judges.openai_judge:OpenAIJudge",
+    "openai-batch": "rt4chart.transforms.judges.openai_batch:BatchOpenAIJudge",
 }
 
 

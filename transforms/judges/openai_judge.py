@@ -185,25 +185,30 @@ class OpenAIJudge:
             self._semaphore = asyncio.Semaphore(cfg.max_concurrency)
         return self._client
 
+    def _request_body(self, messages: list[dict], schema_name: str, logprobs: bool,
+                      cache_key: str | None, max_tokens: int) -> dict[str, Any]:
+        """The chat completion request, as sent (directly, or in a Batch API file)."""
+        cfg = self.config
+        body: dict[str, Any] = {
+            "model": cfg.model, "messages": messages, "temperature": cfg.temperature,
+            "seed": cfg.seed, "max_completion_tokens": max_tokens,
+            "response_format": {"type": "json_schema", "json_schema": {
+                "name": schema_name, "strict": True, "schema": prompts.schema(schema_name)}},
+        }
+        if logprobs:
+            body.update(logprobs=True, top_logprobs=cfg.top_logprobs)
+        if cache_key and cfg.prompt_cache_key:
+            body["prompt_cache_key"] = cache_key
+        return body
+
     async def _attempt(self, messages: list[dict], schema_name: str, logprobs: bool,
                        cache_key: str | None, max_tokens: int) -> dict:
         client = self._ensure_client()
-        cfg = self.config
         chars = sum(len(m["content"]) for m in messages)
         await self._limiter.acquire(chars // CHARS_PER_TOKEN + max_tokens)
-        extra: dict[str, Any] = {}
-        if logprobs:
-            extra.update(logprobs=True, top_logprobs=cfg.top_logprobs)
-        if cache_key and cfg.prompt_cache_key:
-            extra["prompt_cache_key"] = cache_key
+        body = self._request_body(messages, schema_name, logprobs, cache_key, max_tokens)
         try:
-            raw = await client.chat.completions.with_raw_response.create(
-                model=cfg.model, messages=messages, temperature=cfg.temperature, seed=cfg.seed,
-                max_completion_tokens=max_tokens,
-                response_format={"type": "json_schema", "json_schema": {
-                    "name": schema_name, "strict": True, "schema": prompts.schema(schema_name)}},
-                **extra,
-            )
+            raw = await client.chat.completions.with_raw_response.create(**body)
         except openai.APIStatusError as exc:
             if exc.status_code == 429:
                 wait = retry_after_seconds(exc.response.headers)
