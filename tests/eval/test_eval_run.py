@@ -6,11 +6,15 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rt4chart.pipeline.eval import cli as eval_cli
 from rt4chart.pipeline.eval.measures import MEASURES
+from rt4chart.pipeline.eval.metrics import auroc
 from rt4chart.pipeline.summary import read_table
+
+from fake_openai_server import FakeOpenAI, tag
 
 DATA = Path(__file__).parent / "data"
 ARGS = ["--dataset", "ragtruth", "--data", str(DATA / "ragtruth"), "--judge", "offline",
@@ -197,3 +201,34 @@ def test_options_pass_judge_flags_and_hide_secrets():
     assert "--window-size" in opts.audit_args and "12" in opts.audit_args
     assert "sk-secret" not in json.dumps(opts.config)  # the report does not
     assert opts.tasks == ("QA", "Summary") and opts.beam_args == ("--direct_num_workers", "2")
+
+
+def test_eval_through_the_openai_client_scores_answers_from_log_probabilities(tmp_path,
+                                                                               monkeypatch):
+    """The judge's label-token log-probabilities (local server) become p_hallucinated, and the
+    threshold-free measures are computed from those graded scores."""
+    def label_probs(body: dict, label: str) -> dict[str, float]:
+        # A hesitant model: the longer the claim, the less sure it is that it is entailed.
+        claim = tag(body["messages"][-1]["content"], "claim") or ""
+        doubt = min(0.9, 0.05 + len(claim) / 400)
+        if label == "ENT":
+            return {"ENT": 1 - doubt, "NIC": doubt}
+        return {label: 0.6 + doubt / 3, "ENT": 0.4 - doubt / 3}
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-eval-0123456789")
+    out = tmp_path / "openai"
+    with FakeOpenAI(label_probs=label_probs) as server:
+        code = eval_cli.main(["--dataset", "ragtruth", "--data", str(DATA / "ragtruth"),
+                              "--judge", "openai", "--base-url", server.base_url,
+                              "--bootstrap", "100", "--limit", "12", "--out", str(out)])
+    assert code == 0
+    assert any(b.get("logprobs") for b in server.requests)
+    items = [json.loads(line) for line in (out / "items.jsonl").open()]
+    scores = [it["score"] for it in items]
+    assert len(set(scores)) > 3 and all(0 < s < 1 for s in scores)  # graded, not 0/1
+    report = json.loads((out / "report.json").read_text())
+    test = [it for it in items if it["split"] == "test"]
+    expected = auroc(np.array([bool(it["gold_spans"]) for it in test]),
+                     np.array([it["score"] for it in test]))
+    got = report["groups"]["overall"]["systems"]["judge"]["auroc"]["value"]
+    assert (got is None and expected is None) or got == pytest.approx(expected)
