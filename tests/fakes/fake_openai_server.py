@@ -37,6 +37,15 @@ def lexical_responder(body: dict) -> dict:
     schema = body["response_format"]["json_schema"]["name"]
     if schema == "decompose":
         return {"reasoning": "split", "claims": lexical.decompose_sentence(tag(user, "sentence"))}
+    if schema == "verify_many":  # numbered claims against one passage (--claims-per-call)
+        passage = tag(user, "passage") or ""
+        verdicts = []
+        for line in (tag(user, "claims") or "").splitlines():
+            number, _, claim = line.partition("] ")
+            label, quotes = lexical.verify(claim, passage)
+            verdicts.append({"claim": int(number.lstrip("[")), "reasoning": "lexical",
+                             "evidence": quotes, "label": label})
+        return {"verdicts": verdicts}
     passage = tag(user, "passage") or tag(user, "context") or ""
     label, quotes = lexical.verify(tag(user, "claim") or "", passage, tag(user, "hint"))
     return {"reasoning": "lexical", "evidence": quotes, "label": label}
