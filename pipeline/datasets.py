@@ -26,7 +26,9 @@ def split_of(source_id: str) -> str:
     return "dev" if hashlib.sha256(str(source_id).encode()).digest()[0] % 2 == 0 else "test"
 
 
-def _contexts(source: dict) -> tuple[str, list[dict]]:
+def ragtruth_contexts(source: dict) -> tuple[str, list[dict]]:
+    """(question, contexts) of a RAGTruth source: QA passages as separate documents, a Summary
+    article as one, a Data2txt record as one document of indented JSON."""
     task, info = source["task_type"], source["source_info"]
     if task == "QA":
         parts = [p.strip() for p in _PASSAGE_RE.split(info["passages"]) if p.strip()]
@@ -49,7 +51,7 @@ def ragtruth_traces(directory: str | Path) -> Iterator[dict]:
         for line in fh:
             response = json.loads(line)
             source = sources[response["source_id"]]
-            question, contexts = _contexts(source)
+            question, contexts = ragtruth_contexts(source)
             labels = response.get("labels") or []
             yield {
                 "trace_id": f"ragtruth-{response['id']}",

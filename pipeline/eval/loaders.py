@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rt4chart.pipeline.datasets import split_of
+from rt4chart.pipeline.datasets import ragtruth_contexts, split_of
 
 FORMATS = ("ragtruth", "ragtruth-plus-plus", "jsonl")
 LABELS = ("CON", "NIC")
@@ -40,7 +40,6 @@ RAGTRUTH_LABELS = {
     "evident baseless info": "NIC", "subtle baseless info": "NIC",
 }
 _CON_WORDS = ("conflict", "contradict", "contrary", "incorrect", "wrong")
-_PASSAGE_RE = re.compile(r"passage \d+:")
 
 
 @dataclass(frozen=True, order=True)
@@ -119,18 +118,6 @@ def map_label(raw: str, label_map: dict[str, str] | None = None) -> str:
 
 
 # --- RAGTruth ----------------------------------------------------------------------------------
-
-
-def ragtruth_contexts(source: dict) -> tuple[str, list[dict]]:
-    """(question, contexts) of a RAGTruth source, as `datasets.ragtruth_traces` renders them."""
-    task, info = source["task_type"], source["source_info"]
-    if task == "QA":
-        parts = [p.strip() for p in _PASSAGE_RE.split(info["passages"]) if p.strip()]
-        return info["question"], [{"doc_id": f"passage{i + 1}", "text": p}
-                                  for i, p in enumerate(parts)]
-    if task == "Summary":
-        return "", [{"doc_id": "article", "text": info}]
-    return "", [{"doc_id": "record", "text": json.dumps(info, indent=2, ensure_ascii=False)}]
 
 
 def _read_jsonl(path: Path) -> Iterator[dict]:
