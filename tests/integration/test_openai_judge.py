@@ -10,7 +10,7 @@ import pytest
 from rt4chart.transforms.judges.pricing import DEFAULT_PRICES
 
 import fake_judges as fj
-from fake_openai_server import FakeOpenAI, tag
+from fake_openai_server import FakeOpenAI, lexical_responder, tag
 from testutil import load_traces, write_jsonl
 
 KEY = "sk-test-0123456789abcdefghijklmnop"
@@ -238,22 +238,11 @@ def test_without_logprobs_the_probability_is_the_label(tmp_path, audit):
 
 
 def _many_responder(body: dict) -> dict:
-    """The lexical model, answering a multi-claim prompt claim by claim."""
-    from rt4chart.transforms.judges import lexical
-
-    user = body["messages"][-1]["content"]
-    if body["response_format"]["json_schema"]["name"] != "verify_many":
-        from fake_openai_server import lexical_responder
-
-        return lexical_responder(body)
-    passage = tag(user, "passage")
-    verdicts = []
-    for line in tag(user, "claims").splitlines():
-        number, _, claim = line.partition("] ")
-        label, quotes = lexical.verify(claim, passage)
-        verdicts.append({"claim": int(number.lstrip("[")), "reasoning": "lexical",
-                         "evidence": quotes, "label": label})
-    return {"verdicts": verdicts[::-1]}  # out of order: the judge must sort by number
+    """The lexical model; a multi-claim reply comes out of order (the judge sorts by number)."""
+    answer = lexical_responder(body)
+    if "verdicts" in answer:
+        answer["verdicts"] = answer["verdicts"][::-1]
+    return answer
 
 
 def test_claims_per_call_cuts_local_calls_and_keeps_every_verdict(ragtruth_sample, tmp_path,
