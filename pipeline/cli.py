@@ -30,6 +30,7 @@ from rt4chart.pipeline import graph
 from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
 from rt4chart.pipeline.eval import cli as eval_cli
 from rt4chart.pipeline.io import prepare_output
+from rt4chart.pipeline.report import cli as report_cli
 from rt4chart.pipeline.summary import read_table, summarise
 from rt4chart.schemas.records import RunInfo
 from rt4chart.transforms.aggregate import REDO_STAGE
@@ -156,6 +157,7 @@ def parser() -> argparse.ArgumentParser:
     _audit_parser(sub)
     _stream_parser(sub)
     eval_cli.add_parsers(sub)
+    report_cli.add_parser(sub)
     return root
 
 
@@ -403,6 +405,8 @@ def main(argv: list[str] | None = None) -> int:
     for noisy in ("apache_beam", "httpx", "httpx2", "openai"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
+        if args.command == "report":
+            return report_cli.run(args)
         if args.command == "eval":
             return eval_cli.run(args, beam_args)
         if args.command == "stream":

@@ -22,7 +22,10 @@ def test_wheel_holds_only_the_rt4chart_namespace(tmp_path):
     for expected in ("rt4chart/prompts/verify_system.txt", "rt4chart/prompts/verify.schema.json",
                      "rt4chart/pipeline/examples/traces.jsonl",
                      "rt4chart/transforms/judges/openai_judge.py",
-                     "rt4chart/schemas/tables.py"):
+                     "rt4chart/schemas/tables.py", "rt4chart/prompts/verify_many.schema.json",
+                     "rt4chart/pipeline/eval/metrics.py",
+                     "rt4chart/pipeline/report/static/report.js",
+                     "rt4chart/pipeline/report/static/report.css"):
         assert expected in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "rt4chart = rt4chart.pipeline.cli:main" in zipfile.ZipFile(wheel).read(

@@ -1,0 +1,159 @@
+"""A run's tables and traces, loaded for the report.
+
+The answers and claims tables hold neither the question nor the context: the trace view reads
+them back from the run's inputs (recorded in `summary.json` by `audit`) or from `--traces`.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
+
+from rt4chart.pipeline.io import is_parquet
+from rt4chart.pipeline.summary import read_table
+from rt4chart.schemas.records import PreparedTrace
+from rt4chart.transforms.joins import wilson
+from rt4chart.transforms.segment import SegmentConfig, prepare
+from rt4chart.transforms.validate import InvalidTrace, parse_trace
+
+logger = logging.getLogger(__name__)
+
+# Worst first: the order of the flagged list and of a span's colour when claims disagree.
+SEVERITY = {"CON": 0, "NIC": 1, "ERR": 2, "ENT": 3}
+
+
+@dataclass
+class Run:
+    """One audit run, as the report needs it."""
+
+    out_dir: str
+    answers: list[dict]
+    claims: list[dict]
+    route_rates: list[dict]  # the latest pane of each (route, window)
+    costs: list[dict]  # the latest pane of each (route, judge model, window)
+    dead_letters: list[dict]
+    summary: dict
+    traces: dict[str, PreparedTrace] = field(default_factory=dict)
+
+    def claims_of(self, trace_id: str) -> list[dict]:
+        return [c for c in self.claims if c["trace_id"] == trace_id]
+
+
+@dataclass(frozen=True)
+class RouteRate:
+    """A route's rate over the whole run, summed over its windows."""
+
+    route: str
+    traces: int
+    hallucinated: int
+    con: int
+    nic: int
+    incomplete: int
+    input_tokens: int
+    cached_tokens: int
+    output_tokens: int
+    cost_usd: float
+
+    @property
+    def rate(self) -> float | None:
+        return self.hallucinated / self.traces if self.traces else None
+
+    @property
+    def interval(self) -> tuple[float | None, float | None]:
+        return wilson(self.hallucinated, self.traces)
+
+
+def latest_panes(rows: Iterable[dict], key: tuple[str, ...]) -> list[dict]:
+    """One row per key: the one with the highest pane_index (panes accumulate)."""
+    best: dict[tuple, dict] = {}
+    for row in rows:
+        k = tuple(row[name] for name in key)
+        if k not in best or row["pane_index"] > best[k]["pane_index"]:
+            best[k] = row
+    return sorted(best.values(), key=lambda r: (r["window_start"], r["route"]))
+
+
+_SUMMED = ("traces", "hallucinated", "con", "nic", "incomplete", "input_tokens",
+           "cached_tokens", "output_tokens", "cost_usd")
+
+
+def route_totals(route_rates: list[dict]) -> list[RouteRate]:
+    """Per route, the windows' counts summed, sorted by route."""
+    totals: dict[str, dict] = {}
+    for row in route_rates:
+        acc = totals.setdefault(row["route"], dict.fromkeys(_SUMMED, 0))
+        for name in _SUMMED:
+            acc[name] += row[name] or 0
+    return [RouteRate(route, **acc) for route, acc in sorted(totals.items())]
+
+
+def _read_summary(out_dir: str) -> dict:
+    path = FileSystems.join(out_dir.rstrip("/"), "summary.json")
+    if not FileSystems.exists(path):
+        return {}
+    with FileSystems.open(path) as fh:
+        return json.loads(fh.read())
+
+
+def load_run(out_dir: str, traces: list[str] | None = None) -> Run:
+    """The tables of `out_dir` and, for the answers it holds, their traces."""
+    run = Run(
+        out_dir=out_dir,
+        answers=read_table(out_dir, "answers").to_pylist(),
+        claims=read_table(out_dir, "claims").to_pylist(),
+        route_rates=latest_panes(read_table(out_dir, "route_rates").to_pylist(),
+                                 ("route", "window_start")),
+        costs=latest_panes(read_table(out_dir, "costs").to_pylist(),
+                           ("route", "judge_model", "window_start")),
+        dead_letters=read_table(out_dir, "dead_letters").to_pylist(),
+        summary=_read_summary(out_dir),
+    )
+    paths = traces if traces else run.summary.get("inputs", [])
+    wanted = {a["trace_id"] for a in run.answers}
+    run.traces = read_traces(paths, wanted) if paths else {}
+    return run
+
+
+def _open_text(path: str) -> io.TextIOBase:
+    raw = FileSystems.open(path)  # decompresses .gz and .bz2 by suffix
+    return io.TextIOWrapper(raw, encoding="utf-8")
+
+
+def _records(path: str) -> Iterator[object]:
+    matches = [m.path for r in FileSystems.match([path]) for m in r.metadata_list]
+    for match in sorted(matches):
+        if is_parquet(match, "auto"):
+            with FileSystems.open(match) as fh:
+                yield from pq.read_table(fh).to_pylist()
+            continue
+        with _open_text(match) as fh:
+            yield from (line for line in fh if line.strip())
+
+
+def read_traces(paths: Iterable[str], wanted: set[str]) -> dict[str, PreparedTrace]:
+    """The segmented traces among `paths` whose id is in `wanted` (first one of an id wins).
+
+    Invalid records are skipped: the run's dead letters already report them.
+    """
+    found: dict[str, PreparedTrace] = {}
+    for path in paths:
+        try:
+            records = list(_records(path))
+        except (OSError, ValueError) as exc:
+            logger.warning("cannot read traces from %s: %s", path, exc)
+            continue
+        for record in records:
+            try:
+                trace = parse_trace(record)
+            except InvalidTrace:
+                continue
+            if trace.trace_id in wanted and trace.trace_id not in found:
+                found[trace.trace_id] = prepare(trace, SegmentConfig())
+    return found
+

@@ -1,0 +1,87 @@
+/* rt4chart report: draws the charts, sorts and filters the flagged traces. No network. */
+(function () {
+  "use strict";
+
+  function drawCharts() {
+    if (typeof Plotly === "undefined") { return; }
+    document.querySelectorAll("div.chart").forEach(function (div) {
+      var spec = document.getElementById(div.id + "-spec");
+      if (!spec) { return; }
+      var fig = JSON.parse(spec.textContent);
+      Plotly.newPlot(div, fig.data, fig.layout, {displaylogo: false, responsive: true});
+      div.setAttribute("data-drawn", "true");
+    });
+  }
+
+  function flaggedRows() {
+    var table = document.getElementById("flagged-table");
+    return table ? Array.prototype.slice.call(table.tBodies[0].rows) : [];
+  }
+
+  function applyFilters() {
+    var get = function (name) {
+      var el = document.querySelector('[data-filter="' + name + '"]');
+      return el ? el.value.trim() : "";
+    };
+    var route = get("route"), label = get("label"), from = get("from"), to = get("to");
+    var text = get("text").toLowerCase();
+    var rows = flaggedRows(), shown = 0;
+    rows.forEach(function (tr) {
+      var d = tr.dataset;
+      var ok = (!route || d.route === route) && (!label || d.label === label) &&
+        (!from || d.date >= from) && (!to || d.date <= to) &&
+        (!text || d.trace.toLowerCase().indexOf(text) >= 0);
+      tr.hidden = !ok;
+      if (ok) { shown += 1; }
+    });
+    var count = document.getElementById("flagged-count");
+    if (count) { count.textContent = shown + " of " + rows.length + " shown."; }
+  }
+
+  function sortBy(button) {
+    var th = button.parentElement, col = Number(button.dataset.col);
+    var asc = th.getAttribute("aria-sort") !== "ascending";
+    th.parentElement.querySelectorAll("th").forEach(function (h) {
+      h.setAttribute("aria-sort", "none");
+    });
+    th.setAttribute("aria-sort", asc ? "ascending" : "descending");
+    var rows = flaggedRows();
+    rows.sort(function (a, b) {
+      var x = a.cells[col].dataset.sort, y = b.cells[col].dataset.sort;
+      var num = /^-?[0-9]+(\.[0-9]+)?$/, r;
+      if (num.test(x) && num.test(y)) {
+        r = parseFloat(x) - parseFloat(y);
+      } else {
+        r = x < y ? -1 : (x > y ? 1 : 0);
+      }
+      return asc ? r : -r;
+    });
+    var body = document.getElementById("flagged-table").tBodies[0];
+    rows.forEach(function (tr) { body.appendChild(tr); });
+  }
+
+  function openTarget() {
+    if (!location.hash) { return; }
+    var el = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    if (!el) { return; }
+    for (var p = el.parentElement; p; p = p.parentElement) {
+      if (p.tagName === "DETAILS") { p.open = true; }
+    }
+    if (el.hasAttribute("tabindex")) { el.focus({preventScroll: true}); }
+    el.scrollIntoView();
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("[data-filter]").forEach(function (el) {
+      el.addEventListener("input", applyFilters);
+      el.addEventListener("change", applyFilters);
+    });
+    document.querySelectorAll("#flagged-table th button").forEach(function (b) {
+      b.addEventListener("click", function () { sortBy(b); });
+    });
+    window.addEventListener("hashchange", openTarget);
+    applyFilters();
+    drawCharts();
+    openTarget();
+  });
+}());

@@ -1,0 +1,41 @@
+"""Trace view pieces without a browser: folding of long contexts, escaping, anchors."""
+
+from __future__ import annotations
+
+from report_dom import parse
+
+from rt4chart.pipeline.report.trace_view import anchor, answer_html, context_html
+from rt4chart.transforms.segment import SegmentConfig, prepare
+from rt4chart.transforms.validate import parse_trace
+
+
+def _claim(sentence_index: int, label: str, doc_text: str, quote: str) -> dict:
+    start = doc_text.index(quote)
+    return {"trace_id": "t", "claim_index": 0, "label": label, "status": "ok",
+            "evidence": [{"doc_id": "d", "sentence_index": sentence_index,
+                          "char_start": start, "char_end": start + len(quote), "text": quote}]}
+
+
+def test_long_context_is_folded_around_the_evidence():
+    text = " ".join(f"Sentence number {i} is here." for i in range(30))
+    prepared = prepare(parse_trace({"trace_id": "t", "answer": "x",
+                                    "contexts": [{"doc_id": "d", "text": text}]}),
+                       SegmentConfig())
+    assert len(prepared.sentences) == 30
+    claims = [_claim(15, "CON", text, "Sentence number 15 is here")]
+    dom = parse(context_html(prepared, claims, "a"))
+    folds = list(dom.find_all("details", cls="fold"))
+    assert len(folds) == 2  # before and after the evidence and its neighbours
+    visible = [s.attrs["id"] for s in dom.find_all("span", cls="sent")
+               if all(s not in f.iter() for f in folds)]
+    assert visible == ["a-s14", "a-s15", "a-s16"]
+    assert dom.by_id("a-s15").find("mark", cls="evmark").text == "Sentence number 15 is here"
+
+
+def test_answer_markup_is_escaped_and_anchor_is_id_safe():
+    answer = "<b>bold</b> claim."
+    html = answer_html(answer, [{"answer_start": 0, "answer_end": len(answer),
+                                 "sentence_index": 0, "label": "NIC", "status": "ok"}], "a")
+    assert "<b>" not in html and "&lt;b&gt;bold&lt;/b&gt;" in html
+    assert anchor("a b<c>") != anchor("a b<d>")
+    assert all(ch.isalnum() or ch in "-_" for ch in anchor("a b<c>\"'"))
