@@ -7,7 +7,7 @@ import logging
 
 from apache_beam.io.filesystems import FileSystems
 
-from rt4chart.pipeline.report.data import load_run
+from rt4chart.pipeline.report.data import is_bigquery, load_run
 from rt4chart.pipeline.report.page import render
 
 logger = logging.getLogger(__name__)
@@ -20,7 +20,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         description="Write a static HTML report (no server, no network) of an audit run: "
                     "rates per route, flagged traces, trace views; with --compare, a "
                     "comparison with an earlier run.")
-    p.add_argument("out_dir", metavar="OUT_DIR", help="output directory of `rt4chart audit`")
+    p.add_argument("out_dir", metavar="OUT_DIR",
+                   help="output directory of `rt4chart audit` or `stream`, or the tables in "
+                        "BigQuery as bq:PROJECT:DATASET (then give --traces)")
     p.add_argument("--traces", nargs="+", metavar="FILE",
                    help="the run's trace files (JSONL or Parquet, globs); default: the inputs "
                         "recorded in OUT_DIR/summary.json")
@@ -39,7 +41,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     """Write the report; 0 on success, 2 when the run has no tables."""
-    if not FileSystems.exists(FileSystems.join(args.out_dir.rstrip("/"), "answers")):
+    if not is_bigquery(args.out_dir) and not FileSystems.exists(
+            FileSystems.join(args.out_dir.rstrip("/"), "answers")):
         logger.error("no answers table under %s: is it the output of `rt4chart audit`?",
                      args.out_dir)
         return 2

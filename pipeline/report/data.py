@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import json
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import pyarrow.parquet as pq
@@ -101,18 +101,48 @@ def _read_summary(out_dir: str) -> dict:
         return json.loads(fh.read())
 
 
-def load_run(out_dir: str, traces: list[str] | None = None) -> Run:
-    """The tables of `out_dir` and, for the answers it holds, their traces."""
+BIGQUERY_PREFIX = "bq:"
+
+
+def is_bigquery(source: str) -> bool:
+    return source.startswith(BIGQUERY_PREFIX)
+
+
+def table_reader(source: str, bigquery_client=None) -> Callable[[str], list[dict]]:
+    """Rows of a run's table by name: from an output directory's Parquet files, or from a
+    BigQuery dataset given as `bq:PROJECT:DATASET` (or `bq:PROJECT.DATASET`)."""
+    if not is_bigquery(source):
+        return lambda name: read_table(source, name).to_pylist()
+    from google.api_core.exceptions import NotFound
+    from google.cloud import bigquery
+
+    from rt4chart.pipeline.bigquery import parse_dataset
+
+    project, dataset = parse_dataset(source[len(BIGQUERY_PREFIX):])
+    client = bigquery_client or bigquery.Client(project=project)
+
+    def read(name: str) -> list[dict]:
+        try:
+            rows = client.query(f"SELECT * FROM `{project}.{dataset}.{name}`").result()
+        except NotFound:
+            return []
+        return [dict(row.items()) for row in rows]
+
+    return read
+
+
+def load_run(out_dir: str, traces: list[str] | None = None, bigquery_client=None) -> Run:
+    """The tables of `out_dir` (a run's output directory, or `bq:PROJECT:DATASET`) and, for
+    the answers it holds, their traces."""
+    read = table_reader(out_dir, bigquery_client)
     run = Run(
         out_dir=out_dir,
-        answers=read_table(out_dir, "answers").to_pylist(),
-        claims=read_table(out_dir, "claims").to_pylist(),
-        route_rates=latest_panes(read_table(out_dir, "route_rates").to_pylist(),
-                                 ("route", "window_start")),
-        costs=latest_panes(read_table(out_dir, "costs").to_pylist(),
-                           ("route", "judge_model", "window_start")),
-        dead_letters=read_table(out_dir, "dead_letters").to_pylist(),
-        summary=_read_summary(out_dir),
+        answers=read("answers"),
+        claims=read("claims"),
+        route_rates=latest_panes(read("route_rates"), ("route", "window_start")),
+        costs=latest_panes(read("costs"), ("route", "judge_model", "window_start")),
+        dead_letters=read("dead_letters"),
+        summary={} if is_bigquery(out_dir) else _read_summary(out_dir),
     )
     paths = traces if traces else run.summary.get("inputs", [])
     wanted = {a["trace_id"] for a in run.answers}
