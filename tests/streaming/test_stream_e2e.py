@@ -8,6 +8,7 @@ was audited exactly once and each malformed one dead-lettered with its reason.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -17,6 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
+
+from rt4chart.pipeline import cli
 
 from testutil import read_tables
 
@@ -147,3 +150,15 @@ def test_stream_audits_each_trace_once_dead_letters_bad_ones_and_alerts(pubsub, 
     assert alert["sample_trace_ids"] and all(
         answers[t]["label"] == "CON" for t in alert["sample_trace_ids"])
     assert [a["route"] for a in tables["alerts"]] == ["checkout"]
+
+    # The HTML report of the stream's output shows the latest pane of each window.
+    traces_file = tmp_path / "published.jsonl"
+    traces_file.write_text("".join(orjson.dumps(t).decode() + "\n"
+                                   for t in [*bad_route, *good_route, late]))
+    html_path = tmp_path / "report.html"
+    assert cli.main(["report", str(out), "--traces", str(traces_file),
+                     "--out", str(html_path)]) == 0
+    html = html_path.read_text()
+    row = re.search(r'<tr data-route="checkout">.*?</tr>', html.split('id="route-rates"')[1])
+    assert row and 'data-value="0.666667"' in row.group(0) and "<td>24</td>" in row.group(0)
+    assert 'id="trace-bad-1' in html or "bad-1" in html
