@@ -169,3 +169,27 @@ def test_screenshot(runs):
 
 def test_missing_run_is_an_error(tmp_path):
     assert _report(str(tmp_path / "nothing"), "--out", str(tmp_path / "r.html")) == 2
+
+
+def test_the_report_can_be_used_from_the_keyboard_and_without_colour(dom):
+    """Native controls only, every control labelled, every in-page link has a target, and every
+    coloured label also says its label in text."""
+    root = dom
+    ids = {el.attrs["id"] for el in root.iter() if "id" in el.attrs}
+    assert not [el for el in root.iter() if "onclick" in el.attrs]
+    for button in root.find_all("button"):
+        assert button.text.strip() or button.attrs.get("aria-label"), button.attrs
+    labelled = {el.attrs.get("for") for el in root.find_all("label")}
+    for control in [*root.find_all("input"), *root.find_all("select")]:
+        wrapped, el = False, control.parent
+        while el is not None and not wrapped:
+            wrapped, el = el.tag == "label", el.parent
+        assert wrapped or control.attrs.get("id") in labelled or control.attrs.get(
+            "aria-label"), control.attrs
+    links = [a.attrs["href"][1:] for a in root.find_all("a")
+             if a.attrs.get("href", "").startswith("#") and len(a.attrs["href"]) > 1]
+    assert links and all(target in ids for target in links)
+    assert [t for t in root.iter() if t.tag in ("table",)]  # data in tables, not only charts
+    marked = [el for el in root.iter() if "data-label" in el.attrs]
+    assert marked and all(el.attrs["data-label"] in el.text or el.attrs["data-label"] == ""
+                          for el in marked if el.attrs["data-label"] in ("CON", "NIC", "ENT"))
