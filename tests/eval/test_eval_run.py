@@ -164,8 +164,7 @@ def test_wired_into_rt4chart_cli():
     from rt4chart.pipeline import cli
 
     sub = next(a for a in cli.parser()._actions if a.dest == "command")
-    if "eval" not in sub.choices:
-        pytest.skip("`eval` not wired into pipeline/cli.py yet")
+    assert "eval" in sub.choices
     args = cli.parser().parse_args(["eval", "compare", "A", "B"])
     assert (args.eval_command, args.run_a, args.run_b) == ("compare", "A", "B")
 

@@ -97,8 +97,10 @@ def run_chromium(page: Path, *args: str, timeout: float = 90) -> str:
 
     It runs in its own process group, which is killed (only it) if it outlives `timeout`.
     """
+    binary = chromium()
+    assert binary, "the report's browser test needs Debian's chromium (.ci/run installs it)"
     with tempfile.TemporaryDirectory(prefix="rt4chart-chromium-") as profile:
-        cmd = [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args,
+        cmd = [binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args,
                page.resolve().as_uri()]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, start_new_session=True)
