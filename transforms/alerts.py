@@ -130,6 +130,5 @@ class RouteAlerts(beam.PTransform):
             | "Global" >> beam.WindowInto(beam.window.GlobalWindows())
             | "KeyRoute" >> beam.Map(lambda r: (r["route"], r)).with_output_types(
                 Tuple[str, AnyHint])
-            | "Check" >> beam.ParDo(_AlertFn(self._config)).with_input_types(
-                Tuple[str, AnyHint])
+            | "Check" >> beam.ParDo(_AlertFn(self._config))
         )

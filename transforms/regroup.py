@@ -149,8 +149,6 @@ class Regroup(beam.PTransform):
             } | "Group" >> beam.CoGroupByKey()
             fn = _BatchJoinFn(self._join)
         join = beam.ParDo(fn)
-        if self._streaming:
-            join = join.with_input_types(Tuple[str, Tuple[str, AnyHint]])
         if self._tags:
             join = join.with_outputs(*self._tags, main="main")
         return tagged | "Join" >> join

@@ -275,8 +275,7 @@ class ValidateTraces(beam.PTransform):
             Tuple[str, AnyHint])
         if self._windowing is not None and self._windowing.streaming:
             unique = keyed | "FirstSeen" >> beam.ParDo(
-                _FirstSeenFn(self._horizon_s)).with_input_types(
-                Tuple[str, AnyHint]).with_outputs("dead", main="ok")
+                _FirstSeenFn(self._horizon_s)).with_outputs("dead", main="ok")
         else:
             unique = (
                 keyed
