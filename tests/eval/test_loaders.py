@@ -56,8 +56,8 @@ def test_ragtruth_contexts_match_the_audit_datasets_loader():
     assert data2txt["contexts"][0]["text"].startswith("{\n  ")  # indented JSON
 
 
-@pytest.mark.skipif(not SHARED.exists(), reason="shared RAGTruth data absent")
 def test_ragtruth_shared_data_counts():
+    assert SHARED.exists(), f"the project's shared RAGTruth data is missing: {SHARED}"
     loaded = loaders.load_ragtruth(SHARED)
     records = loaded.records
     assert len(records) == 578 and len({r.source_id for r in records}) == 166

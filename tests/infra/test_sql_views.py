@@ -1,14 +1,15 @@
 """The dashboard views (infra/sql) on the local BigQuery emulator, over rows the test inserts.
 
 The tables are created from the generated schemas Terraform uses, and each view's SQL is
-rendered as Terraform's templatefile() would render it.
+rendered as Terraform's templatefile() would render it. "Today" in `worst_traces_today` is the
+query's own clock: the test reads it in the same query as the view, so a run across midnight
+expects what the view must return then instead of sleeping until the day is safe.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -22,9 +23,6 @@ import bq_emulator  # noqa: E402
 INFRA = Path(__file__).resolve().parents[2] / "infra"
 PROJECT, DATASET = "rt4chart-test", "rt4chart"
 NOW = datetime.now(UTC)
-if NOW + timedelta(seconds=90) > (NOW + timedelta(days=1)).replace(hour=0, minute=0, second=0):
-    time.sleep(120)  # "today" must not change between the inserts and the queries
-    NOW = datetime.now(UTC)
 TODAY = NOW.replace(hour=0, minute=0, second=0, microsecond=0)
 DAY1 = TODAY - timedelta(days=3)
 
@@ -181,16 +179,39 @@ def test_cost_daily_sums_the_latest_pane_of_each_window_per_route_and_day(bq):
                    (day2, "a", 1, 40, 4.0)]
 
 
+def _worst_today(bq) -> tuple[datetime, list[dict]]:
+    """(the start of the query's UTC day, the view's rows): one query, so one clock reading.
+
+    The LEFT JOIN keeps one row (with null view columns) when the view is empty.
+    """
+    rows = bq.query(
+        "SELECT TIMESTAMP_TRUNC(CURRENT_TIMESTAMP(), DAY) AS query_day, w.* "
+        f"FROM (SELECT 1 AS one) AS q LEFT JOIN `{PROJECT}.{DATASET}.worst_traces_today` AS w "
+        "ON TRUE ORDER BY w.severity_rank")
+    return rows[0]["query_day"], [r for r in rows if r["trace_id"] is not None]
+
+
+# Today's hallucinated answers (latest verdicts), worst first: CON, then most unsupported claims.
+WORST_ORDER = ["t-con-1", "t-con-2", "t-nic-2", "t-nic-1"]
+
+
 def test_worst_traces_today_puts_con_first_then_most_unsupported_then_cost(bq):
-    rows = _view(bq, "worst_traces_today", "severity_rank")
-    assert [r["trace_id"] for r in rows] == ["t-con-1", "t-con-2", "t-nic-2", "t-nic-1"]
-    assert [r["severity_rank"] for r in rows] == [1, 2, 3, 4]
-    worst = rows[0]
-    assert (worst["label"], worst["unsupported_claims"], worst["hallucinated_span_count"]) == (
-        "CON", 2, 2)
-    assert [(c["claim_index"], c["label"], c["claim"]) for c in worst["claims"]] == [
-        (0, "CON", "t-con-1 claim 0"), (2, "NIC", "t-con-1 claim 2")]
-    assert [r["unsupported_claims"] for r in rows] == [2, 1, 3, 3]
+    query_day, rows = _worst_today(bq)
+    assert query_day in (TODAY, TODAY + timedelta(days=1))  # the emulator's clock is ours
+    event_time = {a["trace_id"]: datetime.fromisoformat(a["event_time"]) for a in ANSWERS}
+    # Past midnight, the answers inserted "today" are yesterday's: the view must drop them.
+    expected = [t for t in WORST_ORDER if event_time[t] >= query_day]
+    assert [r["trace_id"] for r in rows] == expected
+    assert [r["severity_rank"] for r in rows] == list(range(1, len(expected) + 1))
+    by_id = {r["trace_id"]: r for r in rows}
+    assert {t: by_id[t]["unsupported_claims"] for t in expected} == {
+        t: n for t, n in zip(WORST_ORDER, [2, 1, 3, 3], strict=True) if t in expected}
+    if "t-con-1" in by_id:  # absent only when the query ran after midnight
+        worst = by_id["t-con-1"]
+        assert (worst["label"], worst["unsupported_claims"],
+                worst["hallucinated_span_count"]) == ("CON", 2, 2)
+        assert [(c["claim_index"], c["label"], c["claim"]) for c in worst["claims"]] == [
+            (0, "CON", "t-con-1 claim 0"), (2, "NIC", "t-con-1 claim 2")]
 
 
 def test_daily_rate_exact_counts_every_answer_once_late_ones_included(bq):
