@@ -26,7 +26,8 @@ from rt4chart.schemas.records import (
     UsageRecord,
 )
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
-from rt4chart.transforms.judges.base import JudgeError, JudgeSpec
+from rt4chart.transforms.judges.adapter import TypedJudge, as_claims
+from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
 
 
@@ -39,18 +40,21 @@ def requests_for(prepared: PreparedTrace) -> Iterable[DecomposeRequest]:
 
 
 class _DecomposeFn(JudgeCallFn):
+    """The answer of a call is the claims' stored form (what judge_cache keeps and --reuse
+    replays), so that a fresh and a replayed answer take the same path."""
+
     stage = "decompose"
 
-    def call(self, judge, element: DecomposeRequest):
-        return judge.decompose(element.sentence.text, element.answer, element.question)
+    async def call(self, judge, element: DecomposeRequest) -> list:
+        claims = await TypedJudge(judge).decompose(element.sentence.text, element.answer,
+                                                   element.question)
+        return [c.as_json() for c in claims]
 
     def cache_inputs(self, element: DecomposeRequest) -> tuple:
         return (element.sentence.text, element.answer, element.question)
 
     def on_result(self, element: DecomposeRequest, result, usage) -> Iterable[DecomposeResult]:
-        if not isinstance(result, list | tuple) or not all(isinstance(c, str) for c in result):
-            raise JudgeError(f"judge returned invalid claims {result!r:.200}")
-        claims = tuple(c.strip() for c in result if c.strip())
+        claims = tuple(c.text for c in as_claims(result))
         yield DecomposeResult(element.key.trace_id, element.sentence.index, claims, "ok",
                               usage=usage)
 

@@ -16,7 +16,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from rt4chart.schemas.records import Evidence, RenderedText
-from rt4chart.transforms.judges.base import JudgeError, check_label, check_quotes
+from rt4chart.transforms.judges.adapter import as_verdict
+from rt4chart.transforms.judges.base import VerdictLike
 
 # A fragment shorter than this (in letters and digits) is too unspecific to be evidence: "the"
 # or "a 1" occurs in almost any context.
@@ -171,15 +172,6 @@ def ground(
     return label, evidence, note
 
 
-def check_probability(value: object) -> float | None:
-    """A judge's p_unsupported: a number in [0, 1], or None when it gave none."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        raise JudgeError(f"judge returned p_unsupported {value!r:.50}, not a number in [0, 1]")
-    return float(value)
-
-
 def claim_probability(judged: str, label: str, p: float | None) -> float:
     """The claim's p_unsupported after grounding: the judge's own when its label stood, 1 when
     grounding overturned an ENT or CON to NIC (the judge's confidence no longer applies), and
@@ -192,18 +184,20 @@ def claim_probability(judged: str, label: str, p: float | None) -> float:
 
 
 def grounded_verdict(
-    result: object, rendered: RenderedText, claim: str, allowed: set[int] | None = None
+    verdict: VerdictLike, rendered: RenderedText, claim: str, allowed: set[int] | None = None
 ) -> tuple[str, tuple[Evidence, ...], str | None, float]:
-    """A verification judge's (label, quotes[, p_unsupported]), validated, aligned, grounded.
+    """A verification judge's verdict, aligned and grounded.
 
-    Returns (label, evidence, note, p_unsupported). Raises JudgeError for a malformed result:
+    Args:
+        verdict: the judge's Verdict (a plain (label, quotes[, p]) goes through `as_verdict`).
+        rendered: the text the judge was shown, with its sentence map.
+        claim: the claim's text.
+        allowed: if given, only these sentence indices may hold evidence (the window's).
+
+    Returns (label, evidence, note, p_unsupported). Raises JudgeError for a malformed verdict:
     the caller records it as a judge error.
     """
-    if not isinstance(result, tuple | list) or len(result) not in (2, 3):
-        raise JudgeError(f"judge returned {result!r:.200} instead of (label, quotes[, p])")
-    raw_label, raw_quotes, *rest = result
-    judged, quotes = check_label(raw_label), check_quotes(raw_quotes)
-    p = check_probability(rest[0] if rest else None)
-    evidence, missing = align(quotes, rendered, allowed)
-    label, evidence, note = ground(judged, evidence, missing, len(quotes), claim)
-    return label, evidence, note, claim_probability(judged, label, p)
+    verdict = as_verdict(verdict)
+    evidence, missing = align(verdict.quotes, rendered, allowed)
+    label, evidence, note = ground(verdict.label, evidence, missing, len(verdict.quotes), claim)
+    return label, evidence, note, claim_probability(verdict.label, label, verdict.p_unsupported)

@@ -15,24 +15,30 @@ import apache_beam as beam
 from rt4chart.schemas.records import ClaimVerdict, GlobalRequest, RunInfo, UsageRecord
 from rt4chart.transforms.evidence import grounded_verdict
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
+from rt4chart.transforms.judges.adapter import TypedJudge, as_verdict
 from rt4chart.transforms.judges.base import JudgeSpec
 
 
 class _GlobalFn(JudgeCallFn):
+    """The answer of a call is the verdict's stored form (what judge_cache keeps and --reuse
+    replays), so that a fresh and a replayed answer take the same path."""
+
     stage = "verify_global"
 
-    def call(self, judge, element: GlobalRequest):
-        return judge.verify_global(
+    async def call(self, judge, element: GlobalRequest) -> list:
+        verdict = await TypedJudge(judge).verify_global(
             element.claim.text, element.context.text, element.question, element.local_label,
             element.hint,
         )
+        return verdict.as_json()
 
     def cache_inputs(self, element: GlobalRequest) -> tuple:
         return (element.claim.text, element.context.text, element.question, element.local_label,
                 element.hint)
 
     def on_result(self, element: GlobalRequest, result, usage) -> Iterable[ClaimVerdict]:
-        label, evidence, note, p = grounded_verdict(result, element.context, element.claim.text)
+        label, evidence, note, p = grounded_verdict(as_verdict(result), element.context,
+                                                    element.claim.text)
         yield ClaimVerdict(element.claim, element.window_labels, element.local_label,
                            element.deciding_window, label, "ok", evidence, note,
                            element.usage + usage, p)

@@ -7,7 +7,6 @@ global verification; a claim with a failed window call is a failed claim (never 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -27,7 +26,8 @@ from rt4chart.schemas.records import (
 from rt4chart.transforms.evidence import grounded_verdict
 from rt4chart.transforms.joins import or_join
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
-from rt4chart.transforms.judges.base import JudgeError, JudgeSpec
+from rt4chart.transforms.judges.adapter import TypedJudge, as_verdict, as_verdicts
+from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
 from rt4chart.transforms.segment import render_context, render_window
 
@@ -53,18 +53,23 @@ def batch_requests_for(claim_set: ClaimSet, claims_per_call: int) -> Iterable[Lo
 
 
 class _LocalFn(JudgeCallFn):
+    """The answer of a call is the verdict's stored form (what judge_cache keeps and --reuse
+    replays), so that a fresh and a replayed answer take the same path."""
+
     stage = "verify_local"
 
-    def call(self, judge, element: LocalRequest):
-        return judge.verify_local(element.claim.text, element.chunk.text, element.question)
+    async def call(self, judge, element: LocalRequest) -> list:
+        verdict = await TypedJudge(judge).verify_local(element.claim.text, element.chunk.text,
+                                                       element.question)
+        return verdict.as_json()
 
     def cache_inputs(self, element: LocalRequest) -> tuple:
         return (element.claim.text, element.chunk.text, element.question)
 
     def on_result(self, element: LocalRequest, result, usage) -> Iterable[LocalVerdict]:
         allowed = {s.index for _, s in element.chunk.segments}
-        label, evidence, note, _ = grounded_verdict(result, element.chunk, element.claim.text,
-                                                    allowed)
+        label, evidence, note, _ = grounded_verdict(as_verdict(result), element.chunk,
+                                                    element.claim.text, allowed)
         c = element.claim
         yield LocalVerdict(c.trace_id, c.claim_index, element.window_index, label, "ok",
                            evidence, note, usage)
@@ -77,27 +82,23 @@ class _LocalFn(JudgeCallFn):
 
 class _LocalBatchFn(JudgeCallFn):
     """Several claims per call; each claim still gets its own verdict and evidence. A judge
-    without `verify_local_many` is asked claim by claim, concurrently."""
+    without the optional `verify_local_many` is asked claim by claim, concurrently (see
+    TypedJudge.verify_local_many)."""
 
     stage = "verify_local"
 
-    def call(self, judge, element: LocalBatchRequest):
-        texts = [c.text for c in element.claims]
-        many = getattr(judge, "verify_local_many", None)
-        if many is not None:
-            return many(texts, element.chunk.text, element.question)
-        return asyncio.gather(*(judge.verify_local(t, element.chunk.text, element.question)
-                                for t in texts))
+    async def call(self, judge, element: LocalBatchRequest) -> list:
+        verdicts = await TypedJudge(judge).verify_local_many(
+            [c.text for c in element.claims], element.chunk.text, element.question)
+        return [v.as_json() for v in verdicts]
 
     def cache_inputs(self, element: LocalBatchRequest) -> tuple:
         return ([c.text for c in element.claims], element.chunk.text, element.question)
 
     def on_result(self, element: LocalBatchRequest, result, usage) -> Iterable[LocalVerdict]:
-        if not isinstance(result, list | tuple) or len(result) != len(element.claims):
-            raise JudgeError(f"judge gave {len(result) if isinstance(result, list | tuple) else 0}"
-                             f" verdicts for {len(element.claims)} claims")
+        verdicts = as_verdicts(result, len(element.claims))
         allowed = {s.index for _, s in element.chunk.segments}
-        for i, (claim, verdict) in enumerate(zip(element.claims, result, strict=True)):
+        for i, (claim, verdict) in enumerate(zip(element.claims, verdicts, strict=True)):
             label, evidence, note, _ = grounded_verdict(verdict, element.chunk, claim.text,
                                                         allowed)
             # The call's usage goes to the first claim: per-trace sums stay exact.

@@ -1,4 +1,8 @@
-"""Picklable custom judges for tests, loaded through the public `module:factory` contract."""
+"""Picklable custom judges for tests, loaded through the public `module:factory` contract.
+
+KeywordJudge answers with the typed values (Verdict, DecomposedClaim); the others answer with
+the plain forms (tuples, lists of strings) that custom judges may still return.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import asyncio
 import os
 
 from rt4chart.transforms.judges import lexical
+from rt4chart.transforms.judges.base import DecomposedClaim, Verdict
 
 
 class ScriptedJudge:
@@ -107,15 +112,15 @@ class KeywordJudge:
         if self.down_file and os.path.exists(self.down_file):
             raise ConnectionError("judge endpoint down")
 
-    async def decompose(self, sentence, answer, question):
+    async def decompose(self, sentence, answer, question) -> list[DecomposedClaim]:
         await self._maybe_fail()
-        return [sentence]
+        return [DecomposedClaim(sentence)]
 
-    def _verdict(self, claim: str, text: str):
+    def _verdict(self, claim: str, text: str) -> Verdict:
         if "MADEUP" in claim:
-            return "NIC", []
+            return Verdict("NIC")
         first = lexical_first_sentence(text)
-        return ("CON" if "WRONG" in claim else "ENT"), [first]
+        return Verdict("CON" if "WRONG" in claim else "ENT", (first,))
 
     async def verify_local(self, claim, chunk, question):
         await self._maybe_fail()

@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
-from rt4chart.schemas.records import DecomposeResult, Document, LocalVerdict, Trace
-from rt4chart.transforms.decompose import number_claims, requests_for
+import asyncio
+
+import orjson
+import pytest
+
+from rt4chart.schemas.records import (
+    DecomposeResult,
+    Document,
+    LocalBatchRequest,
+    LocalVerdict,
+    Trace,
+    Usage,
+)
+from rt4chart.transforms.decompose import _DecomposeFn, number_claims, requests_for
+from rt4chart.transforms.judges.base import JudgeError, JudgeSpec
+from rt4chart.transforms.judges.offline import OfflineJudge
 from rt4chart.transforms.segment import SegmentConfig, prepare
-from rt4chart.transforms.verify_local import plan_global
+from rt4chart.transforms.verify_local import _LocalBatchFn, _LocalFn, plan_global
 from rt4chart.transforms.verify_local import requests_for as local_requests
 
 TRACE = Trace("t", "r", 0, "q", (Document("d", "A one. B two. C three."),),
@@ -57,3 +71,53 @@ def test_local_fan_out_and_or_join_plan():
     assert planned[1].hint == "A one.\nB two."
     failed = planned[2]
     assert failed.stage == "verify_local" and "1 of 2 windows failed: timeout" in failed.reason
+
+
+class _PlainJudge:
+    """A custom judge answering in the plain forms: lists of strings and (label, quotes)."""
+
+    async def decompose(self, sentence, answer, question):
+        return [f" {sentence} ", ""]
+
+    async def verify_local(self, claim, chunk, question):
+        return ("ENT", [claim]) if claim in chunk else ("NIC", [])
+
+    async def verify_global(self, claim, context, question, local_label, hint):
+        return "CON", [claim], 0.5
+
+
+def test_stages_store_answers_in_the_judge_cache_format_of_before():
+    spec = JudgeSpec()
+    sentence = next(iter(requests_for(PREPARED)))
+    for judge in (_PlainJudge(), OfflineJudge()):
+        stored = asyncio.run(_DecomposeFn(spec).call(judge, sentence))
+        assert orjson.dumps(stored) == b'["First sentence."]'
+    claim_set = number_claims(PREPARED, [DecomposeResult("t", 0, ("A one.",), "ok")])
+    request = next(iter(local_requests(claim_set)))
+    assert orjson.dumps(asyncio.run(_LocalFn(spec).call(_PlainJudge(), request))) == (
+        b'["ENT",["A one."],null]')
+    label, quotes, p = asyncio.run(_LocalFn(spec).call(OfflineJudge(), request))
+    assert (label, quotes) == ("ENT", ["A one."]) and 0 <= p <= 1
+    batch = asyncio.run(_LocalBatchFn(spec).call(_PlainJudge(), _batch_of(request)))
+    assert batch == [["ENT", ["A one."], None]]
+
+
+def _batch_of(request):
+    return LocalBatchRequest(request.key, (request.claim,), request.window_index, request.chunk,
+                             request.question)
+
+
+def test_stored_answers_old_and_new_replay_through_the_same_conversion():
+    spec = JudgeSpec()
+    sentence = next(iter(requests_for(PREPARED)))
+    (result,) = _DecomposeFn(spec).on_result(sentence, [" c1 ", "", {"text": "c2"}], Usage())
+    assert result.claims == ("c1", "c2") and result.status == "ok"
+    claim_set = number_claims(PREPARED, [DecomposeResult("t", 0, ("A one.",), "ok")])
+    request = next(iter(local_requests(claim_set)))
+    for stored in (["ENT", ["A one."]], ["ENT", ["A one."], None], ["ENT", ["A one."], 0.1]):
+        (verdict,) = _LocalFn(spec).on_result(request, stored, Usage())
+        assert (verdict.label, verdict.evidence[0].text) == ("ENT", "A one")
+    with pytest.raises(JudgeError, match="invalid label"):
+        list(_LocalFn(spec).on_result(request, ["SURE", ["A one."]], Usage()))
+    with pytest.raises(JudgeError, match="verdicts for 1 claims"):
+        list(_LocalBatchFn(spec).on_result(_batch_of(request), [], Usage()))

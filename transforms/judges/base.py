@@ -1,22 +1,30 @@
 """The judge contract, usage metering and the judge factory.
 
-A judge is any object with three coroutine methods (the public contract for custom judges):
+A judge is any object with three coroutine methods (the public contract for custom judges), and
+optionally a fourth:
 
-- ``async decompose(sentence, answer, question) -> list[str]``
-- ``async verify_local(claim, chunk, question) -> tuple[str, list[str]]``
-- ``async verify_global(claim, context, question, local_label, hint) -> tuple[str, list[str]]``
+- ``async decompose(sentence, answer, question) -> list[DecomposedClaim | str]``
+- ``async verify_local(claim, chunk, question) -> Verdict``
+- ``async verify_global(claim, context, question, local_label, hint) -> Verdict``
+- ``async verify_local_many(claims, chunk, question) -> list[Verdict]`` (optional, see
+  :class:`BatchJudge`: several claims against one window in one call, for
+  ``--claims-per-call``; a judge without it is asked claim by claim)
 
-Labels are "ENT", "CON" or "NIC"; the lists are evidence quotes copied from the text the judge
-was given. A judge signals failure by raising: the pipeline records ``judge_error`` and never
-turns a failure into a label. A judge may report what a call cost with :func:`record_usage`;
-its optional ``model`` attribute names it in the outputs.
+Labels are "ENT", "CON" or "NIC"; quotes are evidence copied from the text the judge was given.
+Plain answers stay valid: ``(label, quotes)`` or ``(label, quotes, p_unsupported)`` for a
+:class:`Verdict`, a string for a :class:`DecomposedClaim`;
+:mod:`rt4chart.transforms.judges.adapter` converts them, in one place. A judge signals failure
+by raising: the pipeline records ``judge_error`` and never turns a failure into a label, and an
+invalid answer (a label other than the three, quotes that are not strings) is a
+:class:`JudgeError` too. A judge may report what a call cost with :func:`record_usage`; its
+optional ``model`` attribute names it in the outputs.
 """
 
 from __future__ import annotations
 
 import contextvars
 import importlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -25,22 +33,119 @@ from rt4chart.schemas.records import LABELS, Usage
 T = TypeVar("T")
 
 
+class JudgeError(RuntimeError):
+    """A judge call failed for good (after its retries); the message says why."""
+
+
+def check_label(label: Any) -> str:
+    """A judge's label, validated: anything but ENT/CON/NIC is a judge error, never a default."""
+    if label not in LABELS:
+        raise JudgeError(f"judge returned an invalid label {label!r}")
+    return label
+
+
+def check_quotes(quotes: Any) -> list[str]:
+    """A judge's quotes, validated as a list of strings."""
+    if not isinstance(quotes, list | tuple) or not all(isinstance(q, str) for q in quotes):
+        raise JudgeError(f"judge returned invalid evidence {quotes!r:.200}")
+    return list(quotes)
+
+
+def check_probability(value: object) -> float | None:
+    """A judge's p_unsupported: a number in [0, 1], or None when it gave none."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise JudgeError(f"judge returned p_unsupported {value!r:.50}, not a number in [0, 1]")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A verification: the label, the quotes it rests on, and optionally the judge's own
+    probability that the claim is unsupported (contradicted or not in the text).
+
+    Validated when built: an invalid label, quotes that are not strings or a probability outside
+    [0, 1] raise :class:`JudgeError` (so a judge that builds a bad verdict fails its call).
+    """
+
+    label: str
+    quotes: tuple[str, ...] = ()
+    p_unsupported: float | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "label", check_label(self.label))
+        object.__setattr__(self, "quotes", tuple(check_quotes(self.quotes)))
+        object.__setattr__(self, "p_unsupported", check_probability(self.p_unsupported))
+
+    def as_json(self) -> list:
+        """The form judge_cache stores (``[label, quotes, p_unsupported or null]``)."""
+        return [self.label, list(self.quotes), self.p_unsupported]
+
+
+FACT = "fact"
+
+
+@dataclass(frozen=True)
+class DecomposedClaim:
+    """One claim of an answer sentence.
+
+    `kind` says what the claim is about and `fragments` are the verbatim words of the sentence
+    it restates; the pipeline reads only `text` today (every claim is a factual claim), the
+    other fields are carried so that a decomposer can already give them.
+    """
+
+    text: str
+    kind: str = FACT
+    fragments: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise JudgeError(f"judge returned a claim that is not text: {self.text!r:.200}")
+        if not isinstance(self.kind, str) or not self.kind:
+            raise JudgeError(f"judge returned an invalid claim kind {self.kind!r:.50}")
+        if not isinstance(self.fragments, list | tuple) or not all(
+                isinstance(f, str) for f in self.fragments):
+            raise JudgeError(f"judge returned invalid claim fragments {self.fragments!r:.200}")
+        object.__setattr__(self, "fragments", tuple(self.fragments))
+
+    def as_json(self) -> str | dict:
+        """The form judge_cache stores: the text alone for a factual claim without fragments
+        (as plain decompositions always were), else an object with every field."""
+        if self.kind == FACT and not self.fragments:
+            return self.text
+        return {"text": self.text, "kind": self.kind, "fragments": list(self.fragments)}
+
+
+# What a judge may return; the adapter turns each into the typed value.
+VerdictLike = Verdict | tuple[str, Sequence[str]] | tuple[str, Sequence[str], float | None]
+ClaimLike = DecomposedClaim | str
+
+
 class Judge(Protocol):
     """What the pipeline needs from a judge backend."""
 
-    async def decompose(self, sentence: str, answer: str, question: str) -> list[str]: ...
+    async def decompose(self, sentence: str, answer: str, question: str) -> Sequence[ClaimLike]:
+        ...
 
-    async def verify_local(
-        self, claim: str, chunk: str, question: str
-    ) -> tuple[str, list[str]]: ...
+    async def verify_local(self, claim: str, chunk: str, question: str) -> VerdictLike: ...
 
     async def verify_global(
         self, claim: str, context: str, question: str, local_label: str, hint: str | None
-    ) -> tuple[str, list[str]]: ...
+    ) -> VerdictLike: ...
 
 
-class JudgeError(RuntimeError):
-    """A judge call failed for good (after its retries); the message says why."""
+class BatchJudge(Judge, Protocol):
+    """A judge that can check several claims against one window in one call.
+
+    Optional: `--claims-per-call N` uses `verify_local_many` when the judge has it (one verdict
+    per claim, in the claims' order) and otherwise asks `verify_local` claim by claim,
+    concurrently; :func:`rt4chart.transforms.judges.adapter.batches_claims` is the one check.
+    """
+
+    async def verify_local_many(
+        self, claims: list[str], chunk: str, question: str
+    ) -> Sequence[VerdictLike]: ...
 
 
 @dataclass
@@ -88,20 +193,6 @@ async def metered(fn: Callable[[], Awaitable[T]]) -> tuple[T, Usage]:
 def _at_least_one_call(usage: Usage) -> Usage:
     # A judge that reports no usage (a custom one) still made the call.
     return usage if usage.calls else usage + Usage(calls=1)
-
-
-def check_label(label: Any) -> str:
-    """A judge's label, validated: anything but ENT/CON/NIC is a judge error, never a default."""
-    if label not in LABELS:
-        raise JudgeError(f"judge returned an invalid label {label!r}")
-    return label
-
-
-def check_quotes(quotes: Any) -> list[str]:
-    """A judge's quotes, validated as a list of strings."""
-    if not isinstance(quotes, list | tuple) or not all(isinstance(q, str) for q in quotes):
-        raise JudgeError(f"judge returned invalid evidence {quotes!r:.200}")
-    return list(quotes)
 
 
 BUILTIN = {

@@ -10,6 +10,7 @@ was given.
 from __future__ import annotations
 
 from rt4chart.transforms.judges import lexical
+from rt4chart.transforms.judges.base import DecomposedClaim, Verdict
 
 # The version changes with the heuristics: judge_cache keys (--reuse) include it.
 MODEL = "offline-lexical-v2"
@@ -23,18 +24,16 @@ class OfflineJudge:
     def __init__(self, options: dict[str, str] | None = None):
         self.options = dict(options or {})
 
-    async def decompose(self, sentence: str, answer: str, question: str) -> list[str]:
-        return lexical.decompose_sentence(sentence)
+    async def decompose(self, sentence: str, answer: str, question: str) -> list[DecomposedClaim]:
+        return [DecomposedClaim(c) for c in lexical.decompose_sentence(sentence)]
 
-    async def verify_local(
-        self, claim: str, chunk: str, question: str
-    ) -> tuple[str, list[str], float]:
-        return lexical.verify_scored(claim, chunk)
+    async def verify_local(self, claim: str, chunk: str, question: str) -> Verdict:
+        return Verdict(*lexical.verify_scored(claim, chunk))
 
     async def verify_global(
         self, claim: str, context: str, question: str, local_label: str, hint: str | None
-    ) -> tuple[str, list[str], float]:
-        return lexical.verify_scored(claim, context, hint)
+    ) -> Verdict:
+        return Verdict(*lexical.verify_scored(claim, context, hint))
 
 
 def factory(options: dict[str, str]) -> OfflineJudge:

@@ -28,7 +28,7 @@ from tenacity import (
 )
 
 from rt4chart import prompts
-from rt4chart.transforms.judges.base import JudgeError, check_label, check_quotes, record_usage
+from rt4chart.transforms.judges.base import DecomposedClaim, JudgeError, Verdict, record_usage
 from rt4chart.transforms.judges.logprobs import p_unsupported
 from rt4chart.transforms.judges.pricing import Prices, prices_for
 from rt4chart.transforms.judges.ratelimit import RateLimiter, exhausted_for, retry_after_seconds
@@ -283,26 +283,26 @@ class OpenAIJudge:
                 raise JudgeError(f"{type(exc).__name__} after retries") from exc
         raise JudgeError("unreachable: retry loop ended without a result")
 
-    async def decompose(self, sentence: str, answer: str, question: str) -> list[str]:
+    async def decompose(self, sentence: str, answer: str, question: str) -> list[DecomposedClaim]:
         data = await self._call(
             prompts.load("decompose_system.txt"),
             prompts.render("decompose_user.txt", question=question, answer=answer,
                            sentence=sentence),
             "decompose", shared=answer,
         )
-        return [c.strip() for c in data["claims"] if c.strip()]
+        return [DecomposedClaim(c.strip()) for c in data["claims"] if c.strip()]
 
-    async def verify_local(self, claim: str, chunk: str, question: str) -> tuple[str, list[str]]:
+    async def verify_local(self, claim: str, chunk: str, question: str) -> Verdict:
         data = await self._call(
             prompts.load("verify_system.txt"),
             prompts.render("verify_local_user.txt", chunk=chunk, question=question, claim=claim),
             "verify", shared=chunk,
         )
-        return check_label(data["label"]), check_quotes(data["evidence"])
+        return Verdict(data["label"], data["evidence"])
 
     async def verify_local_many(
         self, claims: list[str], chunk: str, question: str
-    ) -> list[tuple[str, list[str]]]:
+    ) -> list[Verdict]:
         """Several claims against one window in one call (`--claims-per-call`): one verdict
         per claim, in order; a reply that skips, repeats or renumbers a claim is retried."""
         numbered = "\n".join(f"[{i}] {claim}" for i, claim in enumerate(claims, start=1))
@@ -313,13 +313,13 @@ class OpenAIJudge:
             "verify_many", shared=chunk, expect_claims=len(claims),
         )
         verdicts = sorted(data["verdicts"], key=lambda v: v["claim"])
-        return [(check_label(v["label"]), check_quotes(v["evidence"])) for v in verdicts]
+        return [Verdict(v["label"], v["evidence"]) for v in verdicts]
 
     async def verify_global(
         self, claim: str, context: str, question: str, local_label: str, hint: str | None
-    ) -> tuple[str, list[str], float | None]:
-        """(label, quotes, p_unsupported): p from the label token's log-probabilities, None
-        when the endpoint gave none (the pipeline then uses 0 or 1 from the label)."""
+    ) -> Verdict:
+        """The verdict with p_unsupported from the label token's log-probabilities, None when
+        the endpoint gave none (the pipeline then uses 0 or 1 from the label)."""
         if hint is None:
             user = prompts.render("verify_global_user.txt", context=context, question=question,
                                   claim=claim)
@@ -329,7 +329,7 @@ class OpenAIJudge:
                                   hint=hint)
         data = await self._call(prompts.load("verify_system.txt"), user, "verify",
                                 logprobs=self.config.logprobs, shared=context)
-        return check_label(data["label"]), check_quotes(data["evidence"]), data.get(P_KEY)
+        return Verdict(data["label"], data["evidence"], data.get(P_KEY))
 
 
 def factory(options: dict[str, str]) -> OpenAIJudge:
