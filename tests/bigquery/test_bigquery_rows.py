@@ -10,6 +10,7 @@ import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from rt4chart.pipeline import bigquery as bq
+from rt4chart.schemas.rows import dead_letter_id, to_dict
 from rt4chart.schemas.tables import TABLES, bigquery_schema, row_insert_id
 
 
@@ -108,14 +109,15 @@ def test_natural_keys_are_deterministic_and_unique(sample_rows):
 def test_failed_insert_becomes_a_dead_letter_row():
     row = {"trace_id": "t-9", "route": "r", "cost_usd": "n/a"}
     errors = [{"reason": "invalid", "location": "cost_usd", "message": "Cannot convert"}]
-    (letter,) = bq.FailedInsertToDeadLetter().process(("p:d.answers", row, errors))
+    (dead,) = bq.FailedInsertToDeadLetter().process(("p:d.answers", row, errors))
+    letter = to_dict(dead)
     assert set(letter) == set(TABLES["dead_letters"].column_names)
     assert letter["stage"] == "write_bigquery"
     assert letter["trace_id"] == "t-9" and letter["route"] == "r"
     assert "invalid at cost_usd: Cannot convert" in letter["reason"]
     assert "p:d.answers" in letter["reason"]
     assert json.loads(letter["raw"]) == row
-    assert letter["dead_letter_id"] == bq.dead_letter_id(
+    assert letter["dead_letter_id"] == dead_letter_id(
         "write_bigquery", letter["reason"], letter["raw"]
     )
     assert letter["received_at"].tzinfo is not None
