@@ -1,13 +1,13 @@
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
 from rt4chart.schemas.rows import AnswerRow
 from rt4chart.transforms.aggregate import answer_label
 from rt4chart.transforms.joins import and_join, merge_spans, or_join, wilson
 from rt4chart.transforms.rates import RouteCounts, RouteCountsFn
+
+from testutil import answer_row
 
 
 @pytest.mark.parametrize("labels,expected", [
@@ -51,13 +51,7 @@ def test_wilson_known_values():
 
 
 def _answer(status="ok", label="ENT", calls=3, trace_id="t") -> AnswerRow:
-    at = datetime(2024, 6, 1, tzinfo=UTC)
-    return AnswerRow(
-        trace_id=trace_id, route="r", event_time=at, label=label,
-        hallucinated=None if label is None else label != "ENT", p_hallucinated=None,
-        status=status, n_claims=1, hallucinated_spans=(), reason=None, input_tokens=10,
-        cached_tokens=4, output_tokens=2, judge_calls=calls, reused_calls=0, cost_usd=0.5,
-        judge_model="m", prompt_hash="h", task=None, generator=None, audited_at=at, late=False)
+    return answer_row(trace_id=trace_id, status=status, label=label, judge_calls=calls)
 
 
 def test_route_counts_combiner_merges_like_a_single_pass():
