@@ -13,16 +13,8 @@ import apache_beam as beam
 from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
 from rt4chart.pipeline.io import ReadTraces
 from rt4chart.pipeline.sinks import Sinks, WriteTables
+from rt4chart.schemas import rows
 from rt4chart.schemas.records import Message, RunInfo
-from rt4chart.schemas.rows import (
-    AlertRow,
-    AnswerRow,
-    ClaimRow,
-    CostRow,
-    DeadLetterRow,
-    JudgeCacheRow,
-    RouteRateRow,
-)
 from rt4chart.transforms.aggregate import AggregateAnswers
 from rt4chart.transforms.alerts import RouteAlerts
 from rt4chart.transforms.decompose import DecomposeClaims
@@ -37,12 +29,12 @@ from rt4chart.transforms.verify_local import VerifyLocal
 class AuditTables(NamedTuple):
     """The audit's output tables, named as the tables are, as rows."""
 
-    answers: beam.PCollection[AnswerRow]
-    claims: beam.PCollection[ClaimRow]
-    route_rates: beam.PCollection[RouteRateRow]
-    costs: beam.PCollection[CostRow]
-    dead_letters: beam.PCollection[DeadLetterRow]
-    judge_cache: beam.PCollection[JudgeCacheRow]
+    answers: beam.PCollection[rows.AnswerRow]
+    claims: beam.PCollection[rows.ClaimRow]
+    route_rates: beam.PCollection[rows.RouteRateRow]
+    costs: beam.PCollection[rows.CostRow]
+    dead_letters: beam.PCollection[rows.DeadLetterRow]
+    judge_cache: beam.PCollection[rows.JudgeCacheRow]
 
 
 class Audit(beam.PTransform):
@@ -76,7 +68,7 @@ class Audit(beam.PTransform):
         dead = (
             (valid.dead_letters, segmented.dead_letters, answers.redo)
             | "DeadLetters" >> beam.Flatten()
-            | "DeadLetterRows" >> beam.Map(DeadLetterRow.of)
+            | "DeadLetterRows" >> beam.Map(rows.DeadLetterRow.of)
         )
         return AuditTables(
             answers.answers,
@@ -117,7 +109,7 @@ def to_message(msg: beam.io.PubsubMessage, timestamp=beam.DoFn.TimestampParam) -
 
 class StreamTables(NamedTuple):
     tables: AuditTables
-    alerts: beam.PCollection[AlertRow]
+    alerts: beam.PCollection[rows.AlertRow]
 
 
 def build_stream(pipeline: beam.Pipeline, config: StreamConfig, run: RunInfo,
