@@ -98,13 +98,13 @@ def json_key_paths(lines: Sequence[str]) -> list[tuple[str, ...]]:
         match = _KEY_LINE_RE.match(text)
         if match:
             key, value = match.groups()
-            paths.append((*stack, key))
+            paths.append((*(k for k in stack if k), key))
             if value.rstrip(",").strip() in ("{", "["):
                 stack.append(key)
             continue
         paths.append(())
         if text.rstrip(",") in ("{", "["):
-            stack.append("")
+            stack.append("")  # an unnamed object or array (the record, an array element)
         elif text[:1] in ("}", "]") and stack:
             stack.pop()
     return paths
