@@ -216,11 +216,10 @@ def _read_digits(text: str) -> tuple[list[Quantity], str]:
 def word_number(words: str) -> float | None:
     """ "twenty-five" -> 25, "one hundred and five" -> 105, "a million" -> 1e6, else None."""
     total, current, seen = 0.0, 0.0, False
-    for word in re.split(r"[\s-]+", words.lower().strip()):
-        if word in ("and", ""):
-            continue
-        if word == "a":
-            current = max(current, 1)
+    parts = [w for w in re.split(r"[\s-]+", words.lower().strip()) if w not in ("and", "")]
+    for i, word in enumerate(parts):
+        if word == "a":  # "a million", "a dozen"; in "a five-star" it is only an article
+            current = 1.0 if parts[i + 1:i + 2] and parts[i + 1] in (*_SCALES, "dozen") else 0.0
         elif word in _WORD_VALUES:
             current, seen = current + _WORD_VALUES[word], True
         elif word in ("hundred", "dozen"):

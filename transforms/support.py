@@ -204,9 +204,14 @@ def _missing_specifics(claim: str, evidence: str) -> list[str]:
     numbers = [*theirs.quantities, *_years(theirs.whens)]
     missing = [f"{_kind(q)} {q.text}" for q in mine.quantities
                if not _quantity_covered(q, [*numbers, *_hours(theirs.whens)])]
-    missing += [f"{w.kind} {w.text}" for w in mine.whens
-                if not _when_covered(w, list(theirs.whens), numbers)]
-    return missing
+    whens = [w for w in mine.whens if not _when_covered(w, list(theirs.whens), numbers)]
+    for kind, spread in (("weekday", 2), ("time", 3)):
+        # A schedule over several days ("Monday through Saturday") or with several opening
+        # times is stated line by line in a record: one of them quoted is enough.
+        group = [w for w in mine.whens if w.kind == kind]
+        if len(group) >= spread and len([w for w in whens if w.kind == kind]) < len(group):
+            whens = [w for w in whens if w.kind != kind]
+    return missing + [f"{w.kind} {w.text}" for w in whens]
 
 
 def _kind(q: Quantity) -> str:

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from rt4chart.pipeline.datasets import ragtruth_contexts
@@ -54,13 +55,21 @@ def _lucky(claim: str, sentences: list[str]) -> str:
     return max(sentences, key=lambda s: len(words & content_words(s)))
 
 
+def _values(text: str) -> set[str]:
+    # Numbers by value, whatever the unit: `"stars": 4.5` states "4.5 stars".
+    return {"#" + term.split()[0] for term in number_terms(text)}
+
+
 def _careful(claim: str, sentences: list[str], size: int = 3) -> tuple[str, ...]:
-    wanted = content_terms(claim) | number_terms(claim)
-    terms = [content_terms(s) | number_terms(s) for s in sentences]
+    """The best-matching sentence, then up to two more that add words or (worth three words)
+    numbers of the claim: what a careful judge quotes."""
+    wanted = content_terms(claim) | _values(claim)
+    terms = [content_terms(s) | _values(s) for s in sentences]
     chosen: list[int] = []
     have: set[str] = set()
     for _ in range(size):
-        gains = {i: len((wanted & t) - have) for i, t in enumerate(terms) if i not in chosen}
+        gains = {i: sum(3 if t[0] == "#" else 1 for t in (wanted & ts) - have)
+                 for i, ts in enumerate(terms) if i not in chosen}
         best = max(gains, key=lambda i: (gains[i], -i), default=None)
         if best is None or gains[best] == 0:
             break
@@ -162,8 +171,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--examples", type=int, default=15)
-    ap.add_argument("--write-sample", type=Path, help="write every Nth case here (for the test)")
-    ap.add_argument("--every", type=int, default=25)
+    ap.add_argument("--write-sample", type=Path, help="write a small sample here (for the test)")
+    ap.add_argument("--sample", type=int, default=24, help="cases of each side in the sample")
     args = ap.parse_args()
     cases = list(load(args.data))
     for use_known in (True, False):
@@ -173,9 +182,31 @@ def main() -> None:
             print(f"{key}: {value}")
     _examples(cases, args.examples)
     if args.write_sample:
-        with open(args.write_sample, "w", encoding="utf-8") as fh:
-            for case in cases[:: args.every]:
-                fh.write(json.dumps(asdict(case) | {"known": ""}, ensure_ascii=False) + "\n")
+        write_sample(cases, args.write_sample, args.sample)
+
+
+def _reduced_known(case: Case) -> str:
+    """The short lines of the question and contexts (record fields such as `"state": "CA"`) and
+    those sharing a word stem with the claim's names: what the entity check reads of them."""
+    stems = {w[:5].lower() for w in re.findall(r"[A-Z][\w'’]*", case.claim)}
+    return "\n".join(line for line in case.known.splitlines() if len(line) <= 60
+                     or stems & {w[:5].lower() for w in re.findall(r"\w+", line)})
+
+
+def write_sample(cases: list[Case], path: Path, size: int) -> None:
+    """Every k-th hallucinated and faithful case, so that the sample spans all tasks; the
+    reduced question/context gives the same verdicts as the full one (checked here)."""
+    sample = []
+    for side in (True, False):
+        group = [c for c in cases if c.hallucinated == side]
+        sample += group[:: max(1, len(group) // size)][:size]
+    with open(path, "w", encoding="utf-8") as fh:
+        for case in sample:
+            small = replace(case, known=_reduced_known(case))
+            assert lucky_passes(small) == lucky_passes(case), case.claim
+            assert careful_overturned(small) == careful_overturned(case), case.claim
+            fh.write(json.dumps(asdict(small), ensure_ascii=False) + "\n")
+    print(f"wrote {len(sample)} cases to {path}")
 
 
 if __name__ == "__main__":
