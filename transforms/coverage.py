@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rt4chart.transforms.quantities import number_terms
 from rt4chart.transforms.support import STOPWORDS, check_support, claim_body, fold, stem
 
 # A decomposer may drop a couple of discourse words ("notably", "clearly") when it restates a
@@ -41,7 +42,8 @@ _OFFER_RE = re.compile(
     r"\blet (?:me|us) know\b|\bfeel free\b|\bdon['’]?t hesitate\b|\bdo not hesitate\b"
     r"|\bif you have (?:any )?(?:other |further |more |additional )?questions?\b"
     r"|\b(?:is there )?anything else\b|\b(?:i|we)(?:['’]d| would| will|['’]ll)? be (?:happy|glad)"
-    r" to\b|\bi can help\b|\bhope (?:this|that|it) helps\b|\bplease (?:ask|reach out|contact)\b",
+    r" to\b|\bi can help\b|\bhope (?:this|that|it) helps\b|\bplease (?:ask|reach out|contact)\b"
+    r"|\bdo (?:my|our) best\b|\bhelp you\b",
     re.I)
 _REFUSAL_RE = re.compile(
     r"\b(?:unable|not able) to (?:answer|determine|provide|find|say|tell)\b"
@@ -55,12 +57,23 @@ _FORM_RE = re.compile(
     r"(?:the |my |final )*(?:answer|summary|response|overview|output)(?: is| would be)?\s*:?$"
     r"|^(?:here(?:['’]s| is| are)|below is|the following is)\b[^.!?]*[:.!]?$", re.I)
 _CITATION_RE = re.compile(
-    r"^(?:this|that|it|these|the (?:above|information)|which)?\s*(?:is|are|was|were|can be)?\s*"
+    r"^(?:as\s+)?(?:this|that|it|these|the (?:above|information)|which)?\s*"
+    r"(?:is|are|was|were|can be)?\s*"
     r"(?:(?:mentioned|stated|found|described|noted|explained|shown|given|reported|cited)\s+)?"
     r"(?:in|from|by|according to|see|source:?|cf\.?)?\s*\(?\[?(?:the )?(?:passages?|documents?"
     r"|articles?|sources?|references?|context)\s*[\d, and&]*\]?\)?\.?$"
     r"|^\[?\(?\d{1,3}\)?\]?\.?$", re.I)
 _HEADING_RE = re.compile(r"^(?:#+\s*.+|\*\*[^*]+\*\*:?|__[^_]+__:?|[^.!?]{1,60}:)$")
+# "Passage 3: Attaching Frames Together": a source's part, then title-case words without a full
+# stop ("Hours: Monday to Friday" is a claim).
+_TITLE_RE = re.compile(r"(?i:^(?:passage|document|source|step|part|section|chapter|method|option"
+                       r"|tip)\s*\d*\s*:)\s+(?:[A-Z0-9][\w'’&-]*\s*|(?:a|an|the|of|and|or|to|in|for"
+                       r"|on|with)\s+){1,8}$")
+# Words of courtesy that are content nowhere else: "Feel free to ask if you need more help."
+_COURTESY = frozenset(
+    """ask asking help helps helpful need needs question questions know further assist
+    assistance happy glad hesitate reach contact clarification clarify anything else more feel
+    free best day great wonderful nice""".split())
 
 
 @dataclass(frozen=True)
@@ -104,9 +117,13 @@ def is_non_claim(sentence: str) -> bool:
     body = _strip(sentence)
     if not any(ch.isalnum() for ch in body):
         return True
-    if _FORM_RE.match(body) or _CITATION_RE.match(body) or _HEADING_RE.match(body):
+    if any(p.match(text) for p in (_HEADING_RE, _TITLE_RE) for text in (sentence.strip(), body)):
         return True
-    if _GREETING_RE.match(body) or _OFFER_RE.search(body) or _REFUSAL_RE.search(body):
+    if _FORM_RE.match(body) or _CITATION_RE.match(body):
+        return True
+    if _GREETING_RE.match(body) or _OFFER_RE.search(body):
+        return not (_leftover(body) - _COURTESY) and not number_terms(claim_body(body))
+    if _REFUSAL_RE.search(body):
         return not _leftover(body)
     return False
 
@@ -119,9 +136,9 @@ def _covered(term: str, pool: set[str]) -> bool:
 def _uncovered_words(body: str, claims: Sequence[str]) -> list[str]:
     pool = {stem(w) for claim in claims for w in fold(claim).split()}
     out: list[str] = []
-    for word in fold(body).split():
+    for word in fold(claim_body(body)).split():
         term = stem(word)
-        if (len(word) > 1 and not word[0].isdigit() and word not in STOPWORDS
+        if (len(word) > 1 and not word[0].isdigit() and word not in STOPWORDS | _META
                 and term not in _META and not _covered(term, pool) and word not in out):
             out.append(word)
     return out
@@ -143,9 +160,9 @@ def check_coverage(sentence: str, claims: Sequence[str]) -> Coverage:
     Returns:
         A `Coverage`; for a sentence that claims nothing (`is_non_claim`) it is empty.
     """
-    body = _strip(sentence)
-    if is_non_claim(body):
+    if is_non_claim(sentence):
         return Coverage()
+    body = _strip(sentence)
     specifics = list(check_support(body, list(claims) or [""]).missing)
     words = _uncovered_words(body, claims)
     total = len(_leftover(body))

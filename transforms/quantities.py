@@ -65,7 +65,7 @@ _DATE_RES = [re.compile(p) for p in (
     + _MONTH + r"(?![\w-])",
 )]
 _TIME_RES = [re.compile(p, re.I) for p in (
-    r"\b(?P<h>\d{1,2})(?::(?P<min>\d{1,2}))?\s*(?P<half>[ap])\.?\s?m\b\.?",
+    r"\b(?P<h>\d{1,2})(?::(?P<min>\d{1,2}))?\s*(?P<half>[ap])\.?\s?m\b(?:\.(?=\w))?",
     r"\b(?P<h>\d{1,2}):(?P<min>\d{1,2})(?![\d:])",
     r"\b(?P<word>noon|midday|midnight)\b",
 )]

@@ -31,7 +31,8 @@ STOPWORDS = frozenset(
     were what when where which while who whom why will with would you your yours yourself
     yourselves may might must shall however thus therefore etc via per yes okay ok please
     overall additionally also furthermore moreover finally first firstly second secondly lastly
-    sure certainly here according based given""".split()
+    sure certainly here according based given ll ve re don doesn didn isn aren wasn weren
+    won wouldn couldn shouldn hasn haven hadn""".split()
 )
 # Titles and company suffixes that a source may leave out: "Acme" supports "Acme Corp.".
 _AFFIXES = frozenset(
@@ -49,7 +50,7 @@ _COMMON_ACRONYMS = frozenset(
     "ASAP FYI AKA DNA RNA IQ PhD MD BC AD BCE CE ET PT EST PST GMT UTC".split())
 _INITIAL_GAP_RE = re.compile(r"[.!?:;\n•*\"“”]|(?:^|\s)[-–—]\s")
 _CAMEL_RE = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
-_POSSESSIVE_RE = re.compile(r"(?<=\w)['’]s?\b")
+_POSSESSIVE_RE = re.compile(r"(?<=\w)['’]s\b|(?<=s)['’](?!\w)")
 _NEGATION_IDIOMS_RE = re.compile(
     r"\b(?:not only|not just|not to mention|no doubt|no matter|nothing but|no less than"
     r"|no more than|not least)\b", re.I)
@@ -73,6 +74,12 @@ _REFERENCE_RE = re.compile(
 # "3.5 out of 5 stars", "on a scale of 1 to 10": the scale is not a fact of the source.
 _SCALE_RE = re.compile(r"\bout of (?:a (?:possible|maximum) (?:of )?)?(?:\d+|five|ten)\b"
                        r"|\bon a scale (?:of|from) \d+ to \d+\b", re.I)
+_SENTENCE_CLAUSE_RE = re.compile(r"[;.!?\n]|\b(?:but|while|whereas|although|though|however)\b",
+                                 re.I)
+_CONDITIONAL_RE = re.compile(r"\b(?:if|unless|whether|when)\b", re.I)
+_NULL_FIELD_RE = re.compile(r"^.*:\s*(?:null|None)\s*,?\s*$", re.M)
+_FIELD_RE = re.compile(r"\"(?P<key>[^\"\n]{1,60})\"\s*:\s*(?P<value>\"[^\"\n]*\"|\w+)")
+_NO_VALUE_RE = re.compile(r"u?'?(?:no|none)'?|false|False")
 _LABEL_RE = re.compile(r"^[^:.!?\n]{1,40}:\s")
 # Names written otherwise in records and articles: "California" / "CA", "U.S." / "United States".
 _ALIAS_PAIRS = (
@@ -266,14 +273,16 @@ def _trim(run: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
     return run
 
 
-def entities(text: str) -> list[str]:
+def entities(text: str, joined_by_and: bool = False) -> list[str]:
     """Named entities: runs of capitalised words, except a single capitalised word that starts
     a sentence ("Restaurants ..."), a leading label ("Tip:"), month and weekday names (read as
-    dates), units ("Fahrenheit") and stopwords."""
+    dates), units ("Fahrenheit") and stopwords. With `joined_by_and`, "and" joins names too
+    ("Space and Science Administration")."""
     text = _LABEL_RE.sub(lambda m: " " * len(m.group()), text, count=1)
     found = []
-    for run in _runs(text):
-        words = [w for w, _ in run if w.strip(".") not in _DATE_NAMES | _COMMON_ACRONYMS]
+    for run in _runs(text, _CONNECTORS | {"and"} if joined_by_and else _CONNECTORS):
+        words = [_POSSESSIVE_RE.sub("", w) for w, _ in run
+                 if w.strip(".") not in _DATE_NAMES | _COMMON_ACRONYMS]
         if not words or len(words) == 1 and run[0][1] and not _acronym(words[0]):
             continue
         name = " ".join(words)
@@ -357,6 +366,10 @@ def _spelled_out(names: list[str]) -> list[str]:
 
 def _missing_entities(claim: str, evidence: str, known: str) -> list[str]:
     mine, theirs = _spelled_out(entities(claim)), _Text(evidence)
+    for name in entities(claim, joined_by_and=True):
+        # "National Aeronautics and Space Administration" read as one name, covered by "NASA".
+        if " and " in name and _entity_covered(name, theirs):
+            mine = [m for m in mine if m not in name]
     missing = [name for name in mine if not _entity_covered(name, theirs)]
     if missing and known:
         around = _Text(known)
@@ -367,27 +380,49 @@ def _missing_entities(claim: str, evidence: str, known: str) -> list[str]:
 # --- negation ----------------------------------------------------------------------------
 
 
-def _clauses(text: str) -> list[tuple[set[str], bool]]:
+def _clauses(text: str, commas: bool) -> list[tuple[set[str], bool]]:
+    """(content terms, negated) per clause; a conditional clause ("if it can't ...") says
+    nothing about polarity and is left out. A claim is not cut at commas: "garage, street and
+    valet parking are not" is one clause."""
     text = _NEGATION_IDIOMS_RE.sub(" ", text)
     out = []
-    for part in _CLAUSE_RE.split(text):
+    for part in (_CLAUSE_RE if commas else _SENTENCE_CLAUSE_RE).split(text):
         terms = content_terms(part)
-        if terms:
+        if terms and not _CONDITIONAL_RE.search(part):
             out.append((terms, bool(_NEGATION_RE.search(part))))
+    return out
+
+
+def _plural_free(text: str) -> set[str]:
+    return {w.removesuffix("s") for w in fold(text).split()}
+
+
+def _fields(text: str) -> list[tuple[str, bool]]:
+    """Record fields `"WiFi": "u'no'"` as (the key's last word, whether the value says no);
+    a null value says nothing."""
+    out = []
+    for match in _FIELD_RE.finditer(text):
+        key, value = fold(match.group("key")).split(), match.group("value").strip('"')
+        if key and value.lower() not in ("null", "none", ""):
+            out.append((key[-1].removesuffix("s"), bool(_NO_VALUE_RE.fullmatch(value))))
     return out
 
 
 def _missing_polarity(claim: str, evidence: Sequence[str]) -> list[str]:
     """A clause of the claim restated by a clause of the evidence (nearly the same words on
-    both sides) must agree with it on negation: "does not offer WiFi" / `"WiFi": "no"`."""
-    theirs = [c for text in evidence for c in _clauses(text.replace('"', " "))]
-    for terms, negated in _clauses(claim):
-        for other, other_negated in theirs:
-            shared = len(terms & other)
-            if (other_negated != negated and shared >= min(2, len(other))
-                    and shared >= NEGATION_OVERLAP * len(terms)
-                    and shared >= NEGATION_OVERLAP * len(other)):
-                return ["negation" if negated else "the claim's polarity (evidence negates)"]
+    both sides), or naming record fields of it, must agree with them on negation: "does not
+    take reservations" / `"RestaurantsReservations": false`."""
+    texts = [_NULL_FIELD_RE.sub(" ", text) for text in evidence]
+    theirs = [c for text in texts for c in _clauses(text.replace('"', " "), commas=True)]
+    fields = [f for text in evidence for f in _fields(text)]
+    for terms, negated in _clauses(claim, commas=False):
+        words = _plural_free(" ".join(terms))
+        found = [no for key, no in fields if key in words]
+        found += [other_negated for other, other_negated in theirs
+                  if len(terms & other) >= min(2, len(other))
+                  and len(terms & other) >= NEGATION_OVERLAP * max(len(terms), len(other))]
+        if found and all(no != negated for no in found):
+            return ["negation" if negated else "the claim's polarity (evidence negates)"]
     return []
 
 
