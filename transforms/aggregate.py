@@ -22,7 +22,6 @@ from rt4chart.schemas.records import (
     RunInfo,
 )
 from rt4chart.transforms.joins import and_join, merge_spans
-from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
 from rt4chart.transforms.validate import raw_text
 
@@ -149,7 +148,7 @@ class _Assemble:
             t = claim_set.prepared.trace
             yield beam.pvalue.TaggedOutput(
                 "redo", DeadLetter(REDO_STAGE, answer["reason"], raw_text(t), t.trace_id, t.route))
-        runtime.note_traces(1)
+        beam.metrics.Metrics.counter("rt4chart", "traces_done").inc()
 
 
 class AggregateAnswers(beam.PTransform):
