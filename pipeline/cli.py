@@ -72,7 +72,9 @@ def stream(args: argparse.Namespace, beam_args: list[str]) -> int:
     return 0 if run.ok else 1
 
 
-def _logging(verbose: bool) -> None:
+def _logging(argv: list[str]) -> None:
+    # Before any PipelineOptions is made: its constructor sets up the root logger otherwise.
+    verbose = "-v" in argv or "--verbose" in argv
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
@@ -82,10 +84,11 @@ def _logging(verbose: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ours, beam_args = cli_args.split_beam_args(list(sys.argv[1:] if argv is None else argv))
+    argv = list(sys.argv[1:] if argv is None else argv)
+    _logging(argv)
+    ours, beam_args = cli_args.split_beam_args(argv)
     args, unknown = parser().parse_known_args(ours)
     beam_args += unknown  # options of Beam plug-ins the split did not know
-    _logging(getattr(args, "verbose", False))
     try:
         if args.command == "report":
             return report_cli.run(args)

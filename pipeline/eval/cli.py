@@ -135,12 +135,14 @@ def main(argv: list[str] | None = None) -> int:
     `rt4chart eval ARGS`), with the same exit codes (2 usage, 1 failure)."""
     import logging
 
-    ours, beam_args = cli_args.split_beam_args(list(sys.argv[1:] if argv is None else argv))
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Before any PipelineOptions is made: its constructor sets up the root logger otherwise.
+    logging.basicConfig(level=logging.DEBUG if {"-v", "--verbose"} & set(argv) else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    ours, beam_args = cli_args.split_beam_args(argv)
     root = argparse.ArgumentParser(prog="rt4chart", allow_abbrev=False)
     add_parsers(root.add_subparsers(dest="command", required=True))
     args, unknown = root.parse_known_args(["eval", *ours])
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("apache_beam").setLevel(logging.WARNING)
     try:
         return run(args, beam_args + unknown)

@@ -34,8 +34,9 @@ class JudgeRuntime:
         self._lock = threading.Lock()
         self._judges: dict[JudgeSpec, Judge] = {}
         self._loop = asyncio.new_event_loop()
-        threading.Thread(target=_run_loop, args=(self._loop,), name="rt4chart-judge-loop",
-                         daemon=True).start()
+        self.thread = threading.Thread(target=_run_loop, args=(self._loop,),
+                                       name="rt4chart-judge-loop", daemon=True)
+        self.thread.start()
         weakref.finalize(self, _stop_loop, self._loop)
 
     def judge(self, spec: JudgeSpec) -> Judge:
