@@ -7,8 +7,11 @@ figures during a run:
 
 - FnApiRunner (local batch): none. Its `run()` returns when the job is done, with the metrics
   of every stage; only the final line is logged.
-- BundleBasedDirectRunner (local streaming, or batch on request): yes; its metrics are updated
-  as bundles commit, so a line is logged every `PROGRESS_EVERY_S`.
+- BundleBasedDirectRunner (local streaming, or batch on request): yes, as bundles commit (a
+  stream's bundles are small; in batch one bundle may hold the whole input), so a line is
+  logged every `PROGRESS_EVERY_S`. Seen with Beam 2.77: the judge stages' counters arrive, but
+  `traces_done`, counted inside the streaming join (a stateful DoFn with a timer), never
+  reaches this runner's metrics, so a local stream reports 0 traces done.
 - DataflowRunner: yes, through the service's job metrics (`run()` returns once submitted); the
   batch audit waits and logs a line every `PROGRESS_EVERY_S`. A streaming job is not waited for:
   its counters are in the Dataflow console.
