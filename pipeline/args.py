@@ -208,7 +208,8 @@ def split_beam_args(argv: list[str]) -> tuple[list[str], list[str]]:
     beams: list[str] = []
     i = 0
     while i < len(argv):
-        taken = _beam_tokens(parser, argv[i:i + 2]) if argv[i].startswith("--") else 0
+        ours_only = not argv[i].startswith("--") or argv[i] == "--help"  # help is rt4chart's
+        taken = 0 if ours_only else _beam_tokens(parser, argv[i:i + 2])
         (beams if taken else ours).extend(argv[i:i + max(taken, 1)])
         i += max(taken, 1)
     return ours, beams
