@@ -144,9 +144,10 @@ def _line_spans(text: str, start: int, end: int, piece_chars: int) -> Iterator[t
         safe = min(limit - margin, _first_unclosed(text, start, limit))
         kept = [s for s in spans if s[1] <= safe] or [s for s in spans if s[1] <= limit - margin]
         cut = kept[-1][1] if kept else start
-        if cut <= start:  # no boundary in the piece: one very long sentence, cut at a space
-            cut = text.rfind(" ", start + 1, limit - margin)
-            cut = limit - margin if cut <= start else cut
+        if cut <= start:  # one sentence longer than the piece: cut it as _cut_long would
+            first = _trimmed(text, start, limit)[0]
+            cut = next(_cut_long(first, limit, text))[1]
+            cut = min(cut, limit - margin) if cut > start else limit - margin
             kept = [(start, cut)]
         yield from kept
         start = cut

@@ -108,7 +108,7 @@ def window_columns(win: window.BoundedWindow, pane) -> dict:
     return {
         "window_start": start,
         "window_end": utc_datetime(float(win.end)),
-        "day": start.strftime("%Y-%m-%d"),
+        "day": start.date().isoformat(),  # zero-padded: strftime writes year 1 as "1"
         # Batch panes have no timing of their own: one firing, on time.
         "pane": PANE_TIMING.get(getattr(pane, "timing", 1), "ON_TIME"),
         "pane_index": int(getattr(pane, "index", 0) or 0),
