@@ -1,6 +1,6 @@
 """Sentence splitting time against context size (not a test).
 
-    python tests/bench/bench_segment.py [--sizes 1000 10000 50000] [--baseline 1000 2000]
+    python tests/bench/bench_segment.py [--sizes 1000 10000 50000] [--baseline 1000 4000 8000]
                                         [--json out.json]
 
 Builds contexts of N sentences from the RAGTruth sample's passages (cycled), once as one
@@ -48,7 +48,7 @@ def seconds_per_1k(text: str, n: int, piece_chars: int | None = None) -> tuple[f
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 50_000])
-    ap.add_argument("--baseline", type=int, nargs="*", default=[1000, 2000],
+    ap.add_argument("--baseline", type=int, nargs="*", default=[1000, 4000, 8000],
                     help="sizes to time without pieces, on one line (superlinear: keep small)")
     ap.add_argument("--json")
     args = ap.parse_args()
