@@ -26,8 +26,10 @@ class NotACompletion(SchemaMismatch):
 # A call's deadline (call_deadline_s, enforced by the adapter) by default: this many times the
 # HTTP timeout of one attempt (an attempt restarts it, see OpenAIJudge._attempt).
 DEADLINE_TIMEOUTS = 5
-# The longest a provider's error message may be in a reason (after redaction).
+# The longest a provider's error message may be in a reason, and the longest reason; both cut
+# after redaction (a key cut in two would no longer be recognised).
 MESSAGE_CHARS = 200
+REASON_CHARS = 300
 
 
 def completion_of(raw: Any) -> Any:
@@ -45,7 +47,7 @@ def completion_of(raw: Any) -> Any:
     kind = raw.headers.get("content-type", "no content type").split(";")[0].strip()
     text = " ".join(raw.text.split())
     raise NotACompletion(f"HTTP {raw.status_code} reply is not a chat completion ({kind}): "
-                         f"{text[:120]!r}")
+                         f"{text[:REASON_CHARS]!r}")
 
 
 def is_endpoint_failure(exc: BaseException) -> bool:
@@ -66,4 +68,4 @@ def failure_reason(exc: BaseException, attempts: int, secrets: tuple[str, ...]) 
         text = f"HTTP {exc.status_code} ({type(exc).__name__}): {message}"
     else:
         text = f"{type(exc).__name__} after retries"
-    return redact(text, secrets)
+    return redact(text, secrets)[:REASON_CHARS]

@@ -233,7 +233,7 @@ class OpenAIJudge:
     async def _attempt(self, messages: list[dict], schema_name: str, logprobs: bool,
                        cache_key: str | None, max_tokens: int) -> dict:
         client = self._ensure_client()
-        probe = self._breaker.admit()  # BreakerOpen at once while the endpoint is down
+        probe = await self._breaker.admit()  # BreakerOpen at once while the endpoint is down
         try:
             chars = sum(len(m["content"]) for m in messages)
             with queued():  # waiting for the rate budget is not the call hanging
@@ -242,7 +242,8 @@ class OpenAIJudge:
             completion = await self._send(client, body)
         except BaseException as exc:
             if is_endpoint_failure(exc):
-                self._breaker.failure(redact(f"{type(exc).__name__}: {exc}", self._secrets()))
+                self._breaker.failure(redact(f"{type(exc).__name__}: {exc}", self._secrets()),
+                                      probe)
             else:
                 self._breaker.release(probe)
             raise
