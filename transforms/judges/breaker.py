@@ -73,7 +73,7 @@ class CircuitBreaker:
     def reason(self, now: float | None = None) -> str:
         now = self._clock() if now is None else now
         since = self._failing_since if self._failing_since is not None else now
-        return (f"judge endpoint down: every call failed for {now - since:.0f} s (last: "
+        return (f"judge endpoint down: every call failed for {_seconds(now - since)} (last: "
                 f"{self._last_failure}); call not attempted (circuit breaker open, "
                 f"breaker_after_s={self.after_s:g}); audit it later with --redo")
 
@@ -98,9 +98,9 @@ class CircuitBreaker:
         elif self.after_s and now - self._failing_since >= self.after_s:
             self._opened_at = now
             self._next_probe = now + self.probe_s
-            logger.warning("judge endpoint failed every call for %.0f s: circuit breaker open, "
+            logger.warning("judge endpoint failed every call for %s: circuit breaker open, "
                            "calls fail fast (their answers are incomplete, to --redo); probing "
-                           "every %g s", now - self._failing_since, self.probe_s)
+                           "every %g s", _seconds(now - self._failing_since), self.probe_s)
         if probe:
             self._end_probe()
 
@@ -115,3 +115,7 @@ class CircuitBreaker:
         probe, self._probe = self._probe, None
         if probe is not None and not probe.done():
             probe.set_result(None)
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.0f} s" if value >= 10 else f"{value:.1f} s"
