@@ -63,7 +63,7 @@ def register_key_env(name: str) -> None:
 def configured_secrets(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """The values of the key variables: KEY_ENV_NAMES and the registered ones."""
     env = os.environ if environ is None else environ
-    names = (*KEY_ENV_NAMES, *sorted(_REGISTERED_ENV))
+    names = dict.fromkeys((*KEY_ENV_NAMES, *sorted(_REGISTERED_ENV)))  # each name once
     return tuple(value for value in (env.get(name) for name in names) if value)
 
 
