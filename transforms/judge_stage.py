@@ -22,6 +22,7 @@ from apache_beam.utils.windowed_value import WindowedValue
 from rt4chart.schemas.records import RunInfo, TraceKey, Usage, UsageRecord
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.judges.base import Judge, JudgeSpec, judge_model, metered
+from rt4chart.transforms.redact import redact_configured
 from rt4chart.transforms.reuse import SplitReused, cache_key, cache_row
 
 METRICS = "rt4chart"
@@ -42,7 +43,7 @@ class JudgeOutputs(NamedTuple):
 def short_error(exc: BaseException) -> str:
     """A one-line reason for a failed call (exception type and message, bounded)."""
     text = str(exc).replace("\n", " ").strip()
-    return f"{type(exc).__name__}: {text}"[:300]
+    return redact_configured(f"{type(exc).__name__}: {text}")[:300]  # redact, then cut
 
 
 class JudgeCallFn(beam.DoFn):
