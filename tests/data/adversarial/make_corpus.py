@@ -28,8 +28,10 @@ SAMPLE = HERE.parent / "ragtruth_sample.jsonl"
 EXAMPLES = HERE.parents[2] / "pipeline" / "examples" / "traces.jsonl"
 
 AUDITED, DEAD, SKIPPED = "audited", "dead letter", "skipped"
-CTX = "The free trial lasts 14 days. Only new users are eligible. The trial covers all Pro features."
+CTX = ("The free trial lasts 14 days. Only new users are eligible. The trial covers all Pro "
+       "features.")
 OK = {"contexts": [CTX], "answer": "The free trial lasts 14 days."}
+SCHEMA = "README ## Traces"
 
 
 @dataclass
@@ -127,10 +129,18 @@ def j(text: str):
     return lambda m: text.replace("{m}", m)
 
 
-def mixed(corpus: Corpus) -> JsonlFile:  # noqa: PLR0915 - one table of cases
+def mixed(corpus: Corpus) -> JsonlFile:
+    """UTF-8, LF: most kinds, with valid traces among them."""
     f = JsonlFile(corpus, "mixed.jsonl")
-    schema = "README ## Traces"
-    f.valid(sample("ragtruth-14513"), "valid RAGTruth QA trace", schema)
+    f.valid(sample("ragtruth-14513"), "valid RAGTruth QA trace", SCHEMA)
+    for group in (_timestamps, _numbers_and_depth, _field_limits, _text, _contexts, _shapes,
+                  _work_limits):
+        group(f)
+    return f
+
+
+def _timestamps(f: JsonlFile) -> None:
+    """Event times at and beyond the edges."""
     f.bad("timestamp year 1 with +01:00 (year 0 in UTC)", "event times must lie in 0001-9999 "
           "UTC", lambda m: t(m, timestamp="0001-01-01T00:00:00+01:00"), "is out of range")
     f.bad("timestamp 9999-12-31 with -14:00 (year 10000 in UTC)", "event times must lie in "
@@ -151,6 +161,10 @@ def mixed(corpus: Corpus) -> JsonlFile:  # noqa: PLR0915 - one table of cases
     f.bad("timestamp as epoch seconds (number)", "timestamp must be RFC 3339 text",
           lambda m: t(m, timestamp=1714550000), "timestamp must be RFC 3339 text, got int")
     f.blank("", "blank line")
+
+
+def _numbers_and_depth(f: JsonlFile) -> None:
+    """Bytes, numbers and nesting JSON readers trip on."""
     f.bad("invalid UTF-8 byte (Latin-1 e-acute)", "a line must be valid text in the file's "
           "encoding", lambda m: json.dumps(t(m, answer="Caf\u00e9")).encode().replace(
               b"\\u00e9", b"\xe9"), "mixed.jsonl line {line}: not valid UTF-8", stage="read")
@@ -168,6 +182,10 @@ def mixed(corpus: Corpus) -> JsonlFile:  # noqa: PLR0915 - one table of cases
             + "[" * 10_000 + "]" * 10_000 + "}"), "not valid JSON: depth limit exceeded")
     f.bad("structured context nested 50 deep", "structured contexts at most 32 levels deep",
           lambda m: t(m, contexts=[{"text": nested(50)}]), "nested deeper than 32 levels")
+
+
+def _field_limits(f: JsonlFile) -> None:
+    """Fields over their limits, and metadata of odd types."""
     f.bad("huge trace_id (10,000 characters)", "trace_id at most 256 characters",
           lambda m: t(m + "x" * 10_000), "'trace_id' is 10008 characters long")
     f.bad("trace_id a 30-digit number", "trace_id must be a string",
@@ -197,6 +215,10 @@ def mixed(corpus: Corpus) -> JsonlFile:  # noqa: PLR0915 - one table of cases
           "within 64 bits (no silent rounding)",
           lambda m: t(m, contexts=[{"text": {"order": 123456789012345678901234567890}}]),
           "integer beyond 64 bits")
+
+
+def _text(f: JsonlFile) -> None:
+    """Text that looks bad but is valid, and text that is not."""
     f.valid({**OK, "trace_id": "adv-dup-1", "timestamp": "2024-05-01T00:00:00Z"},
             "trace_id repeated in more.jsonl.gz (this copy is earlier)",
             "a trace_id seen twice is audited once: the earliest")
@@ -223,6 +245,14 @@ def mixed(corpus: Corpus) -> JsonlFile:  # noqa: PLR0915 - one table of cases
             "empty answer", "answer may be empty: no claims, ENT")
     f.valid({"trace_id": "adv-ws-answer", "contexts": [CTX], "answer": "  \n\t "},
             "whitespace-only answer", "no sentences: no claims, ENT")
+    f.valid({"trace_id": "adv-zw-context", "contexts": ["\u200b\u200b", CTX],
+             "answer": "The free trial lasts 14 days."},
+            "a context of zero-width spaces only, beside a real one", "valid text (U+200B is "
+            "not whitespace)")
+
+
+def _contexts(f: JsonlFile) -> None:
+    """Contexts: empty, odd, colliding doc_ids."""
     f.bad("whitespace-only contexts", "contexts must hold text",
           lambda m: t(m, contexts=["   ", "\n\t"]), "contexts contain no text")
     f.bad("contexts an empty list", "contexts required, non-empty",
@@ -245,6 +275,10 @@ def mixed(corpus: Corpus) -> JsonlFile:  # noqa: PLR0915 - one table of cases
     f.bad("doc_id collision of 1 and \"1\"", "integer doc_ids are written as text",
           lambda m: t(m, contexts=[{"doc_id": 1, "text": CTX}, {"doc_id": "1", "text": "B."}]),
           "duplicate doc_id '1'")
+
+
+def _shapes(f: JsonlFile) -> None:
+    """Missing fields, wrong types, and lines that are not one trace."""
     f.bad("answer missing", "answer required", lambda m: {"trace_id": m, "contexts": [CTX]},
           "missing required field 'answer'")
     f.bad("trace_id missing", "trace_id required", lambda m: {"question": m, **OK},
@@ -275,16 +309,19 @@ def mixed(corpus: Corpus) -> JsonlFile:  # noqa: PLR0915 - one table of cases
           lambda m: json.dumps(t(m)) + json.dumps(t(m + "b")), "unexpected content after document")
     f.bad("line cut mid-record", "one whole JSON object per line",
           lambda m: json.dumps(t(m))[:40], "unexpected end of data")
+
+
+def _work_limits(f: JsonlFile) -> None:
+    """Traces over the work limits, and valid traces to finish."""
     f.bad("answer over the sentence limit (260 sentences)", "max_answer_sentences=250",
           lambda m: t(m, answer="The trial is free. " * 260),
           "over limit max_answer_sentences=250", stage="segment")
     f.bad("context of 6,000 sentences on one line", "max_context_sentences=5000",
           lambda m: t(m, contexts=["The cat sat. " * 6000]),
           "over limit max_context_sentences=5000", stage="segment")
-    f.valid(sample("ragtruth-8673"), "structured context (JSON record, data-to-text)", schema)
-    f.valid(sample("paper-running-example", EXAMPLES), "the paper's running example", schema)
-    f.valid(sample("ragtruth-13155"), "valid RAGTruth QA trace", schema)
-    return f
+    f.valid(sample("ragtruth-8673"), "structured context (JSON record, data-to-text)", SCHEMA)
+    f.valid(sample("paper-running-example", EXAMPLES), "the paper's running example", SCHEMA)
+    f.valid(sample("ragtruth-13155"), "valid RAGTruth QA trace", SCHEMA)
 
 
 def more_gz(corpus: Corpus) -> JsonlFile:
@@ -449,6 +486,11 @@ Each record is classified by the trace schema (README.md, "## Traces") and by wh
 inputs that look bad are valid: an empty answer (no claims, ENT), zero-width or right-to-left
 text, escaped control characters, numbers in metadata, a timestamp without zone (UTC).
 
+Run-level cases, audited in runs of their own: `truncated.jsonl.gz` (20 valid traces, the
+gzip stream cut at 60% of its bytes) must stop the run with exit 1 and its name, or, with
+`--allow-partial-input`, give the answers of the lines read and one dead letter (stage "read")
+saying how far it was read; `csv_as_jsonl.jsonl` alone (no valid record) must exit 1.
+
 "line" is the line number from 1 for JSONL files and the row index from 0 for Parquet files.
 A dead letter is matched to its record by a marker (`ADV-nnn-`) the record holds, or, for a
 line too short to hold one, by its whole text.
@@ -456,6 +498,14 @@ line too short to hold one, by its whole text.
 | file | line | kind | expected | stage | reason holds | why |
 |---|---|---|---|---|---|---|
 """
+
+
+def truncated() -> tuple[bytes, int]:
+    """A .jsonl.gz of valid traces cut at 60% of its bytes, and how many traces it had."""
+    records = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()
+               if line.strip()][:20]
+    data = gzip.compress("".join(json.dumps(r) + "\n" for r in records).encode(), mtime=0)
+    return data[: len(data) * 6 // 10], len(records)
 
 
 def readme_table(entries: list[Entry]) -> str:
@@ -484,9 +534,11 @@ def main() -> None:
         "csv_as_jsonl.jsonl": text[4].encode(),
         **{p.name: p.encode() for p in tables},
     }
-    for name, data in files.items():
+    cut, traces = truncated()
+    for name, data in {**files, "truncated.jsonl.gz": cut}.items():
         (HERE / name).write_bytes(data)
-    manifest = {"files": list(files), "entries": [asdict(e) for e in corpus.entries]}
+    manifest = {"files": list(files), "entries": [asdict(e) for e in corpus.entries],
+                "truncated": {"file": "truncated.jsonl.gz", "traces": traces}}
     (HERE / "expected.json").write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n",
                                         encoding="utf-8")
     (HERE / "README.md").write_text(README_HEAD + readme_table(corpus.entries), encoding="utf-8")
