@@ -125,8 +125,11 @@ def undecodable(path: str, line_no: int, data: bytes, codec: str,
 
 def numbered_lines(stream: BinaryIO) -> Iterator[tuple[int, bytes, str]]:
     """(line number from 1, the line's bytes without its newline, codec) of a text stream;
-    blank lines count, a byte order mark is not part of the first line."""
+    blank lines count. A byte order mark is not part of a line: at the start of the file it
+    tells the encoding, and at the start of a later line (files concatenated) it is dropped,
+    as RFC 8259 lets a JSON parser do."""
     head = _read_at_least(stream, 4)
     codec, newline, bom = text_encoding(head)
+    mark = "\ufeff".encode(codec)
     for line_no, data in enumerate(split_lines(head[bom:], stream, newline), 1):
-        yield line_no, data, codec
+        yield line_no, data[len(mark):] if data.startswith(mark) else data, codec

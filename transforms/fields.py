@@ -75,10 +75,7 @@ def parse_timestamp(value: Any) -> int:
     if value is None:
         return time.time_ns() // 1000
     if isinstance(value, str):
-        try:
-            value = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError as exc:
-            raise InvalidTrace(f"timestamp {value!r:.60} is not RFC 3339") from exc
+        value = _parse_rfc3339(value)
     if not isinstance(value, datetime):
         raise InvalidTrace(f"timestamp must be RFC 3339 text, got {type(value).__name__}")
     if value.tzinfo is None:  # Parquet timestamps without a zone are UTC
@@ -94,6 +91,28 @@ def parse_timestamp(value: Any) -> int:
 
 
 _EVENT_TIME_RANGE = "0001-01-01T00:00:00Z..9999-12-31T23:59:59.999Z"
+# RFC 3339 allows a leap second (second 60), which Python's datetimes cannot hold.
+_LEAP_SECOND = re.compile(r"(?<=T\d\d:\d\d:)60(?=[.,+-]|$)")
+
+
+def _parse_rfc3339(text: str) -> datetime:
+    """A datetime from RFC 3339 text; a leap second (23:59:60) is read as the second after
+    23:59:59, where POSIX time puts it."""
+    cleaned = text.strip().replace("Z", "+00:00")
+    leap = _LEAP_SECOND.search(cleaned)
+    if leap:
+        cleaned = cleaned[:leap.start()] + "59" + cleaned[leap.end():]
+    try:
+        value = datetime.fromisoformat(cleaned)
+    except ValueError as exc:
+        raise InvalidTrace(f"timestamp {text!r:.60} is not RFC 3339") from exc
+    if not leap:
+        return value
+    try:
+        return value + timedelta(seconds=1)
+    except OverflowError as exc:
+        raise InvalidTrace(f"timestamp {text!r:.60} is out of range: event times must lie "
+                           f"within {_EVENT_TIME_RANGE} in UTC") from exc
 
 
 def event_time_text(event_time_us: int) -> str:
@@ -176,8 +195,12 @@ def parse_contexts(value: Any) -> tuple[Document, ...]:
             docs.append(Document(_doc_id(item, i), _context_text(item, i)))
         else:
             raise InvalidTrace(f"contexts[{i}] must be a string or an object with 'text'")
-    if len({d.doc_id for d in docs}) != len(docs):
-        raise InvalidTrace("contexts have duplicate doc_id values")
+    first: dict[str, int] = {}
+    for i, doc in enumerate(docs):
+        if doc.doc_id in first:
+            raise InvalidTrace(f"contexts have duplicate doc_id {doc.doc_id[:60]!r} "
+                               f"(contexts[{first[doc.doc_id]}] and contexts[{i}])")
+        first[doc.doc_id] = i
     if not any(d.text.strip() for d in docs):
         raise InvalidTrace("contexts contain no text")
     return tuple(docs)
@@ -199,9 +222,12 @@ def parse_metadata(value: Any) -> tuple[tuple[str, str], ...]:
     if value is None:
         return ()
     if isinstance(value, list | tuple):  # Parquet map columns arrive as (key, value) pairs
+        # dict() would also take any 2-character strings as pairs: ["ab"] -> {"a": "b"}
+        if not all(isinstance(pair, list | tuple) and len(pair) == 2 for pair in value):
+            raise InvalidTrace("'metadata' must be a map of strings or (key, value) pairs")
         try:
             value = dict(value)
-        except (TypeError, ValueError) as exc:
+        except TypeError as exc:  # an unhashable key
             raise InvalidTrace("'metadata' must be a map of strings or (key, value) pairs") from exc
     if not isinstance(value, dict):
         raise InvalidTrace("'metadata' must be a map of strings")

@@ -9,17 +9,20 @@ retries come within minutes; the horizon bounds the state).
 Validation checks what later stages assume, so that no record can fail them: event times
 within 0001-01-01T00:00:00Z..9999-12-31T23:59:59.999Z after conversion to UTC; strings where
 strings are expected, within the field limits of `transforms/limits.py` (ids, routes, doc ids,
-task and generator, metadata entries); numbers finite (no NaN or Infinity); structured contexts
-nested at most MAX_JSON_DEPTH deep. Text must be valid Unicode: a string holding a lone UTF-16
-surrogate (e.g. JSON "\\ud800" read by a lenient parser) is dead-lettered rather than cleaned, as
-auditing text the generator never produced could change the verdict. Any other exception while
-validating one record is that record's dead letter too, never a failed run. The field checks
-are in `transforms/fields.py`.
+task and generator, metadata entries); numbers finite (no NaN or Infinity, named in the
+reason) and read exactly (orjson rounds integers beyond 64 bits to doubles: such a line is read
+again with the standard library, so an id or a value never changes silently); structured
+contexts nested at most MAX_JSON_DEPTH deep. Text must be valid Unicode: a string holding a
+lone UTF-16 surrogate (e.g. JSON "\\ud800" read by a lenient parser) is dead-lettered rather
+than cleaned, as auditing text the generator never produced could change the verdict. Any other
+exception while validating one record is that record's dead letter too, never a failed run. The
+field checks are in `transforms/fields.py`.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterable
 from dataclasses import replace
@@ -53,15 +56,62 @@ from rt4chart.transforms.limits import MAX_ROUTE_CHARS, MAX_TRACE_ID_CHARS
 from rt4chart.transforms.windows import WindowingConfig
 
 STAGE = "validate"
+# What orjson stops at when a line holds JavaScript's non-finite numbers (the position it gives
+# is the token's, or after its sign).
+_NON_FINITE = re.compile(r"-?(?:NaN|Infinity)")
+
+
+def load_json(data: bytes | str) -> Any:
+    """One JSON text, read as orjson reads it with two corrections: integers beyond 64 bits,
+    which orjson rounds to doubles, are read exactly (an id or a record value must not change
+    silently), and a NaN or Infinity is named in the error.
+
+    Raises:
+        InvalidTrace: not valid JSON, or nested too deep to read.
+    """
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidTrace(f"not valid JSON: {exc}{_non_finite(exc)}") from exc
+    if not _has_rounded_integer(value):
+        return value
+    try:
+        return json.loads(data)
+    except RecursionError as exc:
+        raise InvalidTrace("not valid JSON: nested too deep to read its integers beyond 64 "
+                           "bits exactly") from exc
+
+
+def _non_finite(exc: orjson.JSONDecodeError) -> str:
+    doc = exc.doc if isinstance(exc.doc, str) else ""
+    start = exc.pos - 1 if exc.pos and doc[exc.pos - 1 : exc.pos] == "-" else exc.pos
+    found = _NON_FINITE.match(doc, start)
+    if found is None:
+        return ""
+    return f" ({found.group()}: JSON numbers must be finite; NaN and Infinity are not JSON)"
+
+
+def _has_rounded_integer(value: Any) -> bool:
+    """Whether a parsed value holds a double that orjson made of an integer beyond 64 bits."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, float) and abs(item) >= 2**63 and item.is_integer():
+            return True
+    return False
 
 
 def _message_record(message: Message) -> dict:
     """A Pub/Sub message's body, with `trace_id`, `route` (attributes) and `timestamp`
     (publish time) filled in where the body has none."""
     try:
-        record = orjson.loads(message.data)
-    except orjson.JSONDecodeError as exc:
-        raise InvalidTrace(f"message body is not valid JSON: {exc}") from exc
+        record = load_json(message.data)
+    except InvalidTrace as exc:
+        raise InvalidTrace(f"message body is {exc}") from exc
     if not isinstance(record, dict):
         raise InvalidTrace(f"a trace must be a JSON object, got {type(record).__name__}")
     attributes = dict(message.attributes)
@@ -82,10 +132,7 @@ def parse_trace(record: Any) -> Trace:
     if isinstance(record, Message):
         record = _message_record(record)
     if isinstance(record, bytes | str):
-        try:
-            record = orjson.loads(record)
-        except orjson.JSONDecodeError as exc:
-            raise InvalidTrace(f"not valid JSON: {exc}") from exc
+        record = load_json(record)
     if not isinstance(record, dict):
         raise InvalidTrace(f"a trace must be a JSON object, got {type(record).__name__}")
     trace_id = string_field(record, "trace_id", required=True).strip()

@@ -4,6 +4,7 @@ files, Parquet files with the wrong types or corrupt bytes, missing inputs."""
 from __future__ import annotations
 
 import bz2
+import codecs
 import gzip
 import io
 import json
@@ -78,6 +79,16 @@ def test_line_numbers_count_blank_lines_and_skip_the_byte_order_mark():
     assert list(numbered_lines(io.BytesIO(data))) == [
         (1, "a".encode("utf-16-le"), "utf-16-le"), (2, b"", "utf-16-le"),
         (3, "b".encode("utf-16-le"), "utf-16-le")]
+
+
+@pytest.mark.parametrize("codec,bom", [("utf-8", codecs.BOM_UTF8),
+                                       ("utf-16-le", codecs.BOM_UTF16_LE)])
+def test_a_byte_order_mark_starting_a_later_line_is_dropped(codec, bom):
+    """Files concatenated with `cat`: the second one's BOM starts a line (RFC 8259 lets a JSON
+    parser ignore it); a BOM elsewhere in a line is text and stays."""
+    data = bom + "a\n\ufeffb\nc\ufeff\n".encode(codec)
+    assert [(n, line.decode(codec)) for n, line, _ in numbered_lines(io.BytesIO(data))] == [
+        (1, "a"), (2, "b"), (3, "c\ufeff")]
 
 
 # -- ReadTraces ---------------------------------------------------------------------------------

@@ -172,3 +172,79 @@ def test_numbers_and_bools_in_metadata_are_written_as_text():
     assert t.metadata == (("b", "True"), ("n", "2"), ("none", ""), ("x", "0.5"))
     t = parse_trace({**BASE, "contexts": [{"doc_id": 7, "text": "c"}]})
     assert t.contexts[0].doc_id == "7"
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("2016-12-31T23:59:60Z", datetime(2017, 1, 1, tzinfo=UTC)),
+    ("2016-12-31T23:59:60.250+01:00", datetime(2016, 12, 31, 23, 0, 0, 250000, tzinfo=UTC)),
+])
+def test_a_leap_second_is_read_as_the_next_second(text, expected):
+    assert parse_timestamp(text) == (expected - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(
+        microseconds=1)
+
+
+@pytest.mark.parametrize("text,reason", [
+    ("9999-12-31T23:59:60Z", "out of range"),
+    ("2016-12-31T23:59:61Z", "is not RFC 3339"),
+    ("2016-12-31T23:60:00Z", "is not RFC 3339"),
+])
+def test_leap_seconds_stay_within_the_rules(text, reason):
+    with pytest.raises(InvalidTrace, match=reason):
+        parse_timestamp(text)
+
+
+@pytest.mark.parametrize("contexts,doc_id", [
+    ([{"doc_id": "a", "text": "x"}, {"doc_id": "a", "text": "y"}], r"'a' \(contexts\[0\] and "
+                                                                  r"contexts\[1\]\)"),
+    ([{"text": "x"}, {"doc_id": "doc0", "text": "y"}], "'doc0'"),
+    ([{"doc_id": 1, "text": "x"}, {"doc_id": "1", "text": "y"}], "'1'"),
+])
+def test_a_doc_id_collision_names_the_doc_id(contexts, doc_id):
+    with pytest.raises(InvalidTrace, match="contexts have duplicate doc_id " + doc_id):
+        parse_trace({**BASE, "contexts": contexts})
+
+
+def test_metadata_as_a_list_must_be_key_value_pairs():
+    with pytest.raises(InvalidTrace, match=r"map of strings or \(key, value\) pairs"):
+        parse_trace({**BASE, "metadata": ["ab", "cd"]})  # dict() would read {"a": "b", ...}
+    assert parse_trace({**BASE, "metadata": [["k", "v"]]}).metadata == (("k", "v"),)
+
+
+BIG = 123456789012345678901234567890
+
+
+def test_integers_beyond_64_bits_are_read_exactly_not_rounded():
+    line = ('{"trace_id": "t", "contexts": ["c"], "answer": "a", "metadata": {"order": '
+            f'{BIG}, "small": 18446744073709551615, "neg": -{BIG}}}}}')
+    assert dict(parse_trace(line).metadata) == {
+        "order": str(BIG), "small": "18446744073709551615", "neg": f"-{BIG}"}
+    with pytest.raises(InvalidTrace, match="field 'trace_id' must be a string, got int"):
+        parse_trace(f'{{"trace_id": {BIG}, "contexts": ["c"], "answer": "a"}}')
+    with pytest.raises(InvalidTrace, match="a trace must be a JSON object, got int"):
+        parse_trace(str(BIG))
+    # A structured context keeps to 64-bit integers rather than show the judge a rounded one.
+    with pytest.raises(InvalidTrace, match="integer beyond 64 bits"):
+        parse_trace(f'{{"trace_id": "t", "contexts": [{{"text": {{"n": {BIG}}}}}], '
+                    '"answer": "a"}')
+    assert parse_trace('{"trace_id": "t", "contexts": ["c"], "answer": "a", "metadata": '
+                       '{"x": 1e30}}').metadata == (("x", "1e+30"),)
+
+
+def test_integers_beyond_64_bits_in_a_pubsub_message_are_read_exactly():
+    from rt4chart.schemas.records import Message
+
+    body = f'{{"contexts": ["c"], "answer": "a", "metadata": {{"n": {BIG}}}}}'.encode()
+    trace = parse_trace(Message(body, (("trace_id", "m"),), 1_700_000_000_000_000))
+    assert trace.metadata == (("n", str(BIG)),)
+
+
+@pytest.mark.parametrize("value,token", [("NaN", "NaN"), ("-NaN", "-NaN"),
+                                         ("Infinity", "Infinity"), ("-Infinity", "-Infinity")])
+def test_nan_and_infinity_are_named(value, token):
+    line = f'{{"trace_id": "t", "contexts": ["c"], "answer": "a", "metadata": {{"s": {value}}}}}'
+    with pytest.raises(InvalidTrace, match=rf"not valid JSON: .*\({token}: JSON numbers must "
+                                           "be finite"):
+        parse_trace(line)
+    with pytest.raises(InvalidTrace) as plain:
+        parse_trace('{"trace_id": "t", "contexts": ["c"], "answer": Nope}')
+    assert "finite" not in str(plain.value)
