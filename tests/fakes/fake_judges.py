@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 
-from rt4chart.transforms.judges import lexical
+from rt4chart.transforms.judges import lexical, lexical_claims
 from rt4chart.transforms.judges.base import DecomposedClaim, Verdict
 
 
@@ -59,7 +59,7 @@ class ObedientJudge:
         return [claim]
 
     async def decompose(self, sentence, answer, question):
-        return lexical.decompose_sentence(sentence)
+        return lexical_claims.decompose_sentence(sentence)
 
     async def verify_local(self, claim, chunk, question):
         return "ENT", self._quotes(claim)
@@ -80,7 +80,7 @@ class FlakyJudge:
     async def decompose(self, sentence, answer, question):
         if self.stage == "decompose" and self.fail_on in sentence:
             raise RuntimeError("decomposition backend down")
-        return lexical.decompose_sentence(sentence)
+        return lexical_claims.decompose_sentence(sentence)
 
     async def verify_local(self, claim, chunk, question):
         await asyncio.sleep(0)
@@ -194,7 +194,9 @@ def running_example_responder(body: dict) -> dict:
 
     user = body["messages"][-1]["content"]
     if body["response_format"]["json_schema"]["name"] == "decompose":
-        return {"reasoning": "scripted", "claims": RUNNING_CLAIMS[tag(user, "sentence")]}
+        return {"reasoning": "scripted", "claims": [
+            {"text": c, "kind": "fact", "fragments": []}
+            for c in RUNNING_CLAIMS[tag(user, "sentence")]]}
     claim = tag(user, "claim")
     passage = tag(user, "passage")
     if passage is None:  # global verification
