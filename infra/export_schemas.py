@@ -1,9 +1,12 @@
 """Write the BigQuery table definitions Terraform reads, from `schemas/tables.py`.
 
-`python infra/export_schemas.py` writes `infra/terraform/schemas/<table>.json` (the column
-schema, as `google_bigquery_table.schema` takes it) and `infra/terraform/schemas/tables.json`
-(description, partitioning and clustering of every table). The files are checked in;
-`--check` exits 1 when they differ from `schemas/tables.py` (a test runs the same check).
+The columns come from the row classes of `schemas/rows.py` (a field's metadata holds its type,
+mode and description); `schemas/tables.py` adds each table's description, partitioning and
+clustering. `python infra/export_schemas.py` writes `infra/terraform/schemas/<table>.json` (the
+column schema, as `google_bigquery_table.schema` takes it) and
+`infra/terraform/schemas/tables.json` (description, partitioning and clustering of every
+table). The files are checked in; `--check` exits 1 when they differ from the definitions (a
+test runs the same check).
 """
 
 from __future__ import annotations
@@ -63,7 +66,8 @@ def write(out: Path = OUT) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true",
-                        help="exit 1 if the checked-in files differ from schemas/tables.py")
+                        help="exit 1 if the checked-in files differ from schemas/ (rows.py, "
+                        "tables.py)")
     args = parser.parse_args(argv)
     if args.check:
         stale = drift()

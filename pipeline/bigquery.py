@@ -27,8 +27,8 @@ carries its natural key instead (`Table.insert_id`, `rt4chart.schemas.tables.row
 and `dedup_query` reads a table with one row per key, whatever was written twice.
 
 Failed inserts. Rows that BigQuery rejects for good (reason ``invalid`` and other
-non-transient reasons) come out of `WriteBigQueryTable` as a PCollection of dead-letter rows
-(the ``dead_letters`` table's columns, stage ``write_bigquery``) and are counted in
+non-transient reasons) come out of `WriteBigQueryTable` as a PCollection of `DeadLetterRow`s
+(stage ``write_bigquery``, built like every other dead letter) and are counted in
 ``rt4chart/bigquery_failed_rows``. Transient errors are retried with backoff, up to Beam's
 10,000 times. (Beam's default strategy, RETRY_ALWAYS, would retry invalid rows as well and
 never return them.)
@@ -39,17 +39,19 @@ PCollection is empty.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import logging
 import math
 import re
+from collections.abc import Iterable
 from typing import Any
 
 import apache_beam as beam
 from apache_beam.io.gcp.bigquery import BigQueryDisposition, WriteToBigQuery
 from apache_beam.io.gcp.bigquery_tools import RetryStrategy
 
+from rt4chart.schemas.records import DeadLetter
+from rt4chart.schemas.rows import DeadLetterRow, to_dict
 from rt4chart.schemas.tables import TABLES, Column, Table, bigquery_schema
 
 logger = logging.getLogger(__name__)
@@ -187,11 +189,6 @@ def dedup_query(project: str, dataset: str, table: Table | str) -> str:
     )
 
 
-def dead_letter_id(stage: str, reason: str, raw: str) -> str:
-    """The dead_letters key: sha256 of stage, reason and raw record."""
-    return hashlib.sha256("\x1f".join((stage, reason, raw)).encode()).hexdigest()
-
-
 def _error_text(errors: list | str) -> str:
     if isinstance(errors, str):
         return errors
@@ -211,20 +208,14 @@ class FailedInsertToDeadLetter(beam.DoFn):
     def __init__(self):
         self._failed = beam.metrics.Metrics.counter("rt4chart", "bigquery_failed_rows")
 
-    def process(self, element):
+    def process(self, element) -> Iterable[DeadLetterRow]:
         destination, row, errors = element
         reason = f"BigQuery rejected the row for {destination}: {_error_text(errors)}"
         raw = json.dumps(row, sort_keys=True, default=str)
+        named = row if isinstance(row, dict) else {}
         self._failed.inc()
-        yield {
-            "stage": STAGE,
-            "reason": reason,
-            "trace_id": row.get("trace_id") if isinstance(row, dict) else None,
-            "route": row.get("route") if isinstance(row, dict) else None,
-            "raw": raw,
-            "received_at": dt.datetime.now(dt.UTC),
-            "dead_letter_id": dead_letter_id(STAGE, reason, raw),
-        }
+        yield DeadLetterRow.of(
+            DeadLetter(STAGE, reason, raw, named.get("trace_id"), named.get("route")))
 
 
 def _method(streaming: bool, method: str | None) -> str:
@@ -237,7 +228,7 @@ def _method(streaming: bool, method: str | None) -> str:
 
 
 class WriteBigQueryTable(beam.PTransform):
-    """Rows of one rt4chart table (pipeline dicts) -> appended to PROJECT:DATASET.<table>.
+    """Rows of one rt4chart table (its row class) -> appended to PROJECT:DATASET.<table>.
 
     The table is created if needed with its schema, DAY partitioning and clustering. Returns
     the rows BigQuery rejected, as ``dead_letters`` rows (empty with FILE_LOADS).
@@ -264,11 +255,11 @@ class WriteBigQueryTable(beam.PTransform):
         """The write method used: STREAMING_INSERTS, FILE_LOADS or STORAGE_WRITE_API."""
         return self._method
 
-    def expand(self, rows: beam.PCollection[dict]) -> beam.PCollection[dict]:
+    def expand(self, rows: beam.PCollection) -> beam.PCollection[DeadLetterRow]:
         t = self._table
         result = (
             rows
-            | "ToBigQueryRows" >> beam.Map(lambda row, table: to_bq_row(table, row), t)
+            | "ToBigQueryRows" >> beam.Map(lambda row, table: to_bq_row(table, to_dict(row)), t)
             | "Write" >> WriteToBigQuery(
                 table=t.name,
                 dataset=self._dataset,

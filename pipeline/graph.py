@@ -11,16 +11,12 @@ from typing import NamedTuple
 import apache_beam as beam
 
 from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
-from rt4chart.pipeline.io import (
-    ReadTraces,
-    WriteTable,
-    WriteTableStreaming,
-    dead_letter_message,
-    dead_letter_row,
-)
+from rt4chart.pipeline.io import ReadTraces
+from rt4chart.pipeline.sinks import Sinks, WriteTables
+from rt4chart.schemas import rows
 from rt4chart.schemas.records import Message, RunInfo
 from rt4chart.transforms.aggregate import AggregateAnswers
-from rt4chart.transforms.alerts import RouteAlerts, alert_message
+from rt4chart.transforms.alerts import RouteAlerts
 from rt4chart.transforms.decompose import DecomposeClaims
 from rt4chart.transforms.rates import CostsByRoute, RatesByRoute
 from rt4chart.transforms.reuse import ReadCache
@@ -31,12 +27,14 @@ from rt4chart.transforms.verify_local import VerifyLocal
 
 
 class AuditTables(NamedTuple):
-    answers: beam.PCollection[dict]
-    claims: beam.PCollection[dict]
-    route_rates: beam.PCollection[dict]
-    costs: beam.PCollection[dict]
-    dead_letters: beam.PCollection[dict]
-    judge_cache: beam.PCollection[dict]
+    """The audit's output tables, named as the tables are, as rows."""
+
+    answers: beam.PCollection[rows.AnswerRow]
+    claims: beam.PCollection[rows.ClaimRow]
+    route_rates: beam.PCollection[rows.RouteRateRow]
+    costs: beam.PCollection[rows.CostRow]
+    dead_letters: beam.PCollection[rows.DeadLetterRow]
+    judge_cache: beam.PCollection[rows.JudgeCacheRow]
 
 
 class Audit(beam.PTransform):
@@ -70,7 +68,7 @@ class Audit(beam.PTransform):
         dead = (
             (valid.dead_letters, segmented.dead_letters, answers.redo)
             | "DeadLetters" >> beam.Flatten()
-            | "DeadLetterRows" >> beam.Map(dead_letter_row)
+            | "DeadLetterRows" >> beam.Map(rows.DeadLetterRow.of)
         )
         return AuditTables(
             answers.answers,
@@ -80,14 +78,6 @@ class Audit(beam.PTransform):
             dead,
             (decomposed.cache, local.cache, final.cache) | "JudgeCache" >> beam.Flatten(),
         )
-
-
-def _bigquery_sink(dataset: str, table: str, streaming: bool, test_client=None,
-                   method: str | None = None) -> beam.PTransform:
-    from rt4chart.pipeline.bigquery import WriteBigQueryTable
-
-    return WriteBigQueryTable(dataset, table, streaming=streaming, method=method,
-                              test_client=test_client)
 
 
 def build(pipeline: beam.Pipeline, config: AuditConfig, run: RunInfo,
@@ -103,16 +93,8 @@ def build(pipeline: beam.Pipeline, config: AuditConfig, run: RunInfo,
         | "ReadTraces" >> ReadTraces(config.inputs, config.input_format)
         | "Audit" >> Audit(config.stages, run, reuse)
     )
-    rejected = []
-    for name, rows in tables._asdict().items():
-        if config.bigquery:
-            rejected.append(rows | f"BigQuery_{name}" >> _bigquery_sink(
-                config.bigquery, name, False, bigquery_client, bigquery_method))
-    dead = tables.dead_letters
-    if rejected:
-        dead = (dead, *rejected) | "AllDeadLetters" >> beam.Flatten()
-    for name, rows in tables._replace(dead_letters=dead)._asdict().items():
-        rows | f"Write_{name}" >> WriteTable(config.out, name)
+    sinks = Sinks(config.out, bigquery=config.bigquery, bigquery_method=bigquery_method)
+    tables._asdict() | "WriteTables" >> WriteTables(sinks, bigquery_client)
     return tables
 
 
@@ -127,7 +109,7 @@ def to_message(msg: beam.io.PubsubMessage, timestamp=beam.DoFn.TimestampParam) -
 
 class StreamTables(NamedTuple):
     tables: AuditTables
-    alerts: beam.PCollection[dict]
+    alerts: beam.PCollection[rows.AlertRow]
 
 
 def build_stream(pipeline: beam.Pipeline, config: StreamConfig, run: RunInfo,
@@ -146,25 +128,7 @@ def build_stream(pipeline: beam.Pipeline, config: StreamConfig, run: RunInfo,
         | "Audit" >> Audit(config.stages, run)
     )
     alerts = tables.route_rates | "RouteAlerts" >> RouteAlerts(config.alerts)
-    outputs = {**tables._asdict(), "alerts": alerts}
-    rejected = []
-    for name, rows in outputs.items():
-        if config.bigquery:
-            rejected.append(rows | f"BigQuery_{name}" >> _bigquery_sink(
-                config.bigquery, name, True, bigquery_client))
-    if rejected:
-        outputs["dead_letters"] = (
-            (tables.dead_letters, *rejected) | "AllDeadLetters" >> beam.Flatten())
-    for name, rows in outputs.items():
-        if config.out:
-            rows | f"Write_{name}" >> WriteTableStreaming(config.out, name)
-    if config.dead_letter_topic:
-        (outputs["dead_letters"]
-         | "DeadLetterMessages" >> beam.Map(dead_letter_message)
-         | "PublishDeadLetters" >> beam.io.WriteToPubSub(config.dead_letter_topic,
-                                                         with_attributes=True))
-    if config.alerts_topic:
-        (alerts
-         | "AlertMessages" >> beam.Map(alert_message)
-         | "PublishAlerts" >> beam.io.WriteToPubSub(config.alerts_topic, with_attributes=True))
+    sinks = Sinks(config.out, streaming=True, bigquery=config.bigquery,
+                  dead_letter_topic=config.dead_letter_topic, alerts_topic=config.alerts_topic)
+    {**tables._asdict(), "alerts": alerts} | "WriteTables" >> WriteTables(sinks, bigquery_client)
     return StreamTables(tables, alerts)

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 import uuid
-from dataclasses import asdict
-from datetime import UTC, datetime
 
 import apache_beam as beam
 import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
-from rt4chart.schemas.records import DeadLetter
+from rt4chart.schemas.rows import DeadLetterRow, to_dict
 from rt4chart.schemas.tables import TABLES, arrow_schema
 
 logger = logging.getLogger(__name__)
@@ -57,37 +54,31 @@ class ReadTraces(beam.PTransform):
         return tuple(parts) | "Records" >> beam.Flatten()
 
 
-def dead_letter_row(d: DeadLetter, received_at: datetime | None = None) -> dict:
-    """A dead letter as a row; its id hashes what it is, so a retried write is idempotent."""
-    digest = hashlib.sha256("\x1f".join((d.stage, d.reason, d.raw)).encode()).hexdigest()
-    return {**asdict(d), "received_at": received_at or datetime.now(UTC),
-            "dead_letter_id": digest[:32]}
-
-
 class WriteTable(beam.PTransform):
-    """Rows -> Parquet files under OUT/<table>/, with the table's Arrow schema."""
+    """Rows (of the table's row class) -> Parquet files under OUT/<table>/, with the table's
+    Arrow schema."""
 
     def __init__(self, out: str, table: str):
         super().__init__()
         self._out = out.rstrip("/")
         self._table = TABLES[table]
 
-    def expand(self, rows: beam.PCollection[dict]):
-        return rows | "Parquet" >> beam.io.WriteToParquet(
+    def expand(self, rows: beam.PCollection):
+        return rows | "Dicts" >> beam.Map(to_dict) | "Parquet" >> beam.io.WriteToParquet(
             FileSystems.join(self._out, self._table.name, "part"),
             arrow_schema(self._table),
             file_name_suffix=".parquet",
         )
 
 
-def dead_letter_message(row: dict) -> beam.io.PubsubMessage:
+def dead_letter_message(row: DeadLetterRow) -> beam.io.PubsubMessage:
     """A dead-letter row as a Pub/Sub message: the payload as received, why as attributes."""
-    attributes = {"stage": row["stage"], "reason": row["reason"][:1024],
-                  "dead_letter_id": row["dead_letter_id"]}
-    for name in ("trace_id", "route"):
-        if row.get(name):
-            attributes[name] = row[name][:1024]
-    return beam.io.PubsubMessage(row["raw"].encode(), attributes)
+    attributes = {"stage": row.stage, "reason": row.reason[:1024],
+                  "dead_letter_id": row.dead_letter_id}
+    for name, value in (("trace_id", row.trace_id), ("route", row.route)):
+        if value:
+            attributes[name] = value[:1024]
+    return beam.io.PubsubMessage(row.raw.encode(), attributes)
 
 
 class _WriteBundleFn(beam.DoFn):
@@ -106,8 +97,8 @@ class _WriteBundleFn(beam.DoFn):
     def start_bundle(self) -> None:
         self._rows: list[dict] = []
 
-    def process(self, row: dict) -> None:
-        self._rows.append(row)
+    def process(self, row) -> None:
+        self._rows.append(to_dict(row))
         if len(self._rows) >= self._max_rows:
             self._flush()
 
@@ -128,14 +119,15 @@ class _WriteBundleFn(beam.DoFn):
 
 
 class WriteTableStreaming(beam.PTransform):
-    """Rows -> Parquet files under OUT/<table>/, one per bundle (streaming)."""
+    """Rows (of the table's row class) -> Parquet files under OUT/<table>/, one per bundle
+    (streaming)."""
 
     def __init__(self, out: str, table: str):
         super().__init__()
         self._dir = FileSystems.join(out.rstrip("/"), TABLES[table].name)
         self._table = table
 
-    def expand(self, rows: beam.PCollection[dict]):
+    def expand(self, rows: beam.PCollection):
         FileSystems.mkdirs(self._dir) if not FileSystems.exists(self._dir) else None
         return rows | "Files" >> beam.ParDo(_WriteBundleFn(self._dir, self._table))
 

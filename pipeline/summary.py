@@ -9,6 +9,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
+from rt4chart.schemas.records import Usage
+from rt4chart.schemas.rows import (
+    AnswerRow,
+    CostRow,
+    DeadLetterRow,
+    from_dict,
+    usage_columns,
+    usage_of,
+)
 from rt4chart.schemas.tables import TABLES, arrow_schema
 
 
@@ -24,6 +33,12 @@ def read_table(out: str, name: str) -> pa.Table:
     if not tables:
         return schema.empty_table()
     return pa.concat_tables(tables).cast(schema)
+
+
+def read_rows(out: str, name: str) -> list:
+    """All rows of one output table, as its row class (`rt4chart.schemas.rows`)."""
+    row_type = TABLES[name].row_type
+    return [from_dict(row_type, values) for values in read_table(out, name).to_pylist()]
 
 
 @dataclass
@@ -80,24 +95,21 @@ class Summary:
 
 
 def summarise(out: str, seconds: float) -> Summary:
-    answers = read_table(out, "answers").to_pylist()
-    costs = read_table(out, "costs").to_pylist()
-    dead = read_table(out, "dead_letters").to_pylist()
-    s = Summary(seconds=seconds)
-    s.traces = len(answers)
-    s.incomplete = sum(a["status"] != "ok" for a in answers)
-    complete = [a for a in answers if a["status"] == "ok"]
-    s.hallucinated = sum(bool(a["hallucinated"]) for a in complete)
-    s.con = sum(a["label"] == "CON" for a in complete)
-    s.nic = sum(a["label"] == "NIC" for a in complete)
-    s.claims = sum(a["n_claims"] for a in answers)
-    dead = [d for d in dead if d["stage"] != "judge"]  # incomplete answers, counted above
-    s.dead_letters = len(dead)
-    s.dead_letter_reasons = dict(Counter(f"{d['stage']}: {d['reason'][:80]}" for d in dead))
-    s.judge_calls = sum(c["calls"] for c in costs)
-    s.reused_calls = sum(c["reused_calls"] for c in costs)
-    s.input_tokens = sum(c["input_tokens"] for c in costs)
-    s.cached_tokens = sum(c["cached_tokens"] for c in costs)
-    s.output_tokens = sum(c["output_tokens"] for c in costs)
-    s.cost_usd = sum(c["cost_usd"] for c in costs)
-    return s
+    answers: list[AnswerRow] = read_rows(out, "answers")
+    costs: list[CostRow] = read_rows(out, "costs")
+    dead: list[DeadLetterRow] = read_rows(out, "dead_letters")
+    usage = sum((usage_of(c) for c in costs), Usage())
+    complete = [a for a in answers if a.status == "ok"]
+    dead = [d for d in dead if d.stage != "judge"]  # incomplete answers, counted apart
+    return Summary(
+        traces=len(answers),
+        hallucinated=sum(bool(a.hallucinated) for a in complete),
+        con=sum(a.label == "CON" for a in complete),
+        nic=sum(a.label == "NIC" for a in complete),
+        incomplete=len(answers) - len(complete),
+        claims=sum(a.n_claims for a in answers),
+        dead_letters=len(dead),
+        dead_letter_reasons=dict(Counter(f"{d.stage}: {d.reason[:80]}" for d in dead)),
+        **usage_columns(Summary, usage),
+        seconds=seconds,
+    )

@@ -21,11 +21,12 @@ from rt4chart.schemas.records import (
     FailedClaim,
     RunInfo,
 )
+from rt4chart.schemas.rows import AnswerRow, ClaimRow, EvidenceRow, SpanRow, usage_columns
 from rt4chart.transforms.joins import and_join, merge_spans
-from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
 from rt4chart.transforms.validate import raw_text
 
+METRICS = "rt4chart"
 # Dead letters of this stage hold the trace of an incomplete answer, to audit again.
 REDO_STAGE = "judge"
 
@@ -55,29 +56,29 @@ def answer_probability(p_claims: list[float | None], label: str | None) -> float
     return 1.0 - keep
 
 
-def _evidence_rows(evidence: Iterable[Evidence]) -> list[dict]:
-    return [
-        {"doc_id": e.doc_id, "sentence_index": e.sentence_index, "char_start": e.start,
-         "char_end": e.end, "text": e.text}
+def _evidence_rows(evidence: Iterable[Evidence]) -> tuple[EvidenceRow, ...]:
+    return tuple(
+        EvidenceRow(doc_id=e.doc_id, sentence_index=e.sentence_index, char_start=e.start,
+                    char_end=e.end, text=e.text)
         for e in evidence
-    ]
+    )
 
 
 def claim_row(
     v: ClaimVerdict, route: str, event_time: datetime, run: RunInfo, answer: str
-) -> dict:
+) -> ClaimRow:
     c = v.claim
-    return {
-        "trace_id": c.trace_id, "route": route, "event_time": event_time,
-        "claim_index": c.claim_index, "claim": c.text, "sentence_index": c.sentence_index,
-        "sentence": answer[c.answer_start : c.answer_end],
-        "answer_start": c.answer_start, "answer_end": c.answer_end,
-        "window_labels": [lbl or "ERR" for lbl in v.window_labels],
-        "local_label": v.local_label, "deciding_window": v.deciding_window, "label": v.label,
-        "status": v.status, "note": v.note, "evidence": _evidence_rows(v.evidence),
-        "p_unsupported": v.p_unsupported,
-        "judge_model": run.judge_model, "prompt_hash": run.prompt_hash,
-    }
+    return ClaimRow(
+        trace_id=c.trace_id, route=route, event_time=event_time,
+        claim_index=c.claim_index, claim=c.text, sentence_index=c.sentence_index,
+        sentence=answer[c.answer_start : c.answer_end],
+        answer_start=c.answer_start, answer_end=c.answer_end,
+        window_labels=tuple(lbl or "ERR" for lbl in v.window_labels),
+        local_label=v.local_label, deciding_window=v.deciding_window, label=v.label,
+        status=v.status, note=v.note, evidence=_evidence_rows(v.evidence),
+        p_unsupported=v.p_unsupported,
+        judge_model=run.judge_model, prompt_hash=run.prompt_hash,
+    )
 
 
 def failed_verdict(f: FailedClaim) -> ClaimVerdict:
@@ -88,7 +89,7 @@ def failed_verdict(f: FailedClaim) -> ClaimVerdict:
 def answer_rows(
     claim_set: ClaimSet, verdicts: Iterable[ClaimVerdict], run: RunInfo,
     audited_at: datetime | None = None,
-) -> tuple[dict, list[dict]]:
+) -> tuple[AnswerRow, list[ClaimRow]]:
     """The answer row and the claim rows of one trace.
 
     A claim whose verdict never arrived (a streaming join that timed out) is a judge_error.
@@ -112,44 +113,47 @@ def answer_rows(
     spans = merge_spans(
         (v.claim.answer_start, v.claim.answer_end, v.label) for v in decided if v.label != "ENT"
     )
-    answer = {
-        "trace_id": t.trace_id, "route": t.route, "event_time": event_time, "label": label,
-        "hallucinated": None if label is None else label != "ENT",
-        "p_hallucinated": p_hallucinated,
-        "status": "incomplete" if errors else "ok", "n_claims": len(all_verdicts),
-        "hallucinated_spans": [
-            {"char_start": s, "char_end": e, "label": lbl} for s, e, lbl in spans],
-        "reason": f"{len(errors)} claim(s) without verdict: {errors[0].note}" if errors else None,
-        "input_tokens": usage.input_tokens, "cached_tokens": usage.cached_tokens,
-        "output_tokens": usage.output_tokens, "judge_calls": usage.calls,
-        "reused_calls": usage.reused,
-        "cost_usd": usage.cost_usd, "judge_model": run.judge_model,
-        "prompt_hash": run.prompt_hash, "task": t.task, "generator": t.generator,
-        "audited_at": audited_at or datetime.now(UTC), "late": t.late,
-    }
+    answer = AnswerRow(
+        trace_id=t.trace_id, route=t.route, event_time=event_time, label=label,
+        hallucinated=None if label is None else label != "ENT",
+        p_hallucinated=p_hallucinated,
+        status="incomplete" if errors else "ok", n_claims=len(all_verdicts),
+        hallucinated_spans=tuple(
+            SpanRow(char_start=s, char_end=e, label=lbl) for s, e, lbl in spans),
+        reason=f"{len(errors)} claim(s) without verdict: {errors[0].note}" if errors else None,
+        **usage_columns(AnswerRow, usage),
+        judge_model=run.judge_model, prompt_hash=run.prompt_hash, task=t.task,
+        generator=t.generator, audited_at=audited_at or datetime.now(UTC), late=t.late,
+    )
     return answer, [claim_row(v, t.route, event_time, run, t.answer) for v in all_verdicts]
 
 
 class AnswerOutputs(NamedTuple):
-    answers: beam.PCollection[dict]
-    claims: beam.PCollection[dict]
+    answers: beam.PCollection[AnswerRow]
+    claims: beam.PCollection[ClaimRow]
     redo: beam.PCollection[DeadLetter]
 
 
 class _Assemble:
+    """The join of one trace: its answer row (main), claim rows and, if incomplete, its redo.
+
+    Counts every assembled answer in the `rt4chart/traces_done` metric (the job's progress).
+    """
+
     def __init__(self, run: RunInfo):
         self._run = run
+        self._done = beam.metrics.Metrics.counter(METRICS, "traces_done")
 
     def __call__(self, claim_set: ClaimSet, verdicts: list[ClaimVerdict]):
         answer, claims = answer_rows(claim_set, verdicts, self._run)
         yield answer
         for row in claims:
             yield beam.pvalue.TaggedOutput("claims", row)
-        if answer["status"] != "ok":  # keep the trace, so that `audit --redo` can redo it
+        if answer.status != "ok":  # keep the trace, so that `audit --redo` can redo it
             t = claim_set.prepared.trace
             yield beam.pvalue.TaggedOutput(
-                "redo", DeadLetter(REDO_STAGE, answer["reason"], raw_text(t), t.trace_id, t.route))
-        runtime.note_traces(1)
+                "redo", DeadLetter(REDO_STAGE, answer.reason, raw_text(t), t.trace_id, t.route))
+        self._done.inc()
 
 
 class AggregateAnswers(beam.PTransform):

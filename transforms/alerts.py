@@ -25,6 +25,8 @@ from apache_beam.transforms.userstate import ReadModifyWriteStateSpec
 from apache_beam.typehints import Any as AnyHint
 from apache_beam.typehints import Tuple
 
+from rt4chart.schemas.rows import AlertRow, RouteRateRow, to_dict
+
 METRICS = "rt4chart"
 
 
@@ -47,17 +49,17 @@ class AlertConfig:
 
 
 
-def check(row: dict, history: dict, alerted: set, config: AlertConfig) -> list[dict]:
+def check(row: RouteRateRow, history: dict, alerted: set, config: AlertConfig) -> list[AlertRow]:
     """The alerts a rate row raises, given the route's history (window_start -> (halluc,
     traces)) and the (window_start, rule) pairs already alerted. Updates both."""
-    window = row["window_start"]
-    history[window] = (row["hallucinated"], row["traces"])
+    window = row.window_start
+    history[window] = (row.hallucinated, row.traces)
     for old in sorted(history)[: max(0, len(history) - config.baseline_windows - 1)]:
         del history[old]
-    if row["traces"] < config.min_traces or row["rate"] is None:
+    if row.traces < config.min_traces or row.rate is None:
         return []
     alerts = []
-    if (config.absolute is not None and row["rate"] > config.absolute
+    if (config.absolute is not None and row.rate > config.absolute
             and (window, "absolute") not in alerted):
         alerts.append(alert_row(row, "absolute", config.absolute, None))
     if config.relative is not None and (window, "relative") not in alerted:
@@ -66,22 +68,21 @@ def check(row: dict, history: dict, alerted: set, config: AlertConfig) -> list[d
         if n >= config.min_traces:
             baseline = h / n
             threshold = config.relative * baseline
-            if row["rate"] >= threshold and row["rate_low"] > baseline and row["rate"] > 0:
+            if row.rate >= threshold and row.rate_low > baseline and row.rate > 0:
                 alerts.append(alert_row(row, "relative", threshold, baseline))
     for a in alerts:
-        alerted.add((window, a["rule"]))
+        alerted.add((window, a.rule))
     return alerts
 
 
-def alert_row(row: dict, rule: str, threshold: float, baseline: float | None) -> dict:
-    return {
-        "route": row["route"], "window_start": row["window_start"],
-        "window_end": row["window_end"], "rule": rule, "threshold": threshold,
-        "baseline": baseline, "rate": row["rate"], "rate_low": row["rate_low"],
-        "rate_high": row["rate_high"], "traces": row["traces"],
-        "hallucinated": row["hallucinated"], "sample_trace_ids": list(row["sample_trace_ids"]),
-        "emitted_at": datetime.now(UTC),
-    }
+def alert_row(row: RouteRateRow, rule: str, threshold: float,
+              baseline: float | None) -> AlertRow:
+    return AlertRow(
+        route=row.route, window_start=row.window_start, window_end=row.window_end, rule=rule,
+        threshold=threshold, baseline=baseline, rate=row.rate, rate_low=row.rate_low,
+        rate_high=row.rate_high, traces=row.traces, hallucinated=row.hallucinated,
+        sample_trace_ids=row.sample_trace_ids, emitted_at=datetime.now(UTC),
+    )
 
 
 class _AlertFn(beam.DoFn):
@@ -94,8 +95,9 @@ class _AlertFn(beam.DoFn):
     def setup(self) -> None:
         self._alerts = beam.metrics.Metrics.counter(METRICS, "alerts")
 
-    def process(self, element: tuple[str, dict], history_state=beam.DoFn.StateParam(HISTORY),
-                alerted_state=beam.DoFn.StateParam(ALERTED)) -> Iterable[dict]:
+    def process(self, element: tuple[str, RouteRateRow],
+                history_state=beam.DoFn.StateParam(HISTORY),
+                alerted_state=beam.DoFn.StateParam(ALERTED)) -> Iterable[AlertRow]:
         _, row = element
         history = history_state.read() or {}
         alerted = alerted_state.read() or set()
@@ -109,12 +111,12 @@ class _AlertFn(beam.DoFn):
         yield from raised
 
 
-def alert_message(alert: dict) -> beam.io.PubsubMessage:
+def alert_message(alert: AlertRow) -> beam.io.PubsubMessage:
     """An alert as a Pub/Sub message: JSON body, route and rule as attributes."""
-    body = orjson.dumps(alert, default=lambda v: v.isoformat() if isinstance(v, datetime)
-                        else str(v))
-    return beam.io.PubsubMessage(body, {"route": alert["route"], "rule": alert["rule"],
-                                        "window_start": alert["window_start"].isoformat()})
+    body = orjson.dumps(to_dict(alert), default=lambda v: v.isoformat()
+                        if isinstance(v, datetime) else str(v))
+    return beam.io.PubsubMessage(body, {"route": alert.route, "rule": alert.rule,
+                                        "window_start": alert.window_start.isoformat()})
 
 
 class RouteAlerts(beam.PTransform):
@@ -124,11 +126,11 @@ class RouteAlerts(beam.PTransform):
         super().__init__()
         self._config = config
 
-    def expand(self, rates: beam.PCollection[dict]) -> beam.PCollection[dict]:
+    def expand(self, rates: beam.PCollection[RouteRateRow]) -> beam.PCollection[AlertRow]:
         return (
             rates
             | "Global" >> beam.WindowInto(beam.window.GlobalWindows())
-            | "KeyRoute" >> beam.Map(lambda r: (r["route"], r)).with_output_types(
+            | "KeyRoute" >> beam.Map(lambda r: (r.route, r)).with_output_types(
                 Tuple[str, AnyHint])
             | "Check" >> beam.ParDo(_AlertFn(self._config))
         )

@@ -12,6 +12,7 @@ from apache_beam.typehints import Any as AnyHint
 from apache_beam.typehints import Tuple
 
 from rt4chart.schemas.records import Usage, UsageRecord
+from rt4chart.schemas.rows import AnswerRow, CostRow, RouteRateRow, usage_columns, usage_of
 from rt4chart.transforms.joins import wilson
 from rt4chart.transforms.windows import BATCH, WindowingConfig, window_columns
 
@@ -44,14 +45,13 @@ class RouteCounts:
         )
 
 
-def counts_of(answer: dict) -> RouteCounts:
+def counts_of(answer: AnswerRow) -> RouteCounts:
     """One answer row as counts."""
-    usage = Usage(answer["judge_calls"], answer["input_tokens"], answer["cached_tokens"],
-                  answer["output_tokens"], answer["cost_usd"], answer.get("reused_calls", 0))
-    if answer["status"] != "ok":
+    usage = usage_of(answer)
+    if answer.status != "ok":
         return RouteCounts(incomplete=1, usage=usage)
-    label = answer["label"]
-    samples = ((_RANK[label], answer["trace_id"]),) if label in _RANK else ()
+    label = answer.label
+    samples = ((_RANK[label], answer.trace_id),) if label in _RANK else ()
     return RouteCounts(1, int(label != "ENT"), int(label == "CON"), int(label == "NIC"), 0, usage,
                        samples)
 
@@ -62,7 +62,7 @@ class RouteCountsFn(beam.CombineFn):
     def create_accumulator(self) -> RouteCounts:
         return RouteCounts()
 
-    def add_input(self, acc: RouteCounts, answer: dict) -> RouteCounts:
+    def add_input(self, acc: RouteCounts, answer: AnswerRow) -> RouteCounts:
         return acc.merge(counts_of(answer))
 
     def merge_accumulators(self, accs) -> RouteCounts:
@@ -72,16 +72,16 @@ class RouteCountsFn(beam.CombineFn):
         return replace(acc)
 
 
-def rate_row(route: str, window: dict, c: RouteCounts, late: int = 0) -> dict:
+def rate_row(route: str, window: dict, c: RouteCounts, late: int = 0) -> RouteRateRow:
+    """The rate row of a route's counts in a window (`window`: the window columns)."""
     low, high = wilson(c.hallucinated, c.traces)
-    return {
-        "route": route, **window, "traces": c.traces, "hallucinated": c.hallucinated,
-        "rate": c.hallucinated / c.traces if c.traces else None, "rate_low": low,
-        "rate_high": high, "con": c.con, "nic": c.nic, "incomplete": c.incomplete,
-        "late": late, "input_tokens": c.usage.input_tokens,
-        "cached_tokens": c.usage.cached_tokens, "output_tokens": c.usage.output_tokens,
-        "cost_usd": c.usage.cost_usd, "sample_trace_ids": [t for _, t in c.samples],
-    }
+    return RouteRateRow(
+        route=route, **window, traces=c.traces, hallucinated=c.hallucinated,
+        rate=c.hallucinated / c.traces if c.traces else None, rate_low=low,
+        rate_high=high, con=c.con, nic=c.nic, incomplete=c.incomplete,
+        late=late, **usage_columns(RouteRateRow, c.usage),
+        sample_trace_ids=tuple(t for _, t in c.samples),
+    )
 
 
 class _RateRowFn(beam.DoFn):
@@ -115,27 +115,30 @@ class _Restamp(beam.DoFn):
     def setup(self) -> None:
         self._late = beam.metrics.Metrics.counter(METRICS, f"late_{self._name}")
 
-    def process(self, element):
-        if getattr(element, "late", None) or (isinstance(element, dict) and element.get("late")):
+    def process(self, element: AnswerRow | UsageRecord):
+        if element.late:
             self._late.inc()  # audited and written, but its window has closed: not aggregated
             return
         yield beam.window.TimestampedValue(element, self._event_s(element))
 
 
 class RatesByRoute(beam.PTransform):
-    """Answer rows -> one rate row per (route, event-time window) and firing."""
+    """Answer rows -> one rate row per (route, event-time window) and firing.
+
+    Rows of answers that arrived after their window closed (`late`) are counted in the
+    `late_answers` metric and left out.
+    """
 
     def __init__(self, windowing: WindowingConfig = BATCH):
         super().__init__()
         self._windowing = windowing
 
-    def expand(self, answers: beam.PCollection[dict]) -> beam.PCollection[dict]:
+    def expand(self, answers: beam.PCollection[AnswerRow]) -> beam.PCollection[RouteRateRow]:
         return (
             answers
-            | "EventTime" >> beam.ParDo(_Restamp(lambda a: a["event_time"].timestamp(),
-                                                 "answers"))
+            | "EventTime" >> beam.ParDo(_Restamp(lambda a: a.event_time.timestamp(), "answers"))
             | "Window" >> self._windowing.window_into()
-            | "KeyRoute" >> beam.Map(lambda a: (a["route"], a))
+            | "KeyRoute" >> beam.Map(lambda a: (a.route, a))
             | "Count" >> beam.CombinePerKey(RouteCountsFn())
             # A typed key, so that the stateful row step gets a deterministic key coder.
             | "Typed" >> beam.Map(lambda kv: kv).with_output_types(Tuple[str, AnyHint])
@@ -143,14 +146,10 @@ class RatesByRoute(beam.PTransform):
         )
 
 
-def cost_row(key: tuple[str, str], usage: Usage, window: dict) -> dict:
+def cost_row(key: tuple[str, str], usage: Usage, window: dict) -> CostRow:
+    """The cost row of a (route, judge model)'s usage in a window."""
     route, model = key
-    return {
-        "route": route, "judge_model": model, **window, "calls": usage.calls,
-        "reused_calls": usage.reused,
-        "input_tokens": usage.input_tokens, "cached_tokens": usage.cached_tokens,
-        "output_tokens": usage.output_tokens, "cost_usd": usage.cost_usd,
-    }
+    return CostRow(route=route, judge_model=model, **window, **usage_columns(CostRow, usage))
 
 
 class _CostRowFn(beam.DoFn):
@@ -170,7 +169,7 @@ class CostsByRoute(beam.PTransform):
         super().__init__()
         self._windowing = windowing
 
-    def expand(self, usage: beam.PCollection[UsageRecord]) -> beam.PCollection[dict]:
+    def expand(self, usage: beam.PCollection[UsageRecord]) -> beam.PCollection[CostRow]:
         return (
             usage
             | "EventTime" >> beam.ParDo(_Restamp(lambda u: u.event_time_us / 1e6, "usage"))

@@ -21,6 +21,7 @@ import apache_beam as beam
 import orjson
 
 from rt4chart.schemas.records import RunInfo
+from rt4chart.schemas.rows import JudgeCacheRow, from_dict
 
 
 def cache_key(stage: str, run: RunInfo, inputs: tuple) -> str:
@@ -28,10 +29,11 @@ def cache_key(stage: str, run: RunInfo, inputs: tuple) -> str:
     return hashlib.sha256(payload).hexdigest()
 
 
-def cache_row(key: str, stage: str, run: RunInfo, result: Any) -> dict:
-    return {"key": key, "stage": stage, "judge_model": run.judge_model,
-            "prompt_hash": run.prompt_hash, "result": orjson.dumps(result).decode(),
-            "created_at": datetime.now(UTC)}
+def cache_row(key: str, stage: str, run: RunInfo, result: Any) -> JudgeCacheRow:
+    """The judge_cache row of a call's result (stored as JSON, read back by `_SplitHits`)."""
+    return JudgeCacheRow(key=key, stage=stage, judge_model=run.judge_model,
+                         prompt_hash=run.prompt_hash, result=orjson.dumps(result).decode(),
+                         created_at=datetime.now(UTC))
 
 
 class _SplitHits(beam.DoFn):
@@ -61,8 +63,8 @@ class SplitReused(beam.PTransform):
             {
                 "requests": inputs["requests"] | "Key" >> beam.Map(lambda r: (key_of(r), r)),
                 "stored": inputs["cache"]
-                | "OfStage" >> beam.Filter(lambda row: row["stage"] == stage)
-                | "KeyStored" >> beam.Map(lambda row: (row["key"], row["result"])),
+                | "OfStage" >> beam.Filter(lambda row: row.stage == stage)
+                | "KeyStored" >> beam.Map(lambda row: (row.key, row.result)),
             }
             | "Join" >> beam.CoGroupByKey()
             | "Split" >> beam.ParDo(_SplitHits()).with_outputs("hit", main="miss")
@@ -76,6 +78,9 @@ class ReadCache(beam.PTransform):
         super().__init__()
         self._pattern = run_dir.rstrip("/") + "/judge_cache/*.parquet"
 
-    def expand(self, pbegin):
-        return pbegin | "ReadCache" >> beam.io.ReadFromParquet(
-            self._pattern, columns=["key", "stage", "result"])
+    def expand(self, pbegin: beam.pvalue.PBegin) -> beam.PCollection[JudgeCacheRow]:
+        return (
+            pbegin
+            | "ReadCache" >> beam.io.ReadFromParquet(self._pattern)
+            | "Rows" >> beam.Map(lambda values: from_dict(JudgeCacheRow, values))
+        )

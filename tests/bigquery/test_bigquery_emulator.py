@@ -15,6 +15,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.util import assert_that
 
 from rt4chart.pipeline import bigquery as bq
+from rt4chart.schemas.rows import from_dict, to_dict
 from rt4chart.schemas.tables import TABLES, Column, bigquery_schema
 
 import bq_emulator
@@ -77,14 +78,15 @@ def test_ensure_tables_creates_all_six_idempotently(emulator, dataset):
 
 
 def _write(emu, dataset: str, rows_by_table: dict, **client_kwargs):
-    """Run a batch pipeline writing each table with STREAMING_INSERTS through test_client."""
+    """Run a batch pipeline writing each table's rows (given as dicts, written as the table's
+    row class) with STREAMING_INSERTS through test_client."""
     test_client = emu.beam_client(**client_kwargs)
     failed: dict[str, list] = {}
     pipeline = beam.Pipeline(options=_options())
     for name, rows in rows_by_table.items():
         out = (
             pipeline
-            | f"Create_{name}" >> beam.Create(rows)
+            | f"Create_{name}" >> beam.Create([from_dict(TABLES[name].row_type, r) for r in rows])
             | f"Write_{name}" >> bq.WriteBigQueryTable(
                 f"{PROJECT}:{dataset}", name, streaming=True, test_client=test_client
             )
@@ -171,7 +173,7 @@ def test_rejected_row_comes_back_as_a_dead_letter(emulator, dataset, sample_rows
     pipeline, failed, _ = _write(emulator, dataset, {"answers": [good, bad]})
 
     def check(letters):
-        (letter,) = letters
+        (letter,) = [to_dict(d) for d in letters]
         assert letter["stage"] == "write_bigquery" and letter["trace_id"] == "t-bad"
         assert f"{PROJECT}:{dataset}.answers" in letter["reason"] and "invalid" in letter["reason"]
         assert '"cost_usd": "n/a"' in letter["raw"]

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 
 import apache_beam as beam
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from rt4chart.pipeline import bigquery as bq
+from rt4chart.pipeline.io import dead_letter_message
+from rt4chart.schemas.records import DeadLetter
+from rt4chart.schemas.rows import DeadLetterRow, dead_letter_id, to_dict
 from rt4chart.schemas.tables import TABLES, bigquery_schema, row_insert_id
 
 
@@ -108,17 +112,35 @@ def test_natural_keys_are_deterministic_and_unique(sample_rows):
 def test_failed_insert_becomes_a_dead_letter_row():
     row = {"trace_id": "t-9", "route": "r", "cost_usd": "n/a"}
     errors = [{"reason": "invalid", "location": "cost_usd", "message": "Cannot convert"}]
-    (letter,) = bq.FailedInsertToDeadLetter().process(("p:d.answers", row, errors))
+    (dead,) = bq.FailedInsertToDeadLetter().process(("p:d.answers", row, errors))
+    letter = to_dict(dead)
     assert set(letter) == set(TABLES["dead_letters"].column_names)
     assert letter["stage"] == "write_bigquery"
     assert letter["trace_id"] == "t-9" and letter["route"] == "r"
     assert "invalid at cost_usd: Cannot convert" in letter["reason"]
     assert "p:d.answers" in letter["reason"]
     assert json.loads(letter["raw"]) == row
-    assert letter["dead_letter_id"] == bq.dead_letter_id(
+    assert letter["dead_letter_id"] == dead_letter_id(
         "write_bigquery", letter["reason"], letter["raw"]
     )
     assert letter["received_at"].tzinfo is not None
+
+
+def test_dead_letters_of_every_stage_and_sink_have_one_id_format():
+    letter = DeadLetter("validate", "not valid JSON", "{x", "t-1", "r")
+    row = DeadLetterRow.of(letter)
+    assert re.fullmatch("[0-9a-f]{64}", row.dead_letter_id)  # the whole sha256
+    assert row.dead_letter_id == dead_letter_id("validate", "not valid JSON", "{x")
+    assert DeadLetterRow.of(letter).dead_letter_id == row.dead_letter_id  # a retry: same id
+    assert dead_letter_id("validate", "not valid JSON", "{y") != row.dead_letter_id
+    message = dead_letter_message(row)
+    assert message.data == b"{x"
+    assert message.attributes == {"stage": "validate", "reason": "not valid JSON",
+                                  "dead_letter_id": row.dead_letter_id, "trace_id": "t-1",
+                                  "route": "r"}
+    (rejected,) = bq.FailedInsertToDeadLetter().process(("p:d.answers", {"x": 1}, "bad"))
+    assert re.fullmatch("[0-9a-f]{64}", rejected.dead_letter_id)
+    assert (rejected.trace_id, rejected.route) == (None, None)
 
 
 def test_batch_graph_uses_file_loads_and_reports_no_row_failures():

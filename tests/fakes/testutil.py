@@ -21,3 +21,22 @@ def load_traces(path: Path) -> list[dict]:
 def write_jsonl(path: Path, records: list) -> Path:
     path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records))
     return path
+
+
+def answer_row(**columns):
+    """An answer row as AggregateAnswers emits it, for tests that feed a transform: a complete
+    ENT answer of route "r" on 2024-06-01, with `columns` replaced."""
+    from datetime import UTC, datetime
+
+    from rt4chart.schemas.rows import AnswerRow
+
+    day = datetime(2024, 6, 1, tzinfo=UTC)
+    label = columns.get("label", "ENT")
+    values = dict(
+        trace_id="t", route="r", event_time=day, label=label,
+        hallucinated=None if label is None else label != "ENT", p_hallucinated=None,
+        status="ok", n_claims=1, hallucinated_spans=(), reason=None, input_tokens=10,
+        cached_tokens=4, output_tokens=2, judge_calls=3, reused_calls=0, cost_usd=0.5,
+        judge_model="m", prompt_hash="h", task=None, generator=None, audited_at=day, late=False,
+    )
+    return AnswerRow(**{**values, **columns})

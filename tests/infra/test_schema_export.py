@@ -1,14 +1,20 @@
-"""The BigQuery schemas Terraform reads are generated from schemas/tables.py and stay in step."""
+"""The BigQuery schemas Terraform reads are generated from schemas/tables.py and stay in step;
+the tables are derived from the row classes of schemas/rows.py."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
+import typing
+from datetime import UTC, datetime
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
-from rt4chart.schemas.tables import TABLES, bigquery_schema
+from rt4chart.schemas import rows
+from rt4chart.schemas.tables import TABLES, Column, Table, arrow_schema, bigquery_schema
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "infra" / "terraform" / "schemas"
 
@@ -55,3 +61,87 @@ def test_check_reports_a_changed_a_missing_and_an_extra_file(tmp_path, export_sc
     export.write(out)
     assert export.drift(out) == []
     assert not (out / "old_table.json").exists()
+
+
+PYTHON_TYPES = {"STRING": str, "INT64": int, "FLOAT64": float, "BOOL": bool,
+                "TIMESTAMP": datetime}
+
+
+def _hint(meta) -> object:
+    """The annotation a column's metadata calls for."""
+    base = meta["record"] or PYTHON_TYPES[meta["type"]]
+    return {"REQUIRED": base, "NULLABLE": base | None, "REPEATED": tuple[base, ...]}[meta["mode"]]
+
+
+def _row_classes(row_type: type) -> list[type]:
+    """A row class and the row classes of its RECORD columns, recursively."""
+    nested = [f.metadata["record"] for f in dataclasses.fields(row_type) if f.metadata["record"]]
+    return [row_type, *(c for n in nested for c in _row_classes(n))]
+
+
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_table_columns_are_the_row_class_fields(name):
+    table = TABLES[name]
+    assert table.row_type is not None and dataclasses.is_dataclass(table.row_type)
+    assert table.column_names == [f.name for f in dataclasses.fields(table.row_type)]
+    for row_type in _row_classes(table.row_type):
+        assert row_type.__dataclass_params__.frozen, row_type
+        hints = typing.get_type_hints(row_type)
+        for f in dataclasses.fields(row_type):
+            assert f.kw_only, (row_type.__name__, f.name)
+            assert set(f.metadata) == {"type", "mode", "description", "record"}
+            assert hints[f.name] == _hint(f.metadata), (row_type.__name__, f.name)
+            assert f.default is dataclasses.MISSING, (row_type.__name__, f.name)
+
+
+def _value(meta, i: int) -> object:
+    if meta["record"]:
+        return _sample(meta["record"], i)
+    return {"STRING": f"s{i}", "INT64": i, "FLOAT64": i + 0.5, "BOOL": i % 2 == 0,
+            "TIMESTAMP": datetime(2024, 6, 1, 0, 0, i, tzinfo=UTC)}[meta["type"]]
+
+
+def _sample(row_type: type, i: int = 1) -> object:
+    """A row with a value in every column (two elements in a REPEATED one)."""
+    values = {}
+    for f in dataclasses.fields(row_type):
+        meta = f.metadata
+        many = meta["mode"] == "REPEATED"
+        values[f.name] = tuple(_value(meta, i + k) for k in range(2)) if many else _value(meta, i)
+    return row_type(**values)
+
+
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_a_row_becomes_the_dict_its_schemas_take_and_back(name):
+    table = TABLES[name]
+    row = _sample(table.row_type)
+    written = rows.to_dict(row)
+    assert list(written) == table.column_names
+    assert all(isinstance(written[c.name], list) for c in table.columns if c.mode == "REPEATED")
+    arrow = pa.Table.from_pylist([written], schema=arrow_schema(table))
+    (read,) = arrow.to_pylist()
+    assert rows.from_dict(table.row_type, read) == row
+    assert rows.from_dict(table.row_type, written) == row
+
+
+def test_a_new_field_is_a_new_column_in_every_derived_schema():
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Extended(rows.JudgeCacheRow):
+        hits: tuple[int, ...] = rows.column("INT64", "REPEATED", "times reused")
+
+    table = Table.of("judge_cache", Extended, "d", partition_field="created_at",
+                     cluster_fields=("stage",), insert_id=("key",))
+    assert table.columns[:-1] == TABLES["judge_cache"].columns
+    assert table.columns[-1] == Column("hits", "INT64", "REPEATED", (), "times reused")
+    assert bigquery_schema(table)["fields"][-1] == {
+        "name": "hits", "type": "INT64", "mode": "REPEATED", "description": "times reused"}
+    assert arrow_schema(table).field("hits").type == pa.list_(pa.int64())
+
+
+def test_column_metadata_is_checked():
+    with pytest.raises(ValueError, match="bad column"):
+        rows.column("INTEGER")
+    with pytest.raises(ValueError, match="bad column"):
+        rows.column("RECORD", "REPEATED")
+    with pytest.raises(ValueError, match="bad column"):
+        rows.column("STRING", "OPTIONAL")

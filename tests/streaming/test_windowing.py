@@ -17,6 +17,7 @@ from apache_beam.utils.timestamp import Timestamp
 from rt4chart.pipeline.config import StagesConfig
 from rt4chart.pipeline.graph import Audit
 from rt4chart.schemas.records import Message, RunInfo
+from rt4chart.schemas.rows import RouteRateRow, to_dict
 from rt4chart.transforms.alerts import AlertConfig, RouteAlerts, check
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.windows import WindowingConfig
@@ -33,14 +34,15 @@ _LOCK = threading.Lock()
 
 
 class _Collect(beam.DoFn):
-    """Gather a PCollection's elements in this process (the direct runner runs in process)."""
+    """Gather a PCollection's rows in this process (the direct runner runs in process), as the
+    dicts a sink writes."""
 
     def __init__(self, name: str):
         self._name = name
 
     def process(self, element):
         with _LOCK:
-            _SINK[self._name].append(element)
+            _SINK[self._name].append(to_dict(element))
 
 
 def _iso(offset_s: float) -> str:
@@ -178,16 +180,20 @@ def test_publish_time_is_the_event_time_when_the_trace_has_none():
     assert answer["event_time"].timestamp() == BASE + 123
 
 
-def _rate(route: str, window: int, hallucinated: int, traces: int, pane: int = 0) -> dict:
+def _rate(route: str, window: int, hallucinated: int, traces: int,
+          pane: int = 0) -> RouteRateRow:
     from rt4chart.transforms.joins import wilson
 
     low, high = wilson(hallucinated, traces)
     start = datetime.fromtimestamp(BASE + 300 * window, tz=UTC)
-    return {"route": route, "window_start": start,
-            "window_end": datetime.fromtimestamp(BASE + 300 * (window + 1), tz=UTC),
-            "traces": traces, "hallucinated": hallucinated, "rate": hallucinated / traces,
-            "rate_low": low, "rate_high": high, "pane_index": pane,
-            "sample_trace_ids": [f"{route}-{window}-{i}" for i in range(min(hallucinated, 5))]}
+    return RouteRateRow(
+        route=route, window_start=start,
+        window_end=datetime.fromtimestamp(BASE + 300 * (window + 1), tz=UTC),
+        day=start.strftime("%Y-%m-%d"), pane="EARLY" if pane else "ON_TIME", pane_index=pane,
+        emitted_at=start, traces=traces, hallucinated=hallucinated, rate=hallucinated / traces,
+        rate_low=low, rate_high=high, con=hallucinated, nic=0, incomplete=0, late=0,
+        input_tokens=0, cached_tokens=0, output_tokens=0, cost_usd=0.0,
+        sample_trace_ids=tuple(f"{route}-{window}-{i}" for i in range(min(hallucinated, 5))))
 
 
 def test_relative_alert_needs_a_baseline_a_jump_and_enough_traces():
@@ -198,11 +204,11 @@ def test_relative_alert_needs_a_baseline_a_jump_and_enough_traces():
         assert check(_rate("r", w, 2, 25), history, alerted, config) == []
     # A jump on too few traces does not alert; one on enough traces does, once per window.
     assert check(_rate("r", 3, 9, 10), history, alerted, config) == []
-    history.pop(_rate("r", 3, 0, 1)["window_start"])
+    history.pop(_rate("r", 3, 0, 1).window_start)
     (alert,) = check(_rate("r", 3, 12, 30), history, alerted, config)
-    assert alert["rule"] == "relative" and alert["baseline"] == pytest.approx(6 / 75)
-    assert alert["threshold"] == pytest.approx(12 / 75)
-    assert alert["sample_trace_ids"] == [f"r-3-{i}" for i in range(5)]
+    assert alert.rule == "relative" and alert.baseline == pytest.approx(6 / 75)
+    assert alert.threshold == pytest.approx(12 / 75)
+    assert alert.sample_trace_ids == tuple(f"r-3-{i}" for i in range(5))
     assert check(_rate("r", 3, 14, 32, pane=1), history, alerted, config) == []
     # Not significantly above the baseline: no alert, even at twice the rate.
     config2 = AlertConfig(absolute=None, relative=1.5, min_traces=5, baseline_windows=3)
@@ -216,7 +222,7 @@ def test_absolute_alert_is_published_once_per_route_and_window_through_the_pipel
     rows = [_rate("a", 0, 3, 25), _rate("a", 0, 15, 30, pane=1), _rate("a", 0, 16, 31, pane=2),
             _rate("b", 0, 15, 30), _rate("a", 1, 20, 22)]
     stream = TestStream(coder=beam.coders.PickleCoder()).add_elements(
-        [beam.window.TimestampedValue(r, r["window_start"].timestamp()) for r in rows]
+        [beam.window.TimestampedValue(r, r.window_start.timestamp()) for r in rows]
     ).advance_watermark_to_infinity()
     config = AlertConfig(absolute=0.4, relative=None, min_traces=20)
     _SINK.pop("alerts", None)

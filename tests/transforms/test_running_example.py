@@ -15,6 +15,7 @@ from apache_beam.testing.util import BeamAssertException, assert_that
 from rt4chart.pipeline.config import AuditConfig
 from rt4chart.pipeline.graph import Audit
 from rt4chart.schemas.records import RunInfo
+from rt4chart.schemas.rows import AnswerRow, ClaimRow, SpanRow
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.segment import SegmentConfig
 
@@ -25,50 +26,50 @@ CONFIG = AuditConfig(("-",), "-", SPEC, SegmentConfig(window_size=2, window_over
 RUN = RunInfo("scripted", "test-hash")
 
 
-def _check_claims(rows: list[dict]) -> None:
-    by_index = {r["claim_index"]: r for r in rows}
-    got = [(by_index[i]["claim"], by_index[i]["window_labels"], by_index[i]["local_label"],
-            by_index[i]["label"]) for i in sorted(by_index)]
+def _check_claims(rows: list[ClaimRow]) -> None:
+    by_index = {r.claim_index: r for r in rows}
+    got = [(by_index[i].claim, by_index[i].window_labels, by_index[i].local_label,
+            by_index[i].label) for i in sorted(by_index)]
     expected = [
-        (fj.C1, ["CON", "CON", "NIC"], "CON", "CON"),
-        (fj.C2, ["NIC", "CON", "CON"], "CON", "CON"),
-        (fj.C3, ["ENT", "NIC", "NIC"], "ENT", "ENT"),
-        (fj.C4, ["NIC", "NIC", "NIC"], "NIC", "ENT"),
-        (fj.C5, ["NIC", "NIC", "NIC"], "NIC", "NIC"),
+        (fj.C1, ("CON", "CON", "NIC"), "CON", "CON"),
+        (fj.C2, ("NIC", "CON", "CON"), "CON", "CON"),
+        (fj.C3, ("ENT", "NIC", "NIC"), "ENT", "ENT"),
+        (fj.C4, ("NIC", "NIC", "NIC"), "NIC", "ENT"),
+        (fj.C5, ("NIC", "NIC", "NIC"), "NIC", "NIC"),
     ]
     if got != expected:
         raise BeamAssertException(f"claims:\n{got}\n!=\n{expected}")
     c4 = by_index[3]
     # Claim 4's support is spread over three sentences, two of which never share a window.
-    if sorted(e["sentence_index"] for e in c4["evidence"]) != [1, 2, 3]:
-        raise BeamAssertException(f"claim 4 evidence {c4['evidence']}")
-    if by_index[0]["deciding_window"] != 0 or by_index[1]["deciding_window"] != 1:
+    if sorted(e.sentence_index for e in c4.evidence) != [1, 2, 3]:
+        raise BeamAssertException(f"claim 4 evidence {c4.evidence}")
+    if by_index[0].deciding_window != 0 or by_index[1].deciding_window != 1:
         raise BeamAssertException("deciding windows")
-    if by_index[4]["evidence"] or by_index[3]["deciding_window"] is not None:
+    if by_index[4].evidence or by_index[3].deciding_window is not None:
         raise BeamAssertException("NIC claims carry no evidence and no deciding window")
-    ev = by_index[0]["evidence"][0]
-    quoted = fj.RUNNING_CONTEXT[ev["char_start"]:ev["char_end"]]
-    if quoted != ev["text"] or ev["sentence_index"] != 1:
+    ev = by_index[0].evidence[0]
+    quoted = fj.RUNNING_CONTEXT[ev.char_start:ev.char_end]
+    if quoted != ev.text or ev.sentence_index != 1:
         raise BeamAssertException(f"evidence offsets {ev}")
 
 
-def _check_answer(rows: list[dict]) -> None:
+def _check_answer(rows: list[AnswerRow]) -> None:
     (answer,) = rows
     a1_end = len(fj.A1)
     a3_start = len(fj.A1) + 1 + len(fj.A2) + 1
-    expected_spans = [
-        {"char_start": 0, "char_end": a1_end, "label": "CON"},
-        {"char_start": a3_start, "char_end": len(fj.RUNNING_ANSWER), "label": "NIC"},
-    ]
-    if (answer["label"], answer["hallucinated"], answer["status"], answer["n_claims"]) != (
+    expected_spans = (
+        SpanRow(char_start=0, char_end=a1_end, label="CON"),
+        SpanRow(char_start=a3_start, char_end=len(fj.RUNNING_ANSWER), label="NIC"),
+    )
+    if (answer.label, answer.hallucinated, answer.status, answer.n_claims) != (
         "CON", True, "ok", 5
     ):
         raise BeamAssertException(f"answer {answer}")
-    if answer["hallucinated_spans"] != expected_spans:
-        raise BeamAssertException(f"spans {answer['hallucinated_spans']}")
+    if answer.hallucinated_spans != expected_spans:
+        raise BeamAssertException(f"spans {answer.hallucinated_spans}")
     # 3 decompositions + 5 claims x 3 windows + 5 global checks
-    if answer["judge_calls"] != 3 + 15 + 5:
-        raise BeamAssertException(f"calls {answer['judge_calls']}")
+    if answer.judge_calls != 3 + 15 + 5:
+        raise BeamAssertException(f"calls {answer.judge_calls}")
 
 
 def test_running_example_labels_claims_and_answer():

@@ -2,9 +2,12 @@ from __future__ import annotations
 
 import pytest
 
+from rt4chart.schemas.rows import AnswerRow
 from rt4chart.transforms.aggregate import answer_label
 from rt4chart.transforms.joins import and_join, merge_spans, or_join, wilson
 from rt4chart.transforms.rates import RouteCounts, RouteCountsFn
+
+from testutil import answer_row
 
 
 @pytest.mark.parametrize("labels,expected", [
@@ -47,9 +50,8 @@ def test_wilson_known_values():
         assert low <= k / n <= high
 
 
-def _answer(status="ok", label="ENT", calls=3, trace_id="t"):
-    return {"trace_id": trace_id, "status": status, "label": label, "judge_calls": calls,
-            "input_tokens": 10, "cached_tokens": 4, "output_tokens": 2, "cost_usd": 0.5}
+def _answer(status="ok", label="ENT", calls=3, trace_id="t") -> AnswerRow:
+    return answer_row(trace_id=trace_id, status=status, label=label, judge_calls=calls)
 
 
 def test_route_counts_combiner_merges_like_a_single_pass():

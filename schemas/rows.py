@@ -1,0 +1,301 @@
+"""Rows of the output tables: one frozen dataclass per table, the one definition of its columns.
+
+Every field is a column, in the table's order; its BigQuery type, mode and description are the
+field's metadata (`column`). `schemas/tables.py` derives the tables from these classes, and from
+the tables the Arrow schemas, the BigQuery schemas and the Terraform JSON. Transforms emit and
+consume rows; only a sink turns a row into a dict (`to_dict`), and a reader of a written table
+turns a dict back into a row (`from_dict`).
+
+Rows are keyword-only and have no defaults: a NULLABLE column may sit between REQUIRED ones, and
+building a row names every column. REPEATED columns are tuples, so rows are hashable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from rt4chart.schemas.records import DeadLetter, Usage
+
+TYPES = ("STRING", "INT64", "FLOAT64", "BOOL", "TIMESTAMP", "RECORD")
+MODES = ("NULLABLE", "REQUIRED", "REPEATED")
+
+R = TypeVar("R")
+
+
+def column(type_: str, mode: str = "NULLABLE", description: str = "",
+           record: type | None = None) -> Any:
+    """A column: a dataclass field whose metadata holds its type, mode and description.
+
+    Args:
+        type_: one of `TYPES`; "RECORD" needs `record`, the row class of its sub-columns.
+        mode: one of `MODES`.
+        description: the column's description in BigQuery.
+        record: the row class of a RECORD column.
+    """
+    if type_ not in TYPES or mode not in MODES or (type_ == "RECORD") != (record is not None):
+        raise ValueError(f"bad column: type {type_!r}, mode {mode!r}, record {record!r}")
+    return field(metadata={"type": type_, "mode": mode, "description": description,
+                           "record": record})
+
+
+# Offsets are `char_start`/`char_end`: END is a reserved word in BigQuery SQL.
+@dataclass(frozen=True, kw_only=True)
+class SpanRow:
+    """A hallucinated span of an answer (character offsets in the answer)."""
+
+    char_start: int = column("INT64", "REQUIRED")
+    char_end: int = column("INT64", "REQUIRED")
+    label: str = column("STRING", "REQUIRED")
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvidenceRow:
+    """A context span a verdict rests on (offsets within its document)."""
+
+    doc_id: str = column("STRING", "REQUIRED")
+    sentence_index: int = column("INT64", "REQUIRED")
+    char_start: int = column("INT64", "REQUIRED")
+    char_end: int = column("INT64", "REQUIRED")
+    text: str = column("STRING", "REQUIRED")
+
+
+REUSED = "results reused from an earlier run (--reuse)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnswerRow:
+    """One audited answer."""
+
+    trace_id: str = column("STRING", "REQUIRED")
+    route: str = column("STRING", "REQUIRED")
+    event_time: datetime = column("TIMESTAMP", "REQUIRED")
+    label: str | None = column(
+        "STRING", description="ENT, CON or NIC; null when incomplete and undecided")
+    hallucinated: bool | None = column("BOOL", description="label != ENT; null when undecided")
+    p_hallucinated: float | None = column(
+        "FLOAT64",
+        description="1 - prod(1 - p_unsupported) over decided claims; null when undecided")
+    status: str = column("STRING", "REQUIRED", "ok or incomplete (a judge call failed)")
+    n_claims: int = column("INT64", "REQUIRED")
+    hallucinated_spans: tuple[SpanRow, ...] = column(
+        "RECORD", "REPEATED", "answer character offsets", SpanRow)
+    reason: str | None = column("STRING", description="why the answer is incomplete")
+    input_tokens: int = column("INT64", "REQUIRED")
+    cached_tokens: int = column("INT64", "REQUIRED")
+    output_tokens: int = column("INT64", "REQUIRED")
+    judge_calls: int = column("INT64", "REQUIRED")
+    reused_calls: int = column("INT64", "REQUIRED", REUSED)
+    cost_usd: float = column("FLOAT64", "REQUIRED")
+    judge_model: str = column("STRING", "REQUIRED")
+    prompt_hash: str = column("STRING", "REQUIRED")
+    task: str | None = column("STRING")
+    generator: str | None = column("STRING")
+    audited_at: datetime = column("TIMESTAMP", "REQUIRED", "when the verdict was reached")
+    late: bool = column(
+        "BOOL", "REQUIRED",
+        "streaming: arrived after its rate window closed (kept out of route_rates)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClaimRow:
+    """One claim of an answer, with its verdict."""
+
+    trace_id: str = column("STRING", "REQUIRED")
+    route: str = column("STRING", "REQUIRED")
+    event_time: datetime = column("TIMESTAMP", "REQUIRED")
+    claim_index: int = column("INT64", "REQUIRED")
+    claim: str = column("STRING", "REQUIRED")
+    sentence_index: int = column("INT64", "REQUIRED")
+    sentence: str = column("STRING", "REQUIRED", "the answer sentence the claim comes from")
+    answer_start: int = column("INT64", "REQUIRED")
+    answer_end: int = column("INT64", "REQUIRED")
+    window_labels: tuple[str, ...] = column(
+        "STRING", "REPEATED", "local label per window (ERR on failure)")
+    local_label: str | None = column("STRING")
+    deciding_window: int | None = column("INT64")
+    label: str | None = column("STRING")
+    status: str = column("STRING", "REQUIRED", "ok or judge_error")
+    note: str | None = column("STRING", description="why a label was changed or missing")
+    evidence: tuple[EvidenceRow, ...] = column(
+        "RECORD", "REPEATED", "context spans, offsets within doc", EvidenceRow)
+    p_unsupported: float | None = column(
+        "FLOAT64",
+        description="the final verification's P(not ENT): from log-probabilities, else 0/1")
+    judge_model: str = column("STRING", "REQUIRED")
+    prompt_hash: str = column("STRING", "REQUIRED")
+
+
+# route_rates and costs share their leading columns; a dataclass lists a base class's fields
+# first (the bases in reverse method resolution order), so `RouteRateRow(WindowColumns, _Route)`
+# has route, then the window columns, and `CostRow(WindowColumns, _RouteModel)` route,
+# judge_model, then the window columns.
+@dataclass(frozen=True, kw_only=True)
+class _Route:
+    route: str = column("STRING", "REQUIRED")
+
+
+@dataclass(frozen=True, kw_only=True)
+class _RouteModel(_Route):
+    judge_model: str = column("STRING", "REQUIRED")
+
+
+@dataclass(frozen=True, kw_only=True)
+class WindowColumns:
+    """The event-time window and pane of an aggregate row (`transforms.windows`)."""
+
+    window_start: datetime = column(
+        "TIMESTAMP", "REQUIRED", "event-time window (batch: the UTC day)")
+    window_end: datetime = column("TIMESTAMP", "REQUIRED")
+    day: str = column("STRING", "REQUIRED", "UTC day of window_start, YYYY-MM-DD")
+    pane: str = column(
+        "STRING", "REQUIRED",
+        "EARLY, ON_TIME or LATE firing; rows accumulate, so a window's latest pane holds it all")
+    pane_index: int = column(
+        "INT64", "REQUIRED", "0, 1, ... per window; the highest is the latest")
+    emitted_at: datetime = column("TIMESTAMP", "REQUIRED")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RouteRateRow(WindowColumns, _Route):
+    """A route's hallucination rate of complete answers in one window and pane."""
+
+    traces: int = column("INT64", "REQUIRED", "complete answers (the rate's denominator)")
+    hallucinated: int = column("INT64", "REQUIRED")
+    rate: float | None = column("FLOAT64")
+    rate_low: float | None = column("FLOAT64", description="95% Wilson interval")
+    rate_high: float | None = column("FLOAT64")
+    con: int = column("INT64", "REQUIRED")
+    nic: int = column("INT64", "REQUIRED")
+    incomplete: int = column("INT64", "REQUIRED", "answers kept out of the rate")
+    late: int = column("INT64", "REQUIRED", "traces counted after the window's on-time firing")
+    input_tokens: int = column("INT64", "REQUIRED")
+    cached_tokens: int = column("INT64", "REQUIRED")
+    output_tokens: int = column("INT64", "REQUIRED")
+    cost_usd: float = column("FLOAT64", "REQUIRED")
+    sample_trace_ids: tuple[str, ...] = column(
+        "STRING", "REPEATED", "a few hallucinated traces, CON first")
+
+
+@dataclass(frozen=True, kw_only=True)
+class CostRow(WindowColumns, _RouteModel):
+    """Judge calls, tokens and USD of a route and judge model in one window and pane."""
+
+    calls: int = column("INT64", "REQUIRED")
+    reused_calls: int = column("INT64", "REQUIRED", REUSED)
+    input_tokens: int = column("INT64", "REQUIRED")
+    cached_tokens: int = column("INT64", "REQUIRED")
+    output_tokens: int = column("INT64", "REQUIRED")
+    cost_usd: float = column("FLOAT64", "REQUIRED")
+
+
+@dataclass(frozen=True, kw_only=True)
+class AlertRow:
+    """A route whose windowed rate crossed an alert rule."""
+
+    route: str = column("STRING", "REQUIRED")
+    window_start: datetime = column("TIMESTAMP", "REQUIRED")
+    window_end: datetime = column("TIMESTAMP", "REQUIRED")
+    rule: str = column("STRING", "REQUIRED", "absolute or relative")
+    threshold: float = column("FLOAT64", "REQUIRED", "the rate the window's rate exceeded")
+    baseline: float | None = column(
+        "FLOAT64", description="relative rule: the route's trailing rate")
+    rate: float = column("FLOAT64", "REQUIRED")
+    rate_low: float = column("FLOAT64", "REQUIRED")
+    rate_high: float = column("FLOAT64", "REQUIRED")
+    traces: int = column("INT64", "REQUIRED")
+    hallucinated: int = column("INT64", "REQUIRED")
+    sample_trace_ids: tuple[str, ...] = column("STRING", "REPEATED")
+    emitted_at: datetime = column("TIMESTAMP", "REQUIRED")
+
+
+def dead_letter_id(stage: str, reason: str, raw: str) -> str:
+    """The dead_letters key: sha256 (64 hex characters) of stage, reason and raw record, so
+    that a retried write of the same dead letter is idempotent."""
+    return hashlib.sha256("\x1f".join((stage, reason, raw)).encode()).hexdigest()
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeadLetterRow:
+    """A record that could not be processed, as written."""
+
+    stage: str = column("STRING", "REQUIRED")
+    reason: str = column("STRING", "REQUIRED")
+    trace_id: str | None = column("STRING")
+    route: str | None = column("STRING", description="when the record names one")
+    raw: str = column("STRING", "REQUIRED", "the record as received")
+    received_at: datetime = column("TIMESTAMP", "REQUIRED")
+    dead_letter_id: str = column(
+        "STRING", "REQUIRED", "hash of stage, reason and raw record")
+
+    @classmethod
+    def of(cls, letter: DeadLetter, received_at: datetime | None = None) -> DeadLetterRow:
+        """The row of a dead letter (every dead letter of every stage and sink comes here)."""
+        return cls(stage=letter.stage, reason=letter.reason, trace_id=letter.trace_id,
+                   route=letter.route, raw=letter.raw,
+                   received_at=received_at or datetime.now(UTC),
+                   dead_letter_id=dead_letter_id(letter.stage, letter.reason, letter.raw))
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgeCacheRow:
+    """A successful judge call's result, under its content address."""
+
+    key: str = column(
+        "STRING", "REQUIRED", "sha256 of the stage, judge model, prompt hash and the call's inputs")
+    stage: str = column("STRING", "REQUIRED", "decompose, verify_local or verify_global")
+    judge_model: str = column("STRING", "REQUIRED")
+    prompt_hash: str = column("STRING", "REQUIRED")
+    result: str = column("STRING", "REQUIRED", "the judge's answer as JSON, before grounding")
+    created_at: datetime = column("TIMESTAMP", "REQUIRED")
+
+
+# The usage columns a table may have, and the `Usage` attribute each holds.
+USAGE_COLUMNS = {
+    "judge_calls": "calls",
+    "calls": "calls",
+    "reused_calls": "reused",
+    "input_tokens": "input_tokens",
+    "cached_tokens": "cached_tokens",
+    "output_tokens": "output_tokens",
+    "cost_usd": "cost_usd",
+}
+
+
+def usage_columns(row_type: type, usage: Usage) -> dict[str, int | float]:
+    """The usage columns of `row_type` (any dataclass), filled from `usage`, as keywords."""
+    names = {f.name for f in fields(row_type)}
+    return {name: getattr(usage, attr) for name, attr in USAGE_COLUMNS.items() if name in names}
+
+
+def usage_of(row: Any) -> Usage:
+    """A row's usage columns as a `Usage` (what the row has no column for counts 0)."""
+    names = {f.name for f in fields(row)}
+    return Usage(**{attr: getattr(row, name) for name, attr in USAGE_COLUMNS.items()
+                    if name in names})
+
+
+def _plain(value: Any, meta: Mapping[str, Any]) -> Any:
+    if meta["mode"] == "REPEATED":
+        return [to_dict(v) if meta["record"] else v for v in value]
+    return to_dict(value) if meta["record"] and value is not None else value
+
+
+def _typed(value: Any, meta: Mapping[str, Any]) -> Any:
+    record = meta["record"]
+    if meta["mode"] == "REPEATED":
+        return tuple(from_dict(record, v) if record else v for v in value or ())
+    return from_dict(record, value) if record and value is not None else value
+
+
+def to_dict(row: Any) -> dict[str, Any]:
+    """A row as a sink writes it: column name to value, REPEATED as lists, RECORD as dicts."""
+    return {f.name: _plain(getattr(row, f.name), f.metadata) for f in fields(row)}
+
+
+def from_dict(row_type: type[R], values: Mapping[str, Any]) -> R:
+    """A row from a written row (every column present; lists and dicts as `to_dict` makes)."""
+    return row_type(**{f.name: _typed(values[f.name], f.metadata) for f in fields(row_type)})
