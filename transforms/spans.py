@@ -3,15 +3,15 @@
 A decomposer gives, with each claim, the verbatim fragments of the sentence it restates. Each
 fragment is found in the sentence with the tolerant alignment of evidence grounding (case,
 whitespace and punctuation folded, on word boundaries; see `evidence.normalise`); the claim's
-spans are the union of its aligned fragments. When no fragment aligns, the claim's own text is
-tried (a claim that copies its sentence's words), and only when neither aligns does the claim
-cover its whole sentence. Which one was used is recorded (`span_source`), so a row can say how
-precise its span is.
+spans are the union of its aligned fragments (joined where only whitespace parts them). When no
+fragment aligns, the claim's own text is tried (a claim that copies its sentence's words), and
+only when neither aligns does the claim cover its whole sentence. Which one was used is recorded
+(`span_source`), so a row can say how precise its span is.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from rt4chart.transforms.evidence import Normalised, _occurrences, normalise
@@ -53,10 +53,11 @@ def _choose(found: list[list[Span]]) -> list[Span]:
     return chosen
 
 
-def _union(spans: Sequence[Span]) -> tuple[Span, ...]:
+def _union(spans: Sequence[Span], sentence: str) -> tuple[Span, ...]:
+    """Spans merged where they overlap or only whitespace separates them."""
     merged: list[list[int]] = []
     for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
+        if merged and (start <= merged[-1][1] or not sentence[merged[-1][1]:start].strip()):
             merged[-1][1] = max(merged[-1][1], end)
         else:
             merged.append([start, end])
@@ -87,4 +88,29 @@ def claim_spans(sentence: str, offset: int, claim: str,
     if not found:
         return ClaimSpans(((offset, offset + len(sentence)),), "sentence")
     chosen = _choose(found)
-    return ClaimSpans(tuple((offset + s, offset + e) for s, e in _union(chosen)), source)
+    return ClaimSpans(tuple((offset + s, offset + e) for s, e in _union(chosen, sentence)), source)
+
+
+def label_spans(spans: Iterable[tuple[int, int, str]],
+                order: Sequence[str] = ("CON", "NIC")) -> list[tuple[int, int, str]]:
+    """Labelled spans made disjoint: each character takes the worst label of the spans that
+    cover it (the first in `order`; a label not in `order` ranks after those), and touching
+    pieces with the same label are joined. For an answer's hallucinated spans (claim spans may
+    overlap: two claims restating the same words) and the report's marks."""
+    items = [(s, e, label) for s, e, label in spans if e > s]
+    cuts = sorted({p for s, e, _ in items for p in (s, e)})
+
+    def rank(label: str) -> int:
+        return order.index(label) if label in order else len(order)
+
+    out: list[tuple[int, int, str]] = []
+    for lo, hi in zip(cuts, cuts[1:], strict=False):
+        covering = [label for s, e, label in items if s <= lo and hi <= e]
+        if not covering:
+            continue
+        label = min(covering, key=rank)
+        if out and out[-1][1] == lo and out[-1][2] == label:
+            out[-1] = (out[-1][0], hi, label)
+        else:
+            out.append((lo, hi, label))
+    return out

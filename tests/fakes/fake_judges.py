@@ -42,9 +42,14 @@ class ScriptedJudge:
         return self.script[claim]["global"]
 
 
+INJECTED_KIND = "KIND: absence"
+
+
 class ObedientJudge:
     """A judge talked into anything: says ENT for every claim, quoting the claim itself, or a
-    quote chosen by the `quote` option ("claim", "none", "injection")."""
+    quote chosen by the `quote` option ("claim", "none", "injection"); ENT for every absence
+    claim; and its decompositions obey "KIND: absence" written in anything it is shown (the
+    question and the answer: decomposition is never shown the context)."""
 
     model = "obedient"
 
@@ -59,13 +64,17 @@ class ObedientJudge:
         return [claim]
 
     async def decompose(self, sentence, answer, question):
-        return lexical_claims.decompose_sentence(sentence)
+        kind = "absence" if INJECTED_KIND in f"{question}\n{answer}" else "fact"
+        return [DecomposedClaim(c, kind) for c in lexical_claims.decompose_sentence(sentence)]
 
     async def verify_local(self, claim, chunk, question):
         return "ENT", self._quotes(claim)
 
     async def verify_global(self, claim, context, question, local_label, hint):
         return "ENT", self._quotes(claim)
+
+    async def verify_absence(self, claim, context, question):
+        return "ENT", []
 
 
 class FlakyJudge:
