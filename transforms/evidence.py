@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from rt4chart.schemas.records import Evidence, RenderedText
+from rt4chart.schemas.records import Evidence, RenderedText, Sentence
 from rt4chart.transforms.judges.adapter import as_verdict
 from rt4chart.transforms.judges.base import VerdictLike
+from rt4chart.transforms.tokens import content_words, json_key_paths, same_stem
 
 # A fragment shorter than this (in letters and digits) is too unspecific to be evidence: "the"
 # or "a 1" occurs in almost any context.
@@ -128,34 +129,44 @@ def align(
     return tuple(ordered), missing
 
 
-# Words that say nothing about what a claim is about; a quote that shares no other word with
-# the claim is not evidence for or against it, wherever it was copied from.
-_STOPWORDS = frozenset(
-    "the and for are was were has have had not but with this that from they them their there "
-    "its his her she him you your our can could will would should may might must all any "
-    "been being into onto than then also only just very more most some such what which who "
-    "whom when where why how does did doing done about over under again each other".split()
-)
-
-
-def content_words(text: str) -> set[str]:
-    """Lower-cased words of 3+ letters that are not stopwords, and all numbers."""
-    words = normalise(text).text.split()
-    return {w for w in words if w.isdigit() or (len(w) >= 3 and w not in _STOPWORDS)}
-
-
 def _about(word: str, pool: set[str]) -> bool:
-    # A shared stem of 4+ letters counts: "verified"/"verify", "extension"/"extend".
-    return word in pool or (len(word) >= 5 and any(p[:4] == word[:4] for p in pool))
+    return any(same_stem(word, p) for p in pool)
+
+
+@functools.lru_cache(maxsize=64)
+def _key_words(segments: tuple[tuple[int, Sentence], ...]) -> dict[int, frozenset[str]]:
+    """Content words of the JSON keys each key/value sentence sits under (its own key too),
+    recovered from the sentences around it, document by document."""
+    by_doc: dict[str, list[Sentence]] = {}
+    for _, s in segments:
+        by_doc.setdefault(s.doc_id, []).append(s)
+    out: dict[int, frozenset[str]] = {}
+    for sentences in by_doc.values():
+        for s, path in zip(sentences, json_key_paths([s.text for s in sentences]), strict=True):
+            if path:
+                out[s.index] = frozenset(content_words(" ".join(path)))
+    return out
+
+
+def key_words(rendered: RenderedText) -> dict[int, frozenset[str]]:
+    """For each sentence of `rendered` that is a `"key": value` line of a JSON object, the
+    content words of its key path: `"street": true` under `"BusinessParking"` is about
+    business, parking and street."""
+    return _key_words(rendered.segments)
 
 
 def ground(
-    label: str, evidence: tuple[Evidence, ...], missing: int, n_quotes: int, claim: str = ""
+    label: str, evidence: tuple[Evidence, ...], missing: int, n_quotes: int, claim: str = "",
+    keys: Mapping[int, frozenset[str]] | None = None,
 ) -> tuple[str, tuple[Evidence, ...], str | None]:
     """Apply the retromorphic rule to a judge's label: (label, evidence, note).
 
     ENT and CON need at least one quote found in the context that shares a content word with
-    the claim; otherwise the claim is NIC and the note says why. NIC carries no evidence.
+    the claim; otherwise the claim is NIC and the note says why. NIC carries no evidence. A
+    quote's words are its own (camelCase, snake_case, kebab-case and "5pm" taken apart, see
+    `tokens`) plus, for a quote in a `"key": value` line of a JSON object, the words of its key
+    path (`keys`, by sentence index): `"street": true` under `"BusinessParking"` is evidence
+    about street parking.
     """
     if label == "NIC":
         return "NIC", (), None
@@ -163,7 +174,12 @@ def ground(
         why = "no quote given" if n_quotes == 0 else f"none of {n_quotes} quotes is in the context"
         return "NIC", (), f"judge said {label} but {why}: not supported by the context"
     claim_words = content_words(claim)
-    if claim and not any(_about(w, claim_words) for e in evidence for w in content_words(e.text)):
+    keys = keys or {}
+
+    def words_of(e: Evidence) -> set[str]:
+        return content_words(e.text) | keys.get(e.sentence_index, frozenset())
+
+    if claim and not any(_about(w, claim_words) for e in evidence for w in words_of(e)):
         return "NIC", (), (
             f"judge said {label} but its quotes share no content word with the claim: "
             "not evidence for or against it"
@@ -199,5 +215,6 @@ def grounded_verdict(
     """
     verdict = as_verdict(verdict)
     evidence, missing = align(verdict.quotes, rendered, allowed)
-    label, evidence, note = ground(verdict.label, evidence, missing, len(verdict.quotes), claim)
+    label, evidence, note = ground(verdict.label, evidence, missing, len(verdict.quotes), claim,
+                                   key_words(rendered) if evidence else None)
     return label, evidence, note, claim_probability(verdict.label, label, verdict.p_unsupported)

@@ -1,0 +1,292 @@
+"""Numbers, money, percentages, dates and times found in text, in one canonical form.
+
+What a claim states precisely is what a judge that was talked into "supported" gets wrong: the
+free trial lasts 30 days, not 14. This module reads those specifics however they are written
+("30 days" / "thirty days" / "30-day", "$1.2 million" / "1,200,000 dollars", "5 pm" / "17:00" /
+"17:0", "May 1, 2024" / "2024-05-01" / "1 May 2024", "50%" / "fifty percent") so that the
+support check (`support.py`) and the decomposition coverage check (`coverage.py`) compare
+values, not spellings. Standard library only: the formats are few and fixed, and a pure
+function of the text keeps verdicts reproducible.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Canonical unit for each unit word; a number followed by another word has no unit.
+_UNIT_GROUPS = {
+    "second": "second seconds sec secs", "minute": "minute minutes min mins",
+    "hour": "hour hours hr hrs", "day": "day days", "week": "week weeks wk wks",
+    "month": "month months", "year": "year years yr yrs", "decade": "decade decades",
+    "century": "century centuries", "%": "percent per-cent percentage %",
+    "usd": "dollar dollars usd buck bucks $", "eur": "euro euros eur €",
+    "gbp": "pound pounds gbp £ lb lbs", "yen": "yen ¥", "cent": "cent cents",
+    "mile": "mile miles mi", "km": "km kilometer kilometers kilometre kilometres",
+    "meter": "meter meters metre metres", "foot": "foot feet ft", "inch": "inch inches",
+    "kg": "kg kilogram kilograms kilo kilos", "gram": "gram grams", "ton": "ton tons tonne tonnes",
+    "ounce": "ounce ounces oz", "liter": "liter liters litre litres", "gallon": "gallon gallons",
+    "degree": "degree degrees ° °f °c fahrenheit celsius", "acre": "acre acres", "mph": "mph",
+    "calorie": "calorie calories kcal", "cup": "cup cups",
+    "tablespoon": "tablespoon tablespoons tbsp",
+    "teaspoon": "teaspoon teaspoons tsp", "pint": "pint pints", "quart": "quart quarts",
+    "ml": "ml milliliter milliliters millilitre millilitres", "mg": "mg milligram milligrams",
+    "cm": "cm centimeter centimeters centimetre centimetres", "mm": "mm millimeter millimeters",
+    "yard": "yard yards yd", "star": "star stars", "time": "times", "people": "people persons",
+}
+UNITS = {word: unit for unit, words in _UNIT_GROUPS.items() for word in words.split()}
+_SCALES = {"hundred": 100, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12,
+           "k": 1e3, "m": 1e6, "mn": 1e6, "bn": 1e9, "b": 1e9}
+_SMALL = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen".split())}
+_TENS = {w: 10 * i for i, w in enumerate(
+    "twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)}
+_WORD_VALUES = {**_SMALL, **_TENS}
+MONTHS = {name: i for i, names in enumerate(
+    ("January Jan", "February Feb", "March Mar", "April Apr", "May", "June Jun", "July Jul",
+     "August Aug", "September Sep Sept", "October Oct", "November Nov", "December Dec"),
+    start=1) for name in names.split()}
+WEEKDAYS = {name: name[:3].lower() for name in
+            "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()}
+# Words that make "about 2,000" a round figure: the source may say 1,950.
+_APPROX = re.compile(r"\b(?:about|around|approximately|roughly|nearly|almost|some|over|under"
+                     r"|more than|less than|fewer than|at least|up to|close to|just)\s*$", re.I)
+
+_MONTH = r"(?P<mon>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+_ORD = r"(?:st|nd|rd|th)?"
+_DATE_RES = [re.compile(p) for p in (
+    r"\b(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})\b",
+    r"\b(?P<a>\d{1,2})[/.](?P<b>\d{1,2})[/.](?P<y>\d{4}|\d{2})\b",
+    r"\b" + _MONTH + r"\s+(?P<d>\d{1,2})" + _ORD + r"(?![\d:])(?:,?\s+(?P<y>\d{4})\b)?",
+    r"\b(?P<d>\d{1,2})" + _ORD + r"\s+(?:of\s+)?" + _MONTH + r"(?:,?\s+(?P<y>\d{4})\b)?",
+    r"\b" + _MONTH + r",?\s+(?P<y>\d{4})\b",
+    r"(?:\b(?P<cue>in|of|since|until|by|early|late|mid|last|next|this|from|to|during)\s+)?\b"
+    + _MONTH + r"(?![\w-])",
+)]
+_TIME_RES = [re.compile(p, re.I) for p in (
+    r"\b(?P<h>\d{1,2})(?::(?P<min>\d{1,2}))?\s*(?P<half>[ap])\.?\s?m\b(?:\.(?=\w))?",
+    r"\b(?P<h>\d{1,2}):(?P<min>\d{1,2})(?![\d:])",
+    r"\b(?P<word>noon|midday|midnight)\b",
+)]
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_MONEY_RE = re.compile(r"(?:\b(?:US|A|C|AU|CA|NZ|HK)\$|\$|£|€|¥|\b(?:USD|EUR|GBP)\s?)\s?(?P<n>"
+                       + _NUM + r")(?:\s*(?P<scale>hundred|thousand|million|billion|trillion"
+                       r"|k|mn|m|bn|b)\b)?", re.I)
+_DIGIT_RE = re.compile(r"(?<![\w.])(?P<n>" + _NUM + r")(?:st|nd|rd|th|s)?(?!\w)"
+                       r"(?:\s*(?P<scale>hundred|thousand|million|billion|trillion)\b)?")
+_WORDNUM_RE = re.compile(r"\b(?:(?:a|" + "|".join(_WORD_VALUES) + r"|dozen|hundred|thousand"
+                         r"|million|billion|trillion)(?:[\s-]+(?:and[\s-]+)?|\b)){1,8}", re.I)
+_UNIT_AFTER_RE = re.compile(r"\s*(?:-\s*)?(?P<u>%|°\s?[FC]?\b|°|per[\s-]cent\b|[a-z]+\b)", re.I)
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number with its unit ("day", "usd", "%", or None) and the precision it was given with."""
+
+    value: float
+    unit: str | None
+    step: float  # 1 for "30", 0.1e6 for "1.2 million": how finely the writer stated it
+    approx: bool  # "about 2,000"
+    text: str
+
+
+@dataclass(frozen=True)
+class When:
+    """A date (year, month, day, any of them None), a weekday, or a time of day in minutes."""
+
+    kind: str  # "date", "weekday" or "time"
+    value: tuple
+    text: str
+
+
+@dataclass(frozen=True)
+class Specifics:
+    """Everything precise that `read` found, and the text with those parts blanked out."""
+
+    quantities: tuple[Quantity, ...]
+    whens: tuple[When, ...]
+    rest: str
+
+
+def _blank(text: str, start: int, end: int) -> str:
+    return text[:start] + " " * (end - start) + text[end:]
+
+
+def _year(raw: str | None) -> int | None:
+    if not raw:
+        return None
+    year = int(raw)
+    return year + (2000 if year < 50 else 1900) if len(raw) == 2 else year
+
+
+def _dates(match: re.Match) -> list[tuple]:
+    groups = match.groupdict()
+    year = _year(groups.get("y"))
+    if groups.get("a"):  # 05/01/2024: month-first or day-first, both kept
+        a, b = int(groups["a"]), int(groups["b"])
+        return [(year, m, d) for m, d in {(a, b), (b, a)} if 1 <= m <= 12 and 1 <= d <= 31]
+    month = int(groups["m"]) if groups.get("m") else MONTHS[groups["mon"]]
+    day = int(groups["d"]) if groups.get("d") else None
+    if not 1 <= month <= 12 or day is not None and not 1 <= day <= 31:
+        return []
+    return [(year, month, day)]
+
+
+def _read_dates(text: str) -> tuple[list[When], str]:
+    found: list[When] = []
+    for pattern in _DATE_RES:
+        for match in pattern.finditer(text):
+            mon = match.groupdict().get("mon")
+            if mon == "May" and match.re is _DATE_RES[-1] and not match.group("cue"):
+                continue  # "May" alone is the modal verb more often than the month
+            found.extend(When("date", v, match.group().strip()) for v in _dates(match))
+            text = _blank(text, match.start(), match.end())
+    for match in re.finditer(r"\b(" + "|".join(WEEKDAYS) + r")s?\b", text):
+        found.append(When("weekday", (WEEKDAYS[match.group(1)],), match.group()))
+    return found, text
+
+
+def _read_times(text: str) -> tuple[list[When], str]:
+    found: list[When] = []
+    for pattern in _TIME_RES:
+        for match in pattern.finditer(text):
+            groups = match.groupdict()
+            if groups.get("word"):
+                minutes, ambiguous = (0 if groups["word"].lower() == "midnight" else 720), False
+            else:
+                hour, minute = int(groups["h"]), int(groups.get("min") or 0)
+                if hour > 24 or minute > 59:
+                    continue
+                half = (groups.get("half") or "").lower()
+                hour = hour % 12 + (12 if half == "p" else 0) if half else hour
+                minutes, ambiguous = hour * 60 + minute, not half and hour <= 12
+            found.append(When("time", (minutes % 1440, ambiguous), match.group().strip()))
+            text = _blank(text, match.start(), match.end())
+    return found, text
+
+
+def _decimals(raw: str) -> int:
+    return len(raw.split(".")[1]) if "." in raw else 0
+
+
+def _unit_after(text: str, end: int) -> tuple[str | None, int]:
+    match = _UNIT_AFTER_RE.match(text, end)
+    if match:
+        raw = re.sub(r"[\s-]+", "-", match.group("u").lower())
+        unit = UNITS.get(raw) or UNITS.get(raw.replace("-", ""))
+        if unit:
+            return unit, match.end()
+    return None, end
+
+
+def _quantity(text: str, start: int, end: int, value: float, step: float,
+              unit: str | None) -> tuple[Quantity, int]:
+    if unit is None:
+        unit, end = _unit_after(text, end)
+    approx = bool(_APPROX.search(text[max(0, start - 20):start]))
+    return Quantity(value, unit, step, approx, text[start:end].strip()), end
+
+
+def _read_money(text: str) -> tuple[list[Quantity], str]:
+    found = []
+    for match in _MONEY_RE.finditer(text):
+        symbol = match.group()[: match.start("n") - match.start()].strip().upper()
+        unit = UNITS.get(symbol[-1:].lower(), UNITS.get(symbol.lower(), "usd"))
+        scale = _SCALES[(match.group("scale") or "").lower()] if match.group("scale") else 1
+        raw = match.group("n").replace(",", "")
+        found.append(_quantity(text, match.start(), match.end(), float(raw) * scale,
+                               scale / 10 ** _decimals(raw), unit)[0])
+        text = _blank(text, match.start(), match.end())
+    return found, text
+
+
+def _read_digits(text: str) -> tuple[list[Quantity], str]:
+    found = []
+    for match in _DIGIT_RE.finditer(text):
+        raw = match.group("n").replace(",", "")
+        scale = _SCALES[match.group("scale").lower()] if match.group("scale") else 1
+        quantity, end = _quantity(text, match.start(), match.end(), float(raw) * scale,
+                                  scale / 10 ** _decimals(raw), None)
+        found.append(quantity)
+        text = _blank(text, match.start(), end)
+    return found, text
+
+
+def word_number(words: str) -> float | None:
+    """ "twenty-five" -> 25, "one hundred and five" -> 105, "a million" -> 1e6, else None."""
+    total, current, seen = 0.0, 0.0, False
+    parts = [w for w in re.split(r"[\s-]+", words.lower().strip()) if w not in ("and", "")]
+    for i, word in enumerate(parts):
+        if word == "a":  # "a million", "a dozen"; in "a five-star" it is only an article
+            current = 1.0 if parts[i + 1:i + 2] and parts[i + 1] in (*_SCALES, "dozen") else 0.0
+        elif word in _WORD_VALUES:
+            current, seen = current + _WORD_VALUES[word], True
+        elif word in ("hundred", "dozen"):
+            current, seen = max(current, 1) * (100 if word == "hundred" else 12), True
+        elif word in _SCALES:
+            total, current, seen = total + max(current, 1) * _SCALES[word], 0.0, True
+    return total + current if seen else None
+
+
+def _read_words(text: str) -> tuple[list[Quantity], str]:
+    found = []
+    for match in _WORDNUM_RE.finditer(text):
+        phrase = match.group().rstrip(" -")
+        phrase = re.sub(r"[\s-]+and$", "", phrase, flags=re.I)
+        value = word_number(phrase)
+        if value is None or phrase.lower() in ("a", "an"):
+            continue
+        end = match.start() + len(phrase)
+        quantity, end = _quantity(text, match.start(), end, value, 1.0, None)
+        # "one" and "a" are mostly determiners ("one reviewer"): a quantity only with a unit.
+        if phrase.lower() in ("one", "a one") and quantity.unit is None:
+            continue
+        found.append(quantity)
+        text = _blank(text, match.start(), end)
+    return found, text
+
+
+def read(text: str) -> Specifics:
+    """The quantities, dates, weekdays and times in `text`.
+
+    Dates and times are read first so that their digits are not also read as numbers; a
+    year ("in 2019") is a number.
+    """
+    text = text.replace("\u00a0", " ").replace("\u2013", "-").replace("\u2014", " - ")
+    whens, text = _read_dates(text)
+    times, text = _read_times(text)
+    money, text = _read_money(text)
+    digits, text = _read_digits(text)
+    words, text = _read_words(text)
+    return Specifics(tuple(money + digits + words), tuple(whens + times), text)
+
+
+def same_value(claim: Quantity, other: Quantity) -> bool:
+    """Whether `other` states the claim's value: equal, or equal at the precision the claim
+    used (33% for 33.3%, "$1.2 million" for 1,234,567) when that is within 5%, or within 15%
+    when the claim says "about"/"over"/"nearly"."""
+    if abs(claim.value - other.value) <= 1e-9 * max(1.0, abs(claim.value)):
+        return True
+    diff = abs(claim.value - other.value)
+    limit = 0.15 if claim.approx else 0.05
+    rounded = diff <= claim.step / 2 + 1e-9 or claim.approx
+    return rounded and diff <= limit * abs(other.value)
+
+
+def number_terms(text: str) -> set[str]:
+    """Canonical strings of the numbers, dates and times in `text` ("30 day", "date 2024-5-1",
+    "time 17:00"), for set comparisons."""
+    found = read(text)
+    terms = {_number_term(q) for q in found.quantities}
+    for when in found.whens:
+        if when.kind == "time":
+            terms.add(f"time {when.value[0] // 60}:{when.value[0] % 60:02d}")
+        else:
+            terms.add(f"{when.kind} " + "-".join(str(v) for v in when.value if v is not None))
+    return terms
+
+
+def _number_term(q: Quantity) -> str:
+    value = int(q.value) if q.value.is_integer() else round(q.value, 6)
+    return f"{value} {q.unit}" if q.unit else str(value)
