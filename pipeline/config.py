@@ -44,12 +44,13 @@ class AuditConfig:
     bigquery: str | None = None
     claims_per_call: int = 1
     reuse: str | None = None  # an earlier run's output directory: reuse its judge results
+    redo: str | None = None  # an earlier run's output directory: audit its incomplete answers
 
     def __post_init__(self) -> None:
         if self.input_format not in ("auto", "jsonl", "parquet"):
             raise ValueError(f"--input-format must be auto, jsonl or parquet, "
                              f"got {self.input_format!r}")
-        if not self.inputs:
+        if not (self.inputs or self.redo):
             raise ValueError("no input given: pass trace files (JSONL or Parquet) or --example")
         if not self.out:
             raise ValueError("--out is required")

@@ -88,11 +88,11 @@ def build(pipeline: beam.Pipeline, config: AuditConfig, run: RunInfo,
     `bigquery_client`/`bigquery_method` are test hooks (Beam's `test_client`, an insert method).
     """
     reuse = (pipeline | "ReadReuse" >> ReadCache(config.reuse)) if config.reuse else None
-    tables = (
-        pipeline
-        | "ReadTraces" >> ReadTraces(config.inputs, config.input_format)
-        | "Audit" >> Audit(config.stages, run, reuse)
-    )
+    read = pipeline | "ReadTraces" >> ReadTraces(config.inputs, config.input_format)
+    tables = read.records | "Audit" >> Audit(config.stages, run, reuse)
+    unread = read.dead_letters | "ReadDeadLetterRows" >> beam.Map(rows.DeadLetterRow.of)
+    tables = tables._replace(dead_letters=(tables.dead_letters, unread)
+                             | "WithReadDeadLetters" >> beam.Flatten())
     sinks = Sinks(config.out, bigquery=config.bigquery, bigquery_method=bigquery_method)
     tables._asdict() | "WriteTables" >> WriteTables(sinks, bigquery_client)
     return tables

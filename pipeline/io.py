@@ -1,22 +1,46 @@
-"""Sources (JSONL, Parquet) and file sinks (Parquet tables; batch and streaming)."""
+"""Sources (JSONL, Parquet) and file sinks (Parquet tables; batch and streaming).
+
+Inputs are read file by file, line by line: a line that cannot be decoded is a dead letter
+naming its file and line, and a file that breaks off (a truncated .gz) stops the run with its
+name, or, when partial input is allowed, becomes a dead letter saying how far it was read.
+"""
 
 from __future__ import annotations
 
 import logging
+import os
 import time
 import uuid
+from collections.abc import Iterator
+from typing import NamedTuple
 
 import apache_beam as beam
+import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
+from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
+from rt4chart.pipeline.runfolder import run_folder_path, scan
+from rt4chart.pipeline.textfiles import (
+    READ_ERRORS,
+    STAGE,
+    numbered_lines,
+    open_input,
+    undecodable,
+)
+from rt4chart.schemas.records import DeadLetter
 from rt4chart.schemas.rows import DeadLetterRow, to_dict
 from rt4chart.schemas.tables import TABLES, arrow_schema
 
 logger = logging.getLogger(__name__)
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
+PARQUET_BATCH_ROWS = 1024  # rows of a row group in memory at a time
+# What a damaged Parquet file raises while it is read (ArrowInvalid is also a ValueError).
+_PARQUET_ERRORS = (pa.ArrowException, OSError, ValueError, EOFError)
+# What converting one Arrow value to Python raises (a timestamp beyond datetime's range).
+_VALUE_ERRORS = (OverflowError, ValueError, pa.ArrowException)
 
 
 def is_parquet(path: str, input_format: str = "auto") -> bool:
@@ -26,32 +50,226 @@ def is_parquet(path: str, input_format: str = "auto") -> bool:
     return path.lower().rstrip("*").endswith(PARQUET_SUFFIXES)
 
 
-class ReadTraces(beam.PTransform):
-    """Trace files (JSONL lines or Parquet rows, paths or globs) -> raw records.
+class InputFileError(OSError):
+    """An input file that cannot be read to its end (truncated, corrupt): the message starts
+    with the file's path."""
 
-    JSONL lines stay text so that a line that is not JSON reaches the dead letters as received.
-    Blank lines are not records and are skipped. The format is told by the file suffix
-    (.parquet/.pq, else JSON lines, .gz and .bz2 decompressed) unless `input_format` says.
+
+def input_paths(pattern: str) -> list[str]:
+    """The files a path or glob matches, sorted (none if it matches nothing)."""
+    return sorted({m.path for result in FileSystems.match([pattern])
+                   for m in result.metadata_list})
+
+
+def check_inputs(patterns: tuple[str, ...] | list[str]) -> None:
+    """Raise FileNotFoundError naming every pattern that matches no file (or only a folder)."""
+    missing = []
+    for pattern in patterns:
+        paths = input_paths(pattern)
+        if not paths or all(_is_local_dir(p) for p in paths):
+            missing.append(pattern)
+    if missing:
+        raise FileNotFoundError(
+            f"no input file matches {', '.join(missing)} (give JSONL or Parquet files, or globs "
+            "such as DIR/*.jsonl)")
+
+
+def _is_local_dir(path: str) -> bool:
+    return FileSystems.get_scheme(path) is None and os.path.isdir(path)
+
+
+def _paths_or_fail(pattern: str) -> list[str]:
+    paths = [p for p in input_paths(pattern) if not _is_local_dir(p)]
+    if not paths:
+        raise FileNotFoundError(f"no input file matches {pattern}")
+    return paths
+
+
+def partial_input(path: str, done: str, exc: BaseException, allow: bool) -> DeadLetter:
+    """A file that broke off while being read: raise `InputFileError`, or (`allow`) log a
+    warning and return a dead letter recording how far it was read (`done`)."""
+    error = f"{type(exc).__name__}: {exc}"
+    if not allow:
+        raise InputFileError(
+            f"{path}: truncated or corrupt input: read {done}, then {error}. Repair "
+            "or remove the file, or pass --allow-partial-input to audit what can be read "
+            "(the rest becomes a dead letter)") from exc
+    logger.warning("%s: truncated or corrupt input: read %s, then %s; the rest of the file is "
+                   "not audited (--allow-partial-input)", path, done, error)
+    raw = orjson.dumps({"file": path, "read": done, "error": error}).decode()
+    return DeadLetter(STAGE, f"{path}: truncated or corrupt input: read {done}, then {error}; "
+                             "the rest of the file was not audited", raw)
+
+
+class _ReadLinesFn(beam.DoFn):
+    """A text file's path -> its non-blank lines as text; undecodable lines (and, with
+    `allow_partial`, a truncated file) -> dead letters."""
+
+    def __init__(self, allow_partial: bool):
+        self._allow_partial = allow_partial
+
+    def process(self, path: str) -> Iterator:
+        line_no = 0
+        try:
+            with open_input(path) as stream:
+                for line_no, data, codec in numbered_lines(stream):
+                    yield from _decoded(path, line_no, data, codec)
+        except READ_ERRORS as exc:
+            letter = partial_input(path, f"{line_no} line(s)", exc, self._allow_partial)
+            yield beam.pvalue.TaggedOutput("dead", letter)
+
+
+def _decoded(path: str, line_no: int, data: bytes, codec: str) -> Iterator:
+    try:
+        text = data.decode(codec)
+    except UnicodeDecodeError as exc:
+        yield beam.pvalue.TaggedOutput("dead", undecodable(path, line_no, data, codec, exc))
+        return
+    if text.strip():
+        yield text[:-1] if text.endswith("\r") else text
+
+
+class _RowGroupsFn(beam.DoFn):
+    """A Parquet file's path -> (path, row group index), one per row group."""
+
+    def __init__(self, allow_partial: bool):
+        self._allow_partial = allow_partial
+
+    def process(self, path: str) -> Iterator:
+        try:
+            with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as fh:
+                groups = pq.ParquetFile(fh).num_row_groups
+        except _PARQUET_ERRORS as exc:
+            letter = partial_input(path, "0 rows (not a readable Parquet file)", exc,
+                                   self._allow_partial)
+            yield beam.pvalue.TaggedOutput("dead", letter)
+            return
+        for group in range(groups):
+            yield path, group
+
+
+class _ReadRowGroupFn(beam.DoFn):
+    """(Parquet path, row group) -> its rows as dicts, a batch in memory at a time; a row with a
+    value Python cannot hold (a timestamp beyond year 9999) -> a dead letter."""
+
+    def __init__(self, allow_partial: bool):
+        self._allow_partial = allow_partial
+
+    def process(self, element: tuple[str, int]) -> Iterator:
+        path, group = element
+        rows = 0
+        try:
+            with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as fh:
+                batches = pq.ParquetFile(fh).iter_batches(PARQUET_BATCH_ROWS, row_groups=[group])
+                for batch in batches:
+                    yield from batch_rows(batch, f"{path} row group {group} row", rows)
+                    rows += batch.num_rows
+        except _PARQUET_ERRORS as exc:
+            letter = partial_input(path, f"{rows} row(s) of row group {group}", exc,
+                                   self._allow_partial)
+            yield beam.pvalue.TaggedOutput("dead", letter)
+
+
+def batch_rows(batch: pa.RecordBatch, where: str, first: int = 0) -> Iterator:
+    """A record batch's rows as dicts; a row with a value that does not convert to Python
+    -> a dead letter naming the row (`where` and its index from `first`) and the column."""
+    try:
+        yield from batch.to_pylist()
+        return
+    except _VALUE_ERRORS:
+        pass  # convert row by row, to find the rows at fault
+    for i in range(batch.num_rows):
+        row, bad = {}, []
+        for name, column in zip(batch.schema.names, batch.columns, strict=True):
+            try:
+                row[name] = column[i].as_py()
+            except _VALUE_ERRORS as exc:
+                row[name] = repr(column[i])
+                bad.append(f"column {name!r}: {exc}")
+        if not bad:
+            yield row
+            continue
+        raw = orjson.dumps(row, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
+        trace_id, route = (v if isinstance(v := row.get(k), str) else None
+                           for k in ("trace_id", "route"))
+        yield beam.pvalue.TaggedOutput("dead", DeadLetter(
+            STAGE, f"{where} {first + i}: unreadable value, {'; '.join(bad)}", raw, trace_id,
+            route))
+
+
+@beam.ptransform_fn
+def _read_text(pbegin, patterns: tuple[str, ...], allow_partial: bool):
+    return (
+        pbegin
+        | "Patterns" >> beam.Create(patterns)
+        | "Match" >> beam.FlatMap(_paths_or_fail)
+        | "Spread" >> beam.Reshuffle()
+        | "Lines" >> beam.ParDo(_ReadLinesFn(allow_partial)).with_outputs("dead", main="records")
+    )
+
+
+@beam.ptransform_fn
+def _read_parquet(pbegin, patterns: tuple[str, ...], allow_partial: bool):
+    files = (
+        pbegin
+        | "Patterns" >> beam.Create(patterns)
+        | "Match" >> beam.FlatMap(_paths_or_fail)
+        | "RowGroups" >> beam.ParDo(_RowGroupsFn(allow_partial)).with_outputs("dead", main="ok")
+    )
+    rows = (
+        files.ok
+        | "Spread" >> beam.Reshuffle()
+        | "Rows" >> beam.ParDo(_ReadRowGroupFn(allow_partial)).with_outputs("dead", main="ok")
+    )
+    return _Parts(rows.ok, (files.dead, rows.dead) | "AllDead" >> beam.Flatten())
+
+
+class _Parts(NamedTuple):
+    records: beam.PCollection
+    dead: beam.PCollection
+
+
+class ReadOutputs(NamedTuple):
+    """What `ReadTraces` gives: raw records, and the dead letters of lines or files it could not
+    read (stage "read")."""
+
+    records: beam.PCollection
+    dead_letters: beam.PCollection[DeadLetter]
+
+
+class ReadTraces(beam.PTransform):
+    """Trace files (JSONL lines or Parquet rows, paths or globs) -> raw records and dead letters.
+
+    JSONL lines stay text so that a line that is not JSON reaches the dead letters as received;
+    blank lines are not records and are skipped. The format is told by the file suffix
+    (.parquet/.pq, else JSON lines; .gz, .bz2, .xz decompressed) unless `input_format` says.
+    Text is decoded line by line (UTF-8, or UTF-16 when the file says so): an undecodable line
+    is a dead letter naming its file and line, and the other lines are audited. A truncated or
+    corrupt file raises `InputFileError` naming it, or with `allow_partial_input` becomes a
+    warning and a dead letter saying how far it was read. A pattern matching no file raises
+    FileNotFoundError when the pipeline is built.
     """
 
-    def __init__(self, inputs: tuple[str, ...], input_format: str = "auto"):
+    def __init__(self, inputs: tuple[str, ...], input_format: str = "auto",
+                 allow_partial_input: bool = False):
         super().__init__()
-        self._inputs = inputs
+        self._inputs = tuple(inputs)
         self._format = input_format
+        self._partial = allow_partial_input
 
-    def expand(self, pbegin: beam.pvalue.PBegin) -> beam.PCollection:
+    def expand(self, pbegin: beam.pvalue.PBegin) -> ReadOutputs:
+        check_inputs(self._inputs)
+        parquet = [p for p in self._inputs if is_parquet(p, self._format)]
+        text = [p for p in self._inputs if not is_parquet(p, self._format)]
         parts = []
-        for i, path in enumerate(self._inputs):
-            if is_parquet(path, self._format):
-                part = pbegin | f"ReadParquet{i}" >> beam.io.ReadFromParquet(path)
-            else:
-                part = (
-                    pbegin
-                    | f"ReadJsonl{i}" >> beam.io.ReadFromText(path)
-                    | f"SkipBlank{i}" >> beam.Filter(lambda line: bool(line.strip()))
-                )
-            parts.append(part)
-        return tuple(parts) | "Records" >> beam.Flatten()
+        if text:
+            parts.append(pbegin | "Jsonl" >> _read_text(tuple(text), self._partial))
+        if parquet:
+            parts.append(pbegin | "Parquet" >> _read_parquet(tuple(parquet), self._partial))
+        return ReadOutputs(
+            tuple(p.records for p in parts) | "Records" >> beam.Flatten(),
+            tuple(p.dead for p in parts) | "DeadLetters" >> beam.Flatten(),
+        )
 
 
 class WriteTable(beam.PTransform):
@@ -133,17 +351,18 @@ class WriteTableStreaming(beam.PTransform):
 
 
 def existing_outputs(out: str) -> list[str]:
-    """Table files already present under OUT."""
-    found = []
-    for name in TABLES:
-        pattern = FileSystems.join(out.rstrip("/"), name, "*")
-        for result in FileSystems.match([pattern]):
-            found.extend(m.path for m in result.metadata_list)
-    return found
+    """Table files an earlier run wrote under OUT (not the user's own files there)."""
+    out = run_folder_path(out)
+    return [FileSystems.join(out, *f.split("/")) for f in scan(out).run_files
+            if f.split("/", 1)[0] in TABLES]
 
 
 def prepare_output(out: str, overwrite: bool) -> None:
-    """Refuse to mix runs in one output directory unless told to replace the old tables."""
+    """Refuse to mix runs in one output directory unless told to replace the old tables.
+
+    Superseded by `runfolder.RunFolder` (staging, swap on success, a manifest); kept until the
+    job runner uses it. It removes only table files an earlier rt4chart run wrote.
+    """
     old = existing_outputs(out)
     if old and not overwrite:
         raise FileExistsError(

@@ -7,6 +7,7 @@ that any stage's output can be keyed, joined and accounted for without a lookup.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date, timedelta
 
 LABELS = ("ENT", "CON", "NIC")
 
@@ -56,9 +57,27 @@ class Trace:
     @property
     def day(self) -> str:
         """The UTC day (YYYY-MM-DD) of the event time, used to partition rates and costs."""
-        from datetime import UTC, datetime
+        return utc_day(self.event_time_us)
 
-        return datetime.fromtimestamp(self.event_time_us / 1e6, tz=UTC).strftime("%Y-%m-%d")
+
+_DAY_US = 86_400_000_000
+_EPOCH = date(1970, 1, 1)
+_FIRST_DAY = (date.min - _EPOCH).days
+_LAST_DAY = (date.max - _EPOCH).days
+
+
+def utc_day(event_time_us: int) -> str:
+    """The UTC day (YYYY-MM-DD) of microseconds since the epoch; never raises.
+
+    Validation keeps event times within 0001-01-01..9999-12-31 UTC; a time outside (a trace
+    built by hand) is clamped to the nearest representable day rather than failing a run.
+    """
+    try:
+        days = int(event_time_us) // _DAY_US
+    except (TypeError, ValueError, OverflowError):  # not a number, NaN, infinity
+        days = 0
+    days = min(max(days, _FIRST_DAY), _LAST_DAY)
+    return (_EPOCH + timedelta(days=days)).isoformat()
 
 
 @dataclass(frozen=True)
@@ -99,6 +118,10 @@ class PreparedTrace:
     sentences: tuple[Sentence, ...]
     answer_sentences: tuple[AnswerSentence, ...]
     windows: tuple[Window, ...]
+    # Over a work limit with oversize="truncate": audited on its first sentences only (the trace
+    # is cut after the last one kept); the reason names the limit. Later stages carry it.
+    partial: bool = False
+    partial_reason: str | None = None
 
     def window_text(self, window: Window) -> str:
         """The text of a window: its sentences in order, one per line."""

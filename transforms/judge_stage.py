@@ -3,7 +3,9 @@
 Requests are reshuffled (so that a fan-out spreads over workers) and each is submitted to the
 worker's shared event loop as it arrives, through one judge per worker. Every request
 gives exactly one result: the judge's answer, or a failure with its reason. Usage of every call
-goes to a side output for cost accounting.
+goes to a side output for cost accounting, and to the Beam counters `rt4chart:{stage}_calls`,
+`_errors`, `_input_tokens`, `_cached_tokens`, `_output_tokens` and `_cost_micro_usd`, which the
+job runner reads for its progress line.
 """
 
 from __future__ import annotations
@@ -20,9 +22,14 @@ from apache_beam.utils.windowed_value import WindowedValue
 from rt4chart.schemas.records import RunInfo, TraceKey, Usage, UsageRecord
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.judges.base import Judge, JudgeSpec, judge_model, metered
+from rt4chart.transforms.redact import redact_configured
 from rt4chart.transforms.reuse import SplitReused, cache_key, cache_row
 
 METRICS = "rt4chart"
+# Counters of every judge stage, named `{stage}_{suffix}`; the cost in millionths of a dollar,
+# as Beam counters are integers.
+USAGE_COUNTERS = ("calls", "errors", "input_tokens", "cached_tokens", "output_tokens",
+                  "cost_micro_usd")
 # Calls pending per DoFn instance; the judge's own concurrency limit bounds what is on the wire.
 MAX_IN_FLIGHT = 1024
 
@@ -36,7 +43,7 @@ class JudgeOutputs(NamedTuple):
 def short_error(exc: BaseException) -> str:
     """A one-line reason for a failed call (exception type and message, bounded)."""
     text = str(exc).replace("\n", " ").strip()
-    return f"{type(exc).__name__}: {text}"[:300]
+    return redact_configured(f"{type(exc).__name__}: {text}")[:300]  # redact, then cut
 
 
 class JudgeCallFn(beam.DoFn):
@@ -59,6 +66,7 @@ class JudgeCallFn(beam.DoFn):
         self._judge: Judge | None = None
         self._model = spec.name
         self._run = run
+        self._shared = runtime.runtime_handle()
 
     def cache_inputs(self, element: Any) -> tuple | None:
         """What the call depends on besides the model and prompts (None: never cached)."""
@@ -71,10 +79,14 @@ class JudgeCallFn(beam.DoFn):
         return cache_key(self.stage, self._run, inputs)
 
     def setup(self) -> None:
-        self._judge = runtime.judge_for(self._spec)
+        self._runtime = runtime.acquire(self._shared)
+        self._judge = self._runtime.judge(self._spec)
         self._model = judge_model(self._judge, self._spec)
-        self._calls = beam.metrics.Metrics.counter(METRICS, f"{self.stage}_calls")
-        self._errors = beam.metrics.Metrics.counter(METRICS, f"{self.stage}_errors")
+        self._counters = _UsageCounters(self.stage)
+
+    def teardown(self) -> None:
+        # Let the runtime (loop and judges) go once no DoFn of this process holds it.
+        self._runtime = self._judge = None
 
     def call(self, judge: Judge, element: Any) -> Awaitable[Any]:
         raise NotImplementedError
@@ -92,8 +104,8 @@ class JudgeCallFn(beam.DoFn):
     def process(self, element: Any, window=beam.DoFn.WindowParam,
                 timestamp=beam.DoFn.TimestampParam) -> Iterable[Any]:
         judge = self._judge
-        item = _Pending(runtime.submit(metered(lambda: self.call(judge, element))), element,
-                        window, timestamp)
+        item = _Pending(self._runtime.submit(metered(lambda: self.call(judge, element))),
+                        element, window, timestamp)
         self._in_flight += 1
         item.future.add_done_callback(lambda _: self._done.put(item))
         yield from self._drain(block=self._in_flight >= self._max_in_flight)
@@ -135,9 +147,24 @@ class JudgeCallFn(beam.DoFn):
         if cached is not None:
             yield beam.pvalue.TaggedOutput(
                 "cache", WindowedValue(cached, item.timestamp, (item.window,)))
+        self._counters.add(usage, errors)
+
+
+class _UsageCounters:
+    """The Beam counters of one judge stage (see USAGE_COUNTERS)."""
+
+    def __init__(self, stage: str):
+        counter = beam.metrics.Metrics.counter
+        self._calls, self._errors, self._input, self._cached, self._output, self._cost = (
+            counter(METRICS, f"{stage}_{suffix}") for suffix in USAGE_COUNTERS)
+
+    def add(self, usage: Usage, errors: int) -> None:
         self._calls.inc()
         self._errors.inc(errors)
-        runtime.note_calls(usage, errors)
+        self._input.inc(usage.input_tokens)
+        self._cached.inc(usage.cached_tokens)
+        self._output.inc(usage.output_tokens)
+        self._cost.inc(round(usage.cost_usd * 1_000_000))
 
 
 @dataclass

@@ -5,14 +5,25 @@ dropped silently. A trace_id seen twice is audited once: in batch the earliest c
 (GroupByKey, deterministic); in streaming the first to arrive is kept and the id remembered in
 keyed state for `dedupe_horizon_s` of processing time (Pub/Sub redeliveries and producer
 retries come within minutes; the horizon bounds the state).
+
+Validation checks what later stages assume, so that no record can fail them: event times
+within 0001-01-01T00:00:00Z..9999-12-31T23:59:59.999Z after conversion to UTC; strings where
+strings are expected, within the field limits of `transforms/limits.py` (ids, routes, doc ids,
+task and generator, metadata entries); numbers finite (no NaN or Infinity); structured contexts
+nested at most MAX_JSON_DEPTH deep. Text must be valid Unicode: a string holding a lone UTF-16
+surrogate (e.g. JSON "\\ud800" read by a lenient parser) is dead-lettered rather than cleaned, as
+auditing text the generator never produced could change the verdict. Any other exception while
+validating one record is that record's dead letter too, never a failed run. The field checks
+are in `transforms/fields.py`.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterable
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import timedelta
 from typing import Any, NamedTuple
 
 import apache_beam as beam
@@ -24,81 +35,24 @@ from apache_beam.typehints import Any as AnyHint
 from apache_beam.typehints import Tuple
 from apache_beam.utils.timestamp import Timestamp
 
-from rt4chart.schemas.records import DeadLetter, Document, Message, Trace
+from rt4chart.schemas.records import DeadLetter, Message, Trace
+from rt4chart.transforms.fields import (
+    EPOCH,
+    SURROGATE,
+    InvalidTrace,
+    check_text,
+    escape_surrogates,
+    event_time_text,
+    optional_label,
+    parse_contexts,
+    parse_metadata,
+    parse_timestamp,
+    string_field,
+)
+from rt4chart.transforms.limits import MAX_ROUTE_CHARS, MAX_TRACE_ID_CHARS
 from rt4chart.transforms.windows import WindowingConfig
 
 STAGE = "validate"
-
-
-class InvalidTrace(ValueError):
-    """A record that does not satisfy the trace schema."""
-
-
-def _string(record: dict, name: str, default: str | None = None, required: bool = False) -> str:
-    value = record.get(name)
-    if value is None:
-        if required:
-            raise InvalidTrace(f"missing required field '{name}'")
-        return default if default is not None else ""
-    if not isinstance(value, str):
-        raise InvalidTrace(f"field '{name}' must be a string, got {type(value).__name__}")
-    return value
-
-
-def parse_timestamp(value: Any) -> int:
-    """Microseconds since the epoch from RFC 3339 text or a datetime; now when absent."""
-    if value is None:
-        return time.time_ns() // 1000
-    if isinstance(value, str):
-        try:
-            value = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError as exc:
-            raise InvalidTrace(f"timestamp {value!r:.60} is not RFC 3339") from exc
-    if isinstance(value, datetime):
-        if value.tzinfo is None:  # Parquet timestamps without a zone are UTC
-            value = value.replace(tzinfo=UTC)
-        return int(value.timestamp() * 1_000_000)
-    raise InvalidTrace(f"timestamp must be RFC 3339 text, got {type(value).__name__}")
-
-
-def _context_text(item: dict, i: int) -> str:
-    text = item.get("text")
-    if isinstance(text, dict | list):  # structured record (data-to-text): render it readably
-        return orjson.dumps(text, option=orjson.OPT_INDENT_2).decode()
-    if not isinstance(text, str):
-        raise InvalidTrace(f"contexts[{i}].text must be a string")
-    return text
-
-
-def parse_contexts(value: Any) -> tuple[Document, ...]:
-    """A non-empty list of strings or of {doc_id, text} objects."""
-    if not isinstance(value, list | tuple) or not value:
-        raise InvalidTrace("'contexts' must be a non-empty list")
-    docs: list[Document] = []
-    for i, item in enumerate(value):
-        if isinstance(item, str):
-            docs.append(Document(f"doc{i}", item))
-        elif isinstance(item, dict):
-            doc_id = item.get("doc_id")
-            doc_id = f"doc{i}" if doc_id in (None, "") else str(doc_id)
-            docs.append(Document(doc_id, _context_text(item, i)))
-        else:
-            raise InvalidTrace(f"contexts[{i}] must be a string or an object with 'text'")
-    if len({d.doc_id for d in docs}) != len(docs):
-        raise InvalidTrace("contexts have duplicate doc_id values")
-    if not any(d.text.strip() for d in docs):
-        raise InvalidTrace("contexts contain no text")
-    return tuple(docs)
-
-
-def _metadata(value: Any) -> tuple[tuple[str, str], ...]:
-    if value is None:
-        return ()
-    if isinstance(value, list | tuple):  # Parquet map columns arrive as (key, value) pairs
-        value = dict(value)
-    if not isinstance(value, dict):
-        raise InvalidTrace("'metadata' must be a map of strings")
-    return tuple(sorted((str(k), "" if v is None else str(v)) for k, v in value.items()))
 
 
 def _message_record(message: Message) -> dict:
@@ -115,7 +69,11 @@ def _message_record(message: Message) -> dict:
         if record.get(name) is None and attributes.get(name):
             record[name] = attributes[name]
     if record.get("timestamp") is None and message.publish_time_us is not None:
-        record["timestamp"] = datetime.fromtimestamp(message.publish_time_us / 1e6, tz=UTC)
+        try:
+            record["timestamp"] = EPOCH + timedelta(microseconds=message.publish_time_us)
+        except (OverflowError, TypeError) as exc:
+            raise InvalidTrace(f"publish time {message.publish_time_us!r:.40} is out of "
+                               "range") from exc
     return record
 
 
@@ -130,19 +88,19 @@ def parse_trace(record: Any) -> Trace:
             raise InvalidTrace(f"not valid JSON: {exc}") from exc
     if not isinstance(record, dict):
         raise InvalidTrace(f"a trace must be a JSON object, got {type(record).__name__}")
-    trace_id = _string(record, "trace_id", required=True).strip()
+    trace_id = string_field(record, "trace_id", required=True).strip()
     if not trace_id:
         raise InvalidTrace("'trace_id' is empty")
     return Trace(
-        trace_id=trace_id,
-        route=_string(record, "route", "default") or "default",
+        trace_id=check_text(trace_id, "field 'trace_id'", MAX_TRACE_ID_CHARS),
+        route=string_field(record, "route", "default", max_chars=MAX_ROUTE_CHARS) or "default",
         event_time_us=parse_timestamp(record.get("timestamp")),
-        question=_string(record, "question"),
+        question=string_field(record, "question"),
         contexts=parse_contexts(record.get("contexts")),
-        answer=_string(record, "answer", required=True),
-        task=record.get("task") if isinstance(record.get("task"), str) else None,
-        generator=record.get("generator") if isinstance(record.get("generator"), str) else None,
-        metadata=_metadata(record.get("metadata")),
+        answer=string_field(record, "answer", required=True),
+        task=optional_label(record, "task"),
+        generator=optional_label(record, "generator"),
+        metadata=parse_metadata(record.get("metadata")),
     )
 
 
@@ -150,7 +108,7 @@ def trace_record(trace: Trace) -> dict:
     """A validated trace back in the input schema (it validates to the same Trace)."""
     record: dict[str, Any] = {
         "trace_id": trace.trace_id, "route": trace.route,
-        "timestamp": datetime.fromtimestamp(trace.event_time_us / 1e6, tz=UTC).isoformat(),
+        "timestamp": event_time_text(trace.event_time_us),
         "question": trace.question,
         "contexts": [{"doc_id": d.doc_id, "text": d.text} for d in trace.contexts],
         "answer": trace.answer,
@@ -164,7 +122,18 @@ def trace_record(trace: Trace) -> dict:
 
 
 def raw_text(record: Any) -> str:
-    """The record as received, as text, for the dead letters (a Trace in the input schema)."""
+    """The record as received, as text, for the dead letters (a Trace in the input schema).
+
+    Never raises, and never returns a lone surrogate (escaped as \\udXXX): a dead letter must
+    be writable whatever the record held.
+    """
+    try:
+        return escape_surrogates(_raw_text(record))
+    except Exception:  # noqa: BLE001 - e.g. a structure too deep for any encoder
+        return f"<a {type(record).__name__} that cannot be shown as text>"
+
+
+def _raw_text(record: Any) -> str:
     if isinstance(record, Trace):
         record = trace_record(record)
     if isinstance(record, Message):
@@ -173,11 +142,15 @@ def raw_text(record: Any) -> str:
         return record.decode("utf-8", errors="replace")
     if isinstance(record, str):
         return record
-    return orjson.dumps(record, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
+    try:
+        return orjson.dumps(record, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:  # lone surrogates, integers beyond 64 bits, deep nesting
+        return json.dumps(record, default=str, ensure_ascii=True)
 
 
-def _field_of(record: Any, name: str) -> str | None:
-    """A string field of a record that may not parse, for the dead letter's columns."""
+def _field_of(record: Any, name: str, max_chars: int) -> str | None:
+    """A string field of a record that may not parse, for the dead letter's columns: only when
+    it is valid text within its limit (the raw record keeps it whatever it is)."""
     attributes = dict(record.attributes) if isinstance(record, Message) else {}
     if isinstance(record, Message):
         record = record.data
@@ -186,9 +159,12 @@ def _field_of(record: Any, name: str) -> str | None:
             record = orjson.loads(record)
         except orjson.JSONDecodeError:
             record = None
-    if isinstance(record, dict) and isinstance(record.get(name), str):
-        return record[name]
-    return attributes.get(name)
+    value = record.get(name) if isinstance(record, dict) else None
+    if not isinstance(value, str):
+        value = attributes.get(name)
+    if not isinstance(value, str) or len(value) > max_chars or SURROGATE.search(value):
+        return None
+    return value
 
 
 class _ValidateFn(beam.DoFn):
@@ -199,16 +175,24 @@ class _ValidateFn(beam.DoFn):
         try:
             trace = parse_trace(record)
         except InvalidTrace as exc:
-            yield beam.pvalue.TaggedOutput(
-                "dead", DeadLetter(STAGE, str(exc), raw_text(record), _field_of(record, "trace_id"),
-                                   _field_of(record, "route"))
-            )
+            yield dead_letter(record, str(exc))
+            return
+        except Exception as exc:  # noqa: BLE001 - one record must not stop the run
+            yield dead_letter(record, f"validation failed: {exc!r:.300}")
             return
         if (self._windowing is not None and isinstance(record, Message)
                 and record.publish_time_us is not None
                 and self._windowing.too_late(trace.event_time_us, record.publish_time_us)):
             trace = replace(trace, late=True)
         yield beam.window.TimestampedValue(trace, trace.event_time_us / 1e6)
+
+
+def dead_letter(record: Any, reason: str) -> beam.pvalue.TaggedOutput:
+    """A record that failed validation, to the "dead" output."""
+    return beam.pvalue.TaggedOutput("dead", DeadLetter(
+        STAGE, escape_surrogates(reason), raw_text(record),
+        _field_of(record, "trace_id", MAX_TRACE_ID_CHARS),
+        _field_of(record, "route", MAX_ROUTE_CHARS)))
 
 
 class _FirstOfIdFn(beam.DoFn):

@@ -88,13 +88,27 @@ class WindowingConfig:
 PANE_TIMING = {0: "EARLY", 1: "ON_TIME", 2: "LATE"}
 
 
+_FIRST = datetime.min.replace(tzinfo=UTC)
+_LAST = datetime.max.replace(tzinfo=UTC)
+
+
+def utc_datetime(seconds: float) -> datetime:
+    """A window bound as a UTC datetime, clamped to years 0001-9999: the window of a trace on
+    9999-12-31 ends in year 10000, which no datetime (nor BigQuery TIMESTAMP) holds."""
+    if seconds <= _FIRST.timestamp():
+        return _FIRST
+    if seconds >= _LAST.timestamp():  # the float rounds up to year 10000
+        return _LAST
+    return datetime.fromtimestamp(seconds, tz=UTC)
+
+
 def window_columns(win: window.BoundedWindow, pane) -> dict:
     """The window and pane columns shared by route_rates and costs."""
-    start = datetime.fromtimestamp(float(win.start), tz=UTC)
+    start = utc_datetime(float(win.start))
     return {
         "window_start": start,
-        "window_end": datetime.fromtimestamp(float(win.end), tz=UTC),
-        "day": start.strftime("%Y-%m-%d"),
+        "window_end": utc_datetime(float(win.end)),
+        "day": start.date().isoformat(),  # zero-padded: strftime writes year 1 as "1"
         # Batch panes have no timing of their own: one firing, on time.
         "pane": PANE_TIMING.get(getattr(pane, "timing", 1), "ON_TIME"),
         "pane_index": int(getattr(pane, "index", 0) or 0),

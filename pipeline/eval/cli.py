@@ -1,8 +1,8 @@
 """The `rt4chart eval` command: `rt4chart eval --dataset F --data P --out DIR` and
 `rt4chart eval compare RUN_A RUN_B`.
 
-`pipeline/cli.py` adds the parser with `add_parsers(subparsers)` and dispatches to `run(args,
-beam_args)`; unknown options go to Beam, as for `audit`.
+The `rt4chart` command line adds the parser with `add_parsers(subparsers)` and dispatches to
+`run(args, beam_args)`; unknown options go to Beam, as for `audit`.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from rt4chart.pipeline import args as cli_args
+from rt4chart.pipeline import jobs
 from rt4chart.pipeline.eval import compare as compare_mod
 from rt4chart.pipeline.eval import loaders
 from rt4chart.pipeline.eval.report import fmt
@@ -18,8 +20,6 @@ from rt4chart.pipeline.eval.runner import SPLITS, EvalOptions, redact, run_eval
 
 def add_parsers(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add `eval` (with its `compare` sub-command) to the root parser's sub-commands."""
-    from rt4chart.pipeline import cli  # late: cli imports this module
-
     p = subparsers.add_parser(
         "eval", allow_abbrev=False, help="evaluate the audit on a labelled dataset",
         description="Convert labelled records to traces, audit them as `audit` does, and write "
@@ -40,7 +40,7 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> argparse.ArgumentPars
                    help="map a raw gold label to CON or NIC (repeatable)")
     p.add_argument("--out", help="output directory of the eval run")
     p.add_argument("--overwrite", action="store_true", help="replace an earlier eval in --out")
-    cli._judge_args(p)
+    cli_args.add_judge_args(p)
     sub = p.add_subparsers(dest="eval_command")
     c = sub.add_parser("compare", allow_abbrev=False, help="compare two eval runs",
                        description="Differences B - A of every measure with paired bootstrap "
@@ -64,12 +64,10 @@ def _label_map(items: list[str]) -> dict[str, str]:
 
 
 def _audit_args(args: argparse.Namespace) -> tuple[str, ...]:
-    """The judge and window flags as `audit` takes them: every option `_judge_args` defines,
-    so a judge option added there passes through without a change here."""
-    from rt4chart.pipeline import cli
-
+    """The judge and window flags as `audit` takes them (recorded in the report): every option
+    `add_judge_args` defines, so a judge option added there is recorded without a change here."""
     scratch = argparse.ArgumentParser(add_help=False)
-    cli._judge_args(scratch)
+    cli_args.add_judge_args(scratch)
     out: list[str] = []
     for action in scratch._actions:
         flag = next(o for o in action.option_strings if o.startswith("--"))
@@ -100,7 +98,8 @@ def options(args: argparse.Namespace, beam_args: list[str]) -> EvalOptions:
     return EvalOptions(
         dataset=args.dataset, data=args.data, out=args.out, split=args.split, tasks=tasks,
         limit=args.limit, seed=args.seed, bootstrap=args.bootstrap, overwrite=args.overwrite,
-        label_map=_label_map(args.gold_label), audit_args=audit_args,
+        label_map=_label_map(args.gold_label), judge=cli_args.judge_spec(args),
+        segment=cli_args.segment_config(args), claims_per_call=args.claims_per_call,
         beam_args=tuple(beam_args), config=config)
 
 
@@ -126,6 +125,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     code, report = run_eval(opts)
     if code == 0:
         _print_summary(report, opts.out)
+    else:
+        print(f"rt4chart: {jobs.NO_ANSWER_JUDGED}", file=sys.stderr)
     return code
 
 
@@ -134,14 +135,14 @@ def main(argv: list[str] | None = None) -> int:
     `rt4chart eval ARGS`), with the same exit codes (2 usage, 1 failure)."""
     import logging
 
-    from rt4chart.pipeline import cli
-
-    ours, beam_args = cli.split_beam_args(list(sys.argv[1:] if argv is None else argv))
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Before any PipelineOptions is made: its constructor sets up the root logger otherwise.
+    logging.basicConfig(level=logging.DEBUG if {"-v", "--verbose"} & set(argv) else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    ours, beam_args = cli_args.split_beam_args(argv)
     root = argparse.ArgumentParser(prog="rt4chart", allow_abbrev=False)
     add_parsers(root.add_subparsers(dest="command", required=True))
     args, unknown = root.parse_known_args(["eval", *ours])
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("apache_beam").setLevel(logging.WARNING)
     try:
         return run(args, beam_args + unknown)

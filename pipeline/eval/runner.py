@@ -18,8 +18,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rt4chart.pipeline import jobs
+from rt4chart.pipeline.config import AuditConfig
 from rt4chart.pipeline.eval import loaders, report
 from rt4chart.pipeline.eval.items import build_items
+from rt4chart.pipeline.summary import read_table
+from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.segment import SegmentConfig
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +34,7 @@ SECRET_WORDS = ("key", "secret", "token", "password")
 
 @dataclass(frozen=True)
 class EvalOptions:
-    """What to evaluate and how; `audit_args` are the judge and window flags of `audit`."""
+    """What to evaluate and how; the judge, segmentation and claims per call are the audit's."""
 
     dataset: str
     data: str
@@ -41,7 +46,9 @@ class EvalOptions:
     bootstrap: int = 1000
     overwrite: bool = False
     label_map: dict[str, str] = field(default_factory=dict)
-    audit_args: tuple[str, ...] = ()
+    judge: JudgeSpec = JudgeSpec()
+    segment: SegmentConfig = SegmentConfig()
+    claims_per_call: int = 1
     beam_args: tuple[str, ...] = ()
     config: dict = field(default_factory=dict)  # the judge and window settings, for the report
 
@@ -107,16 +114,15 @@ def _prepare(out: Path, overwrite: bool) -> None:
 
 
 def run_audit(traces: Path, audit_out: Path, opts: EvalOptions) -> tuple[int, float, dict]:
-    """The same code path as `rt4chart audit`: (exit code, seconds, its summary.json)."""
-    from rt4chart.pipeline import cli
-
-    argv = ["audit", str(traces), "--out", str(audit_out), "--overwrite", *opts.audit_args]
-    args = cli.parser().parse_args(argv)
+    """The audit of `rt4chart audit`: (exit code, seconds, its summary.json)."""
+    config = AuditConfig(inputs=(str(traces),), out=str(audit_out), judge=opts.judge,
+                         segment=opts.segment, overwrite=True,
+                         claims_per_call=opts.claims_per_call)
     started = time.monotonic()
-    code = cli.run_audit(args, list(opts.beam_args))
+    result = jobs.run_audit(config, jobs.beam_options(list(opts.beam_args)))
     seconds = time.monotonic() - started
-    summary_path = audit_out / "summary.json"
-    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    code = 1 if jobs.no_answer_judged(result) else 0
+    summary = json.loads((audit_out / "summary.json").read_text())
     return code, seconds, summary
 
 
@@ -146,8 +152,6 @@ def run_eval(opts: EvalOptions) -> tuple[int, dict]:
     code, audit_seconds, summary = run_audit(traces, out / "audit", opts)
     if code != 0:
         return code, {}
-    from rt4chart.pipeline.summary import read_table
-
     items = build_items(selected, read_table(str(out / "audit"), "answers").to_pylist(),
                         read_table(str(out / "audit"), "claims").to_pylist())
     _write_jsonl(out / "items.jsonl", items)

@@ -107,9 +107,13 @@ def worker_processes(beam_args: list[str]) -> int:
 
 def cli_splits_limits() -> bool:
     """Whether rt4chart itself gives each local worker process 1/W of --rpm/--tpm."""
+    import importlib.util
+
     from rt4chart.transforms.judges.openai_judge import OpenAIConfig
 
-    return "rate_share" in OpenAIConfig.__dataclass_fields__ and hasattr(cli, "share_limits")
+    splits = hasattr(cli, "share_limits") or importlib.util.find_spec(
+        "rt4chart.pipeline.jobs") is not None
+    return "rate_share" in OpenAIConfig.__dataclass_fields__ and splits
 
 
 def write_traces(path: Path, data: str, n: int, seed: int) -> list[str]:

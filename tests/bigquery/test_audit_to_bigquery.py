@@ -10,8 +10,8 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from rt4chart import prompts
 from rt4chart.pipeline import bigquery as bq
 from rt4chart.pipeline import graph
-from rt4chart.pipeline.cli import example_traces
 from rt4chart.pipeline.config import AuditConfig
+from rt4chart.pipeline.jobs import example_traces
 from rt4chart.schemas.records import RunInfo
 from rt4chart.schemas.tables import TABLES
 from rt4chart.transforms.judges.base import JudgeSpec

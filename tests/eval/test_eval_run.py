@@ -196,8 +196,8 @@ def test_options_pass_judge_flags_and_hide_secrets():
                             "--judge", "offline", "--judge-option", "api_key=sk-secret",
                             "--window-size", "12", "--tasks", "QA, Summary"])
     opts = eval_cli.options(args, ["--direct_num_workers", "2"])
-    assert "api_key=sk-secret" in opts.audit_args  # the audit gets the real value
-    assert "--window-size" in opts.audit_args and "12" in opts.audit_args
+    assert dict(opts.judge.options)["api_key"] == "sk-secret"  # the audit gets the real value
+    assert opts.judge.name == "offline" and opts.segment.window_size == 12
     assert "sk-secret" not in json.dumps(opts.config)  # the report does not
     assert opts.tasks == ("QA", "Summary") and opts.beam_args == ("--direct_num_workers", "2")
 

@@ -216,3 +216,69 @@ def running_example_responder(body: dict) -> dict:
             ("NIC", []),
         )
     return {"reasoning": "scripted", "evidence": quotes, "label": label}
+
+
+class JudgeTantrum(BaseException):
+    """A custom BaseException subclass, as a careless judge library might define one."""
+
+
+BASE_EXCEPTIONS = {
+    "KeyboardInterrupt": KeyboardInterrupt, "SystemExit": SystemExit,
+    "GeneratorExit": GeneratorExit, "CancelledError": asyncio.CancelledError,
+    "JudgeTantrum": JudgeTantrum,
+}
+
+
+class FaultyJudge:
+    """Misbehaves on the calls about text containing the word in option `fail_on` (default
+    FAIL), at option `stage` (decompose, local or global; default local), and answers every
+    other call lexically. Option `fault`:
+
+    - "hang": never answers (awaits forever; a cancellation ends it);
+    - "stubborn": never answers and swallows the first cancellation, then answers after
+      `linger_s` (default 1) seconds (`finished` records that it did);
+    - the name of a BaseException in BASE_EXCEPTIONS: raises it (with `fault=SystemExit`, as
+      `sys.exit(3)` would).
+    """
+
+    model = "faulty"
+
+    def __init__(self, options: dict[str, str]):
+        self.fail_on = options.get("fail_on", "FAIL")
+        self.stage = options.get("stage", "local")
+        self.fault = options.get("fault", "hang")
+        self.linger_s = float(options.get("linger_s", "1"))
+        self.finished: list[str] = []  # the stubborn calls that answered after all
+        if self.fault not in ("hang", "stubborn", *BASE_EXCEPTIONS):
+            raise ValueError(f"faulty judge: unknown fault {self.fault!r}")
+
+    async def _misbehave(self, stage: str, text: str) -> None:
+        if stage != self.stage or self.fail_on not in text:
+            return
+        if self.fault == "hang":
+            await asyncio.Event().wait()
+        if self.fault == "stubborn":
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                await asyncio.sleep(self.linger_s)  # cancellation ignored
+            self.finished.append(text)
+            return
+        error = BASE_EXCEPTIONS[self.fault]
+        raise error(3) if error is SystemExit else error(f"{self.fault} from the judge")
+
+    async def decompose(self, sentence, answer, question):
+        await self._misbehave("decompose", sentence)
+        return lexical.decompose_sentence(sentence)
+
+    async def verify_local(self, claim, chunk, question):
+        await self._misbehave("local", claim)
+        return lexical.verify(claim, chunk)
+
+    async def verify_global(self, claim, context, question, local_label, hint):
+        await self._misbehave("global", claim)
+        return lexical.verify(claim, context, hint)
+
+
+def faulty(options: dict[str, str]) -> FaultyJudge:
+    return FaultyJudge(options)

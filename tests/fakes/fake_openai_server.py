@@ -18,11 +18,27 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from rt4chart.transforms.judges import lexical, lexical_claims
 
 Responder = Callable[[dict], dict | str]
+
+
+@dataclass
+class RawReply:
+    """A chat completions reply sent as is: any status, body and content type (an HTML page
+    from a proxy, an error body echoing the request's headers...)."""
+
+    status: int
+    body: str | bytes
+    content_type: str = "text/html; charset=utf-8"
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+# request body, request headers (lower-case names) -> a raw reply, or None for the usual answer
+RawResponder = Callable[[dict, dict[str, str]], RawReply | None]
 
 
 def tag(text: str, name: str) -> str | None:
@@ -69,13 +85,17 @@ class FakeOpenAI:
         cached_fraction: share of prompt tokens reported as cached.
         label_probs: (request body, label) -> {label: probability} for the label token's
             `top_logprobs` when a request asks for `logprobs` (default: 0.9 on the label given).
+        raw: (request body, request headers) -> a RawReply to send instead of the usual
+            answer, or None; counted in `statuses` as "raw".
     """
 
     def __init__(self, responder: Responder = lexical_responder, latency_s: float = 0.0,
                  faults: list[str] | None = None, every: dict[str, int] | None = None,
                  cached_fraction: float = 0.5, retry_after_s: float = 0.05,
-                 label_probs: Callable[[dict, str], dict[str, float]] | None = None):
+                 label_probs: Callable[[dict, str], dict[str, float]] | None = None,
+                 raw: RawResponder | None = None):
         self.responder = responder
+        self.raw = raw
         self.latency_s = latency_s
         self.down = False  # while True, every request gets a 503 (an endpoint outage)
         # Batch API: uploaded files, batches, and how many polls a batch stays in progress.
@@ -116,6 +136,15 @@ class FakeOpenAI:
             if period and n % period == 0:
                 return kind
         return None
+
+    def raw_reply(self, body: dict, headers: dict[str, str]) -> RawReply | None:
+        """The `raw` hook's reply to a chat completion request, recorded like any request."""
+        reply = self.raw(body, headers) if self.raw else None
+        if reply is not None:
+            with self._lock:
+                self.requests.append(body)
+                self.statuses["raw"] += 1
+        return reply
 
     def answer(self, body: dict) -> tuple[int, dict, dict[str, str]]:
         """Status, JSON body and headers for one request."""
@@ -268,10 +297,14 @@ class FakeOpenAI:
             def _send(self, status: int, payload: dict | bytes,
                       headers: dict[str, str] | None = None) -> None:
                 data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
+                self._send_raw(RawReply(status, data, "application/json", headers or {}))
+
+            def _send_raw(self, reply: RawReply) -> None:
+                data = reply.body.encode() if isinstance(reply.body, str) else reply.body
+                self.send_response(reply.status)
+                self.send_header("content-type", reply.content_type)
                 self.send_header("content-length", str(len(data)))
-                for key, value in (headers or {}).items():
+                for key, value in reply.headers.items():
                     self.send_header(key, value)
                 self.end_headers()
                 self.wfile.write(data)
@@ -289,14 +322,11 @@ class FakeOpenAI:
                 body = json.loads(raw)
                 if server.latency_s:
                     time.sleep(server.latency_s)
+                reply = server.raw_reply(body, {k.lower(): v for k, v in self.headers.items()})
+                if reply is not None:
+                    self._send_raw(reply)
+                    return
                 status, payload, headers = server.answer(body)
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                for key, value in headers.items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(data)
+                self._send(status, payload, headers)
 
         return Handler

@@ -236,3 +236,37 @@ def test_reuse_needs_an_earlier_run_with_a_judge_cache(tmp_path, audit):
         again["answers"], key=lambda a: a["trace_id"])] == [
         (a["trace_id"], a["label"], a["p_hallucinated"]) for a in sorted(
             tables["answers"], key=lambda a: a["trace_id"])]
+
+
+def test_beam_options_anywhere_are_set_apart_from_inputs():
+    from rt4chart.pipeline.args import split_beam_args
+
+    argv = ["audit", "a.jsonl", "--runner", "FnApiRunner", "b.jsonl", "--streaming", "c.jsonl",
+            "--direct_num_workers=2", "--out", "o", "--direct_running_mode", "multi_threading",
+            "--judge", "offline", "-v", "--experiments", "x", "--example"]
+    ours, beam = split_beam_args(argv)
+    assert ours == ["audit", "a.jsonl", "b.jsonl", "c.jsonl", "--out", "o", "--judge", "offline",
+                    "-v", "--example"]
+    assert beam == ["--runner", "FnApiRunner", "--streaming", "--direct_num_workers=2",
+                    "--direct_running_mode", "multi_threading", "--experiments", "x"]
+
+
+def test_final_progress_line_counts_what_the_tables_count(tmp_path, audit, caplog, monkeypatch):
+    import logging
+
+    import fake_judges as fj
+    from fake_openai_server import FakeOpenAI
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdefghijklmnop")
+    traces = write_jsonl(tmp_path / "t.jsonl", [fj.RUNNING_TRACE])
+    with caplog.at_level(logging.INFO), FakeOpenAI(fj.running_example_responder) as server:
+        code, _, out = audit(str(traces), "--judge", "openai", "--base-url", server.base_url,
+                             "--window-size", "2", "--window-overlap", "1")
+    assert code == 0
+    s = json.loads((out / "summary.json").read_text())
+    assert s["input_tokens"] > s["cached_tokens"] > 0 and s["cost_usd"] > 0
+    final = [r.getMessage() for r in caplog.records if r.getMessage().endswith("(final)")]
+    assert final == [
+        f"progress: 1 traces done, {s['judge_calls']} judge calls (0 failed), "
+        f"{s['input_tokens']} input / {s['cached_tokens']} cached / {s['output_tokens']} output "
+        f"tokens, ${s['cost_usd']:.4f} (final)"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from rt4chart.pipeline import args as cli_args
 from rt4chart.pipeline import cli
 
 SUB = "projects/p/subscriptions/s"
@@ -32,7 +33,7 @@ def test_flex_template_style_option_names_are_accepted():
         "stream", "--subscription", SUB, "--out", "o", "--dead_letter_topic",
         "projects/p/topics/d", "--alerts_topic", "projects/p/topics/a", "--rate_window", "60",
         "--allowed_lateness", "120", "--alert_rate", "0.4"])
-    config = cli.stream_config(args, cli.judge_spec(args))
+    config = cli_args.stream_config(args, cli_args.judge_spec(args))
     assert (config.dead_letter_topic, config.alerts_topic) == ("projects/p/topics/d",
                                                                "projects/p/topics/a")
     windowing = config.stages.windowing

@@ -118,7 +118,7 @@ def test_metered_attributes_usage_to_the_call():
 def test_local_worker_processes_share_the_rate_limits():
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from rt4chart.pipeline.cli import share_limits
+    from rt4chart.pipeline.jobs import share_limits
     from rt4chart.transforms.judges.base import JudgeSpec
     from rt4chart.transforms.judges.openai_judge import OpenAIConfig
 
@@ -133,3 +133,38 @@ def test_local_worker_processes_share_the_rate_limits():
     explicit = JudgeSpec.of("openai", {"rate_share": "8"})
     assert share_limits(explicit, multi) == explicit
     assert share_limits(JudgeSpec.of("offline"), multi) == JudgeSpec.of("offline")
+
+
+def test_judge_stages_of_a_process_share_one_judge_and_one_loop_until_released():
+    import gc
+    import pickle
+
+    from apache_beam.utils.shared import Shared
+
+    from rt4chart.transforms.decompose import _DecomposeFn
+    from rt4chart.transforms.verify_global import _GlobalFn
+
+    spec = JudgeSpec.of("fake_judges:keyword")
+    # As on a worker: each stage's DoFn unpickled on its own, then set up.
+    fns = [pickle.loads(pickle.dumps(fn)) for fn in (_DecomposeFn(spec), _GlobalFn(spec))]
+    for fn in fns:
+        fn.setup()
+    first, second = fns
+    assert first._runtime is second._runtime and first._judge is second._judge
+
+    async def running_loop():
+        return asyncio.get_running_loop()
+
+    loops = {fn._runtime.submit(running_loop()).result(timeout=30) for fn in fns}
+    assert len(loops) == 1
+    thread = first._runtime.thread
+    for fn in fns:
+        fn.teardown()
+
+    class Other:
+        pass
+
+    Shared().acquire(Other)  # Beam keeps the last acquired object alive: acquire another one
+    gc.collect()
+    thread.join(timeout=30)
+    assert not thread.is_alive() and loops.pop().is_closed()

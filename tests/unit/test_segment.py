@@ -1,10 +1,17 @@
 from __future__ import annotations
 
+import itertools
+import json
+import re
+from pathlib import Path
+
 import pytest
 
 from rt4chart.schemas.records import Document, Trace
+from rt4chart.transforms import segment
 from rt4chart.transforms.segment import (
     MAX_SENTENCE_CHARS,
+    PIECE_CHARS,
     SegmentConfig,
     make_windows,
     prepare,
@@ -12,6 +19,8 @@ from rt4chart.transforms.segment import (
     render_window,
     split_sentences,
 )
+
+DATA = Path(__file__).parent.parent / "data"
 
 
 def texts(text: str) -> list[str]:
@@ -36,6 +45,12 @@ def test_abbreviations_decimals_and_line_breaks():
     "Zürich hat 421 878 Einwohner.  東京は日本の首都です。 Ça va?",
     "a" * (3 * MAX_SENTENCE_CHARS + 17),
     "Line one.\r\nLine two.\tTabbed.",
+    # Lines long enough to be segmented in pieces.
+    "word " * 5000,
+    "b" * (3 * PIECE_CHARS + 5),
+    'He said "it will rain. It will pour. ' + "The sky is grey. " * 400 + 'Then it stopped."',
+    "(" + "An aside. " * 600,
+    " -- ".join(["Dr. Who met Mr. Smith at 5 p.m. on Jan. 3rd. They spoke."] * 120),
 ])
 def test_spans_are_exact_trimmed_and_ordered(text):
     spans = split_sentences(text)
@@ -85,3 +100,96 @@ def test_prepare_indexes_sentences_over_documents_with_doc_offsets():
     for offset, s in context.segments:
         assert context.text[offset:offset + len(s.text)] == s.text
     assert "[Document 2: b]" in context.text
+
+
+SENTENCES = [
+    "Dr. Smith paid $3.50 for 2.5 kg of apples on Jan. 3rd.",
+    "The U.S. team (led by Mr. Jones of St. Louis) won 3-1 in the final.",
+    '"We will be back next year. We promise," the coach said.',
+    "He left at 5 p.m. and arrived at 9 a.m. the next day.",
+    "Sales rose 4.2% -- the best quarter since 2019 -- according to the report.",
+    "It's the players' choice, she said; e.g. the captain's.",
+    "What happened next? Nobody knows!",
+    "The file report.pdf was sent to info@example.com at 10:30.",
+    "Prices (see Table 2.) vary by region [Fig. 3. shows why].",
+]
+
+
+def paragraph(n: int) -> str:
+    """n varied sentences on one line: abbreviations, decimals, quotes, parentheses, dashes."""
+    return " ".join(SENTENCES[i % len(SENTENCES)].replace("the", f"the{i % 7 or ''}", 1)
+                    for i in range(n))
+
+
+@pytest.mark.parametrize("piece_chars", [PIECE_CHARS, 1000])
+def test_a_long_paragraph_in_pieces_gives_the_sentences_of_the_whole(piece_chars):
+    text = paragraph(300)
+    assert len(text) > 5 * PIECE_CHARS
+    whole = split_sentences(text, piece_chars=len(text))  # one pysbd call: today's splitter
+    assert len(whole) >= 300
+    assert split_sentences(text, piece_chars=piece_chars) == whole
+
+
+def test_real_prose_on_one_line_splits_in_pieces_as_a_whole():
+    # The sample's passages and answers (not its JSON records, whose quotes pysbd pairs across
+    # the whole line), each made one line and cut in pieces smaller than the default.
+    records = [json.loads(line) for line in (DATA / "ragtruth_sample.jsonl").open()]
+    texts = [c["text"] if isinstance(c, dict) else c for r in records for c in r["contexts"]]
+    texts += [r["answer"] for r in records]
+    lines = [re.sub(r"\s+", " ", t) for t in texts if isinstance(t, str) and t[:1] not in "{["]
+    pieced = [line for line in lines if len(line) > 2000]
+    assert len(pieced) >= 3
+    for line in pieced:
+        assert split_sentences(line, piece_chars=2000) == split_sentences(line, len(line))
+
+
+class _Recording:
+    """The real segmenter, recording the length of every text it is given."""
+
+    def __init__(self):
+        self.calls: list[int] = []
+        self._real = segment._segmenter()
+
+    def segment(self, text: str) -> list[str]:
+        self.calls.append(len(text))
+        return self._real.segment(text)
+
+
+@pytest.fixture
+def recording(monkeypatch):
+    rec = _Recording()
+    monkeypatch.setattr(segment, "_segmenter", lambda: rec)
+    return rec
+
+
+def test_the_splitter_sees_bounded_pieces_and_each_character_about_once(recording):
+    text = paragraph(600)
+    spans = split_sentences(text)
+    assert max(recording.calls) <= PIECE_CHARS
+    assert sum(recording.calls) < 1.5 * len(text)  # what is segmented twice: the margins
+    assert "".join(text[s:e] for s, e in spans).replace(" ", "") == text.replace(" ", "")
+
+
+def test_sentences_are_found_lazily(recording):
+    text = paragraph(2000)
+    first = list(itertools.islice(segment.iter_sentences(text), 5))
+    assert recording.calls == [PIECE_CHARS]  # one piece of a 100-piece line
+    assert first == split_sentences(text)[:5]
+
+
+def test_a_line_without_sentence_ends_is_cut_at_spaces():
+    text = " ".join(f"w{i}" for i in range(4000))
+    spans = split_sentences(text)
+    assert all(text[s:e] == text[s:e].strip() and e - s <= MAX_SENTENCE_CHARS for s, e in spans)
+    assert " ".join(text[s:e] for s, e in spans).split() == text.split()
+    assert all(not text[s:e].endswith(("w", "w1")) or text[e:e + 1] in (" ", "")
+               for s, e in spans)  # words are whole
+
+
+def test_sentences_longer_than_a_piece_are_cut_as_on_the_whole_line():
+    long = ", ".join(f"item number {i} of the list" for i in range(150)) + "."
+    assert len(long) > PIECE_CHARS
+    text = " ".join(["A short one.", long, "Another short one here.", long, long, "End."] * 3)
+    spans = split_sentences(text)
+    assert spans == split_sentences(text, piece_chars=len(text))
+    assert max(e - s for s, e in spans) <= MAX_SENTENCE_CHARS

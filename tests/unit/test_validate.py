@@ -5,7 +5,15 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from rt4chart.transforms.validate import InvalidTrace, parse_timestamp, parse_trace
+from rt4chart.schemas.records import Trace, TraceKey
+from rt4chart.transforms.limits import (
+    MAX_JSON_DEPTH,
+    MAX_METADATA_CHARS,
+    MAX_METADATA_ENTRIES,
+    MAX_ROUTE_CHARS,
+    MAX_TRACE_ID_CHARS,
+)
+from rt4chart.transforms.validate import InvalidTrace, parse_timestamp, parse_trace, trace_record
 
 BASE = {"trace_id": "t1", "contexts": ["Ctx."], "answer": "Ans."}
 
@@ -55,3 +63,112 @@ def test_invalid_fields(patch, reason):
 def test_structured_context_is_rendered_as_json():
     t = parse_trace({**BASE, "contexts": [{"doc_id": "r", "text": {"stars": 4.5}}]})
     assert '"stars": 4.5' in t.contexts[0].text
+
+
+@pytest.mark.parametrize("text", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-14:00",
+                                  "9999-12-31T23:59:59.9995Z"])
+def test_timestamps_out_of_range_after_conversion_to_utc(text):
+    with pytest.raises(InvalidTrace, match=r"out of range: event times must lie within "
+                                           r"0001-01-01T00:00:00Z\.\.9999-12-31T23:59:59\.999Z"):
+        parse_timestamp(text)
+
+
+@pytest.mark.parametrize("value,day", [
+    ("0001-01-01T00:00:00Z", "0001-01-01"),
+    ("0001-01-01T00:59:00-00:30", "0001-01-01"),
+    ("9999-12-31T23:59:59.999Z", "9999-12-31"),
+    ("9999-12-31T23:59:59+14:00", "9999-12-31"),
+    (datetime(1, 1, 1), "0001-01-01"),
+])
+def test_the_ends_of_the_range_are_audited_and_have_a_day(value, day):
+    t = parse_trace({**BASE, "timestamp": value})
+    assert t.day == day
+    assert TraceKey(t.trace_id, t.route, t.day).day == day
+    assert parse_trace(trace_record(t)) == t  # a dead letter of it can be redone
+
+
+def test_timestamps_are_exact_to_the_microsecond():
+    assert parse_timestamp("2024-01-01T00:00:00.000001Z") == 1704067200 * 1_000_000 + 1
+    assert parse_timestamp("9999-12-31T23:59:59.999Z") == 253402300799999000
+
+
+def test_an_aware_datetime_shifted_out_of_range_is_refused():
+    with pytest.raises(InvalidTrace, match="out of range"):
+        parse_timestamp(datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=1))))
+
+
+@pytest.mark.parametrize("us", [0, -1, 10**30, -(10**30), 253402300800 * 10**6,
+                                -62135596800 * 10**6 - 1])
+def test_trace_day_never_raises(us):
+    day = Trace("t", "r", us, "", (), "").day
+    assert len(day) == 10 and "0001-01-01" <= day <= "9999-12-31"
+
+
+def test_trace_day_clamps_to_the_representable_days():
+    assert Trace("t", "r", 10**30, "", (), "").day == "9999-12-31"
+    assert Trace("t", "r", -(10**30), "", (), "").day == "0001-01-01"
+    assert Trace("t", "r", -1, "", (), "").day == "1969-12-31"
+
+
+@pytest.mark.parametrize("patch,reason", [
+    ({"trace_id": "x" * (MAX_TRACE_ID_CHARS + 1)}, "field 'trace_id' is 257 characters long; "
+                                                   "the limit is 256"),
+    ({"route": "r" * (MAX_ROUTE_CHARS + 1)}, "field 'route' is 257 characters long"),
+    ({"task": 3}, "field 'task' must be a string, got int"),
+    ({"generator": ["g"]}, "field 'generator' must be a string, got list"),
+    ({"task": "t" * 257}, "field 'task' is 257 characters long"),
+    ({"contexts": [{"doc_id": 1.5, "text": "c"}]}, r"contexts\[0\].doc_id must be a string or "
+                                                    "an integer, got float"),
+    ({"contexts": [{"doc_id": "d" * 257, "text": "c"}]}, r"contexts\[0\].doc_id is 257"),
+    ({"metadata": {f"k{i}": "v" for i in range(MAX_METADATA_ENTRIES + 1)}},
+     "'metadata' has 65 entries; the limit is 64"),
+    ({"metadata": {"k": "v" * (MAX_METADATA_CHARS + 1)}}, "metadata 'k' is 1025 characters"),
+    ({"metadata": {"k" * 1025: "v"}}, "a metadata key is 1025 characters"),
+    ({"metadata": {"k": float("nan")}}, "metadata 'k' is nan: numbers must be finite"),
+    ({"metadata": {"k": float("-inf")}}, "metadata 'k' is -inf: numbers must be finite"),
+    ({"metadata": {"k": {"nested": 1}}}, "metadata 'k' must be a string or a number, got dict"),
+    ({"metadata": {1: "a", "1": "b"}}, "duplicate keys"),
+    ({"metadata": [("a",)]}, r"map of strings or \(key, value\) pairs"),
+    ({"answer": "fine \ud800 text"}, r"field 'answer' is not valid text: lone surrogate "
+                                     r"'\\ud800' at character 5"),
+    ({"question": "\udfff"}, "field 'question' is not valid text"),
+    ({"trace_id": "id\udc80"}, "field 'trace_id' is not valid text"),
+    ({"contexts": ["ok", "bad \ud83d"]}, r"contexts\[1\] is not valid text"),
+    ({"contexts": [{"text": {"k\ud800": 1}}]}, r"contexts\[0\].text key is not valid text"),
+    ({"contexts": [{"text": {"stars": float("nan")}}]}, r"contexts\[0\].text holds nan"),
+    ({"contexts": [{"text": [float("inf")]}]}, r"contexts\[0\].text holds inf"),
+    ({"contexts": [{"text": {"n": 2**70}}]}, "integer beyond 64 bits"),
+    ({"contexts": [{"text": {"when": datetime(2024, 1, 1)}}]}, "holds a datetime, not a JSON"),
+    ({"contexts": [{"text": {1: "a"}}]}, "non-string key 1"),
+])
+def test_fields_later_stages_rely_on(patch, reason):
+    with pytest.raises(InvalidTrace, match=reason):
+        parse_trace({**BASE, **patch})
+
+
+def nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def test_structured_contexts_are_bounded_in_depth():
+    ok = parse_trace({**BASE, "contexts": [{"text": nested(MAX_JSON_DEPTH)}]})
+    assert ok.contexts[0].text.count("[") == MAX_JSON_DEPTH
+    for depth in (MAX_JSON_DEPTH + 1, 100_000):  # the second would overflow a recursive check
+        with pytest.raises(InvalidTrace, match=r"contexts\[0\].text is nested deeper than 32"):
+            parse_trace({**BASE, "contexts": [{"text": nested(depth)}]})
+
+
+def test_a_json_depth_bomb_is_not_valid_json():
+    line = '{"trace_id": "b", "answer": "a", "contexts": [{"text": ' + "[" * 5000 + "]" * 5000
+    with pytest.raises(InvalidTrace, match="not valid JSON: depth limit exceeded"):
+        parse_trace(line + "}]}")
+
+
+def test_numbers_and_bools_in_metadata_are_written_as_text():
+    t = parse_trace({**BASE, "metadata": {"n": 2, "x": 0.5, "b": True, "none": None}})
+    assert t.metadata == (("b", "True"), ("n", "2"), ("none", ""), ("x", "0.5"))
+    t = parse_trace({**BASE, "contexts": [{"doc_id": 7, "text": "c"}]})
+    assert t.contexts[0].doc_id == "7"

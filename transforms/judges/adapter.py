@@ -4,15 +4,29 @@ Built-in judges return :class:`Verdict` and :class:`DecomposedClaim`; a custom j
 return the plain forms of the first contract (``(label, quotes)``, ``(label, quotes, p)``, a list
 of strings). Every answer, fresh from a judge or replayed from judge_cache, is converted here and
 validated: a malformed answer is a :class:`JudgeError` (recorded as ``judge_error``), never a
-default label or an empty claim list.
+default label or an empty claim list. Every call made through :class:`TypedJudge` ends: it has
+the judge's deadline (``call_deadline_s``), and a BaseException from the judge is a JudgeError.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
 
-from rt4chart.transforms.judges.base import DecomposedClaim, Judge, JudgeError, Verdict
+from rt4chart.transforms.judges.base import (
+    DEADLINE_OPTION,
+    DecomposedClaim,
+    Judge,
+    JudgeError,
+    Verdict,
+    call_deadline_of,
+    contained,
+    start_deadline,
+    stop_deadline,
+)
+
+T = TypeVar("T")
 
 
 def as_verdict(answer: object) -> Verdict:
@@ -57,22 +71,63 @@ def batches_claims(judge: object) -> bool:
     return callable(getattr(judge, "verify_local_many", None))
 
 
+async def bounded(call: Callable[[], Awaitable[T]], seconds: float | None) -> T:
+    """Await a judge call for at most `seconds` of running time (see base.CallDeadline; None:
+    no deadline); a BaseException from the judge is a JudgeError (see base.contained).
+
+    The call runs as a task of its own: when the deadline passes it is cancelled and abandoned,
+    not awaited, so that a judge that ignores the cancellation cannot hold the caller.
+    """
+    if seconds is None:
+        return await contained(call)
+    deadline, token = start_deadline(seconds)
+    try:
+        task = asyncio.ensure_future(contained(call))  # copies the context: sees the deadline
+    finally:
+        stop_deadline(token)
+    try:
+        await asyncio.wait((task, deadline.expired), return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    finally:
+        deadline.close()
+    if not task.done():
+        task.cancel()
+        task.add_done_callback(_forget)
+        raise JudgeError(f"the judge did not answer within {seconds:g} s "
+                         f"({DEADLINE_OPTION}); the call was cancelled")
+    return task.result()
+
+
+def _forget(task: asyncio.Task) -> None:
+    # An abandoned call's late outcome is nobody's business; read it so asyncio does not log it.
+    if not task.cancelled():
+        task.exception()
+
+
 class TypedJudge:
-    """Any judge seen through the typed contract. Cheap to build: it holds the judge only."""
+    """Any judge seen through the typed contract, every call under the judge's deadline.
+    Cheap to build: it holds the judge only."""
 
     def __init__(self, judge: Judge):
         self.judge = judge
 
+    async def _call(self, call: Callable[[], Awaitable[T]]) -> T:
+        return await bounded(call, call_deadline_of(self.judge))
+
     async def decompose(self, sentence: str, answer: str, question: str) -> list[DecomposedClaim]:
-        return as_claims(await self.judge.decompose(sentence, answer, question))
+        return as_claims(await self._call(
+            lambda: self.judge.decompose(sentence, answer, question)))
 
     async def verify_local(self, claim: str, chunk: str, question: str) -> Verdict:
-        return as_verdict(await self.judge.verify_local(claim, chunk, question))
+        return as_verdict(await self._call(
+            lambda: self.judge.verify_local(claim, chunk, question)))
 
     async def verify_global(self, claim: str, context: str, question: str, local_label: str,
                             hint: str | None) -> Verdict:
-        return as_verdict(
-            await self.judge.verify_global(claim, context, question, local_label, hint))
+        return as_verdict(await self._call(
+            lambda: self.judge.verify_global(claim, context, question, local_label, hint)))
 
     async def verify_absence(self, claim: str, context: str, question: str) -> Verdict:
         """An absence claim's verdict (see AbsenceJudge); a judge that gave an absence claim
@@ -87,7 +142,8 @@ class TypedJudge:
         """One verdict per claim: in one call if the judge batches claims, else claim by
         claim, concurrently."""
         if batches_claims(self.judge):
-            answer = await self.judge.verify_local_many(list(claims), chunk, question)
+            answer = await self._call(
+                lambda: self.judge.verify_local_many(list(claims), chunk, question))
             return as_verdicts(answer, len(claims))
         return list(await asyncio.gather(
             *(self.verify_local(claim, chunk, question) for claim in claims)))

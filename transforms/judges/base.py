@@ -20,13 +20,22 @@ by raising: the pipeline records ``judge_error`` and never turns a failure into 
 invalid answer (a label other than the three, quotes that are not strings) is a
 :class:`JudgeError` too. A judge may report what a call cost with :func:`record_usage`; its
 optional ``model`` attribute names it in the outputs.
+
+Every call ends: a call that runs longer than the judge's ``call_deadline_s`` (an attribute, or
+the option of that name for any judge; default 300 s, 0 = none) fails with that reason, and a
+judge that waits in a queue of its own (a concurrency limit, a rate limiter) marks the wait with
+:func:`queued` so that it does not count. A BaseException raised by a judge (KeyboardInterrupt,
+SystemExit…) is a failed call, like any exception.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import contextvars
 import importlib
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import math
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -183,19 +192,144 @@ def record_usage(
 async def metered(fn: Callable[[], Awaitable[T]]) -> tuple[T, Usage]:
     """Run one judge call and return its result with the usage it recorded.
 
-    Raises what the call raised; the usage of failed attempts is attached to the exception as
-    ``exc.rt4chart_usage`` so that it is still accounted for.
+    Raises what the call raised, except that a BaseException other than a cancellation
+    (KeyboardInterrupt, SystemExit, GeneratorExit, a custom subclass) becomes a JudgeError: let
+    through, asyncio would re-raise it out of the shared event loop and stop every call of the
+    worker. The usage of failed attempts is attached to the exception as ``exc.rt4chart_usage``
+    so that it is still accounted for.
     """
     meter = UsageMeter()
     token = _METER.set(meter)
     try:
-        result = await fn()
+        result = await contained(fn)
     except BaseException as exc:
         exc.rt4chart_usage = _at_least_one_call(meter.usage)  # type: ignore[attr-defined]
         raise
     finally:
         _METER.reset(token)
     return result, _at_least_one_call(meter.usage)
+
+
+async def contained(fn: Callable[[], Awaitable[T]]) -> T:
+    """Await a judge call; a BaseException that is not a cancellation of this task comes out as
+    a JudgeError naming it (it must never reach asyncio's task machinery, see `metered`)."""
+    try:
+        return await fn()
+    except Exception:
+        raise
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise  # a real cancellation (a deadline, a shutdown): asyncio must see it
+        raise JudgeError("the judge raised CancelledError without being cancelled") from None
+    except BaseException as exc:  # noqa: BLE001 - see the docstring
+        detail = f": {exc}" if str(exc) else ""
+        raise JudgeError(f"the judge raised {type(exc).__name__}{detail} (a BaseException, "
+                         "treated as a failed call)") from exc
+
+
+# A judge call's deadline. Time a judge spends in its own queue (a concurrency limit, a rate
+# limiter, a batch job) is not the call hanging: a judge marks it with `queued()`.
+DEADLINE_OPTION = "call_deadline_s"
+DEFAULT_CALL_DEADLINE_S = 300.0
+
+
+class CallDeadline:
+    """The deadline of one judge call, on the running event loop.
+
+    `expired` is a future that resolves when the call has run `seconds` without being queued;
+    leaving the queue restarts the full deadline (so a queued call is not cut short by the
+    others ahead of it).
+    """
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self._loop = asyncio.get_running_loop()
+        self.expired: asyncio.Future[None] = self._loop.create_future()
+        self._timer: asyncio.TimerHandle | None = None
+        self._queued = 0
+        self._arm()
+
+    def _arm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = None
+        if not self._queued and not self.expired.done():
+            self._timer = self._loop.call_later(self.seconds, self._expire)
+
+    def _expire(self) -> None:
+        if not self.expired.done():
+            self.expired.set_result(None)
+
+    def enter_queue(self) -> None:
+        self._queued += 1
+        if self._queued == 1:
+            self._arm()
+
+    def leave_queue(self) -> None:
+        self._queued -= 1
+        if not self._queued:
+            self._arm()
+
+    def close(self) -> None:
+        """Stop the clock (the call ended)."""
+        if self._timer is not None:
+            self._timer.cancel()
+        if not self.expired.done():
+            self.expired.cancel()
+
+
+_DEADLINE: contextvars.ContextVar[CallDeadline | None] = contextvars.ContextVar(
+    "rt4chart_call_deadline", default=None
+)
+
+
+def start_deadline(seconds: float) -> tuple[CallDeadline, contextvars.Token]:
+    """A deadline for the call about to start, seen by the tasks created in this context."""
+    deadline = CallDeadline(seconds)
+    return deadline, _DEADLINE.set(deadline)
+
+
+def stop_deadline(token: contextvars.Token) -> None:
+    _DEADLINE.reset(token)
+
+
+@contextlib.contextmanager
+def queued() -> Iterator[None]:
+    """Mark a wait in the judge's own queue: it does not count against the call's deadline,
+    which restarts in full when the wait ends. A no-op outside a deadline."""
+    deadline = _DEADLINE.get()
+    if deadline is None:
+        yield
+        return
+    deadline.enter_queue()
+    try:
+        yield
+    finally:
+        deadline.leave_queue()
+
+
+def check_deadline(value: object, where: str = DEADLINE_OPTION) -> float | None:
+    """A call deadline in seconds: a finite number >= 0; 0 or None turns it off."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ValueError(f"{where}={value!r}: expected a number of seconds >= 0 (0 = none)")
+    return seconds or None
+
+
+def call_deadline_of(judge: object) -> float | None:
+    """The judge's per-call deadline: its `call_deadline_s` attribute, else the default
+    (DEFAULT_CALL_DEADLINE_S); None when turned off."""
+    try:
+        return check_deadline(getattr(judge, DEADLINE_OPTION, DEFAULT_CALL_DEADLINE_S),
+                              f"judge {DEADLINE_OPTION}")
+    except ValueError as exc:
+        raise JudgeError(str(exc)) from exc
 
 
 def _at_least_one_call(usage: Usage) -> Usage:
@@ -233,12 +367,24 @@ class JudgeSpec:
             factory = getattr(importlib.import_module(module_name), attr)
         except (ImportError, AttributeError) as exc:
             raise ValueError(f"judge {self.name!r} cannot be imported: {exc}") from exc
-        judge = factory(dict(self.options))
+        options = dict(self.options)
+        deadline = options.pop(DEADLINE_OPTION, None)  # every judge's option, handled here
+        judge = factory(options)
         missing = [m for m in ("decompose", "verify_local", "verify_global")
                    if not callable(getattr(judge, m, None))]
         if missing:
             raise ValueError(f"judge {self.name!r} lacks the method(s) {', '.join(missing)}")
+        if deadline is not None:
+            _set_deadline(judge, self.name, deadline)
         return judge
+
+
+def _set_deadline(judge: object, name: str, raw: str) -> None:
+    seconds = check_deadline(raw)
+    try:
+        setattr(judge, DEADLINE_OPTION, seconds or 0.0)
+    except AttributeError as exc:
+        raise ValueError(f"judge {name!r} does not accept {DEADLINE_OPTION}: {exc}") from exc
 
 
 def judge_model(judge: object, spec: JudgeSpec) -> str:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import openai
 import orjson
 
-from rt4chart.transforms.judges.base import JudgeError
+from rt4chart.transforms.judges.base import JudgeError, queued
 from rt4chart.transforms.judges.openai_judge import OpenAIConfig, OpenAIJudge
 from rt4chart.transforms.judges.pricing import Prices
 
@@ -228,7 +228,8 @@ class BatchOpenAIJudge(OpenAIJudge):
         if self._batcher is None:
             self._batcher = _Batcher(client, self.batch_config)
         body = self._request_body(messages, schema_name, logprobs, cache_key, max_tokens)
-        answer = await self._batcher.complete(body)
+        with queued():  # a batch takes hours by design: the wait is not the call hanging
+            answer = await self._batcher.complete(body)
         completion = openai.types.chat.ChatCompletion.model_validate(answer)
         return self._parse(completion, schema_name)
 

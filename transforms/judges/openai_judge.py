@@ -5,6 +5,13 @@ fixed seed. Calls are rate limited per worker (requests/min and tokens/min), ret
 tenacity on 429, 5xx, timeouts, connection errors and answers that do not match the schema, and
 metered from the API's usage report. The client's own retries are off so that every retry goes
 through the rate limiter.
+
+Failures end: an HTTP 200 whose body is not a chat completion (an HTML page from a proxy) is
+retried like a malformed answer; a circuit breaker (:mod:`.breaker`) makes calls fail fast while
+the endpoint has failed every call for `breaker_after_s`; every call has a deadline
+(`call_deadline_s`, 5 x `timeout_s` by default, enforced by the adapter; waits in the judge's
+own queue do not count); and every failure's reason is redacted with the configured key (see
+:mod:`.openai_faults`).
 """
 
 from __future__ import annotations
@@ -28,11 +35,25 @@ from tenacity import (
 )
 
 from rt4chart import prompts
-from rt4chart.transforms.judges.base import DecomposedClaim, JudgeError, Verdict, record_usage
+from rt4chart.transforms.judges.base import (
+    DecomposedClaim,
+    JudgeError,
+    Verdict,
+    queued,
+    record_usage,
+)
+from rt4chart.transforms.judges.breaker import CircuitBreaker
 from rt4chart.transforms.judges.logprobs import p_unsupported
+from rt4chart.transforms.judges.openai_faults import (
+    DEADLINE_TIMEOUTS,
+    completion_of,
+    failure_reason,
+    is_endpoint_failure,
+)
 from rt4chart.transforms.judges.pricing import Prices, prices_for
 from rt4chart.transforms.judges.ratelimit import RateLimiter, exhausted_for, retry_after_seconds
 from rt4chart.transforms.judges.schema_check import SchemaMismatch, validate
+from rt4chart.transforms.redact import redact, register_key_env
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +95,11 @@ class OpenAIConfig:
     # The number of worker processes that share `rpm` and `tpm`: each process budgets its share
     # (set by the CLI for local multi-process runs; on Dataflow, the number of SDK processes).
     rate_share: int = 1
+    # Circuit breaker: after this many seconds in which every call failed (connection, timeout,
+    # HTTP error, a reply that is not a completion), calls fail fast (0: never); while open, one
+    # call every breaker_probe_s tries the endpoint, and its success closes the breaker.
+    breaker_after_s: float = 120.0
+    breaker_probe_s: float = 30.0
 
     @classmethod
     def from_options(cls, options: dict[str, str]) -> OpenAIConfig:
@@ -160,6 +186,9 @@ class OpenAIJudge:
         self._semaphore = None
         self.base_url = self.config.base_url or os.environ.get("OPENAI_BASE_URL")
         self._api_key = os.environ.get(self.config.api_key_env)
+        register_key_env(self.config.api_key_env)  # reasons made elsewhere are redacted too
+        self.call_deadline_s = DEADLINE_TIMEOUTS * self.config.timeout_s
+        self._breaker = CircuitBreaker(self.config.breaker_after_s, self.config.breaker_probe_s)
         if not self._api_key and not self.base_url:
             raise ValueError(
                 f"openai judge: set {self.config.api_key_env} (or --base-url for a local "
@@ -204,9 +233,26 @@ class OpenAIJudge:
     async def _attempt(self, messages: list[dict], schema_name: str, logprobs: bool,
                        cache_key: str | None, max_tokens: int) -> dict:
         client = self._ensure_client()
-        chars = sum(len(m["content"]) for m in messages)
-        await self._limiter.acquire(chars // CHARS_PER_TOKEN + max_tokens)
-        body = self._request_body(messages, schema_name, logprobs, cache_key, max_tokens)
+        probe = await self._breaker.admit()  # BreakerOpen at once while the endpoint is down
+        try:
+            chars = sum(len(m["content"]) for m in messages)
+            with queued():  # waiting for the rate budget is not the call hanging
+                await self._limiter.acquire(chars // CHARS_PER_TOKEN + max_tokens)
+            body = self._request_body(messages, schema_name, logprobs, cache_key, max_tokens)
+            completion = await self._send(client, body)
+        except BaseException as exc:
+            if is_endpoint_failure(exc):
+                self._breaker.failure(redact(f"{type(exc).__name__}: {exc}", self._secrets()),
+                                      probe)
+            else:
+                self._breaker.release(probe)
+            raise
+        self._breaker.success()
+        return self._parse(completion, schema_name)
+
+    async def _send(self, client: openai.AsyncOpenAI, body: dict[str, Any]) -> Any:
+        """One HTTP request: the chat completion, honouring the provider's rate-limit
+        headers."""
         try:
             raw = await client.chat.completions.with_raw_response.create(**body)
         except openai.APIStatusError as exc:
@@ -218,7 +264,10 @@ class OpenAIJudge:
         pause = exhausted_for(raw.headers)
         if pause:
             self._limiter.pause(pause)
-        return self._parse(raw.parse(), schema_name)
+        return completion_of(raw)
+
+    def _secrets(self) -> tuple[str, ...]:
+        return (self._api_key,) if self._api_key else ()
 
     def _parse(self, completion: Any, schema_name: str) -> dict:
         usage = completion.usage
@@ -250,37 +299,43 @@ class OpenAIJudge:
                     logprobs: bool = False, shared: str | None = None,
                     expect_claims: int | None = None) -> dict:
         """One structured call, retried; `shared` is the prefix text that calls of one trace
-        have in common (it names the prompt cache)."""
+        have in common (it names the prompt cache). A failure is a JudgeError whose reason
+        carries no secret."""
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         self._ensure_client()
-        budget = self.config.max_output_tokens
-        async with self._semaphore:
+        try:
+            with queued():  # nor is waiting for a concurrency slot
+                await self._semaphore.acquire()
             try:
-                async for attempt in AsyncRetrying(
-                    retry=retry_if_exception(_retryable),
-                    wait=_Backoff(self.config.backoff_initial_s, self.config.backoff_max_s),
-                    stop=stop_after_attempt(self.config.max_attempts),
-                    reraise=True,
-                ):
-                    with attempt:
-                        try:
-                            data = await self._attempt(messages, schema_name, logprobs,
-                                                       cache_key_of(shared), budget)
-                        except Truncated:
-                            budget = min(2 * budget, self.config.max_output_tokens_cap)
-                            raise
-                        if expect_claims is not None:
-                            check_numbering(data, expect_claims)
-                        return data
-            except SchemaMismatch as exc:
-                raise JudgeError(f"no valid answer after {self.config.max_attempts} "
-                                 f"attempts: {exc}") from exc
-            except openai.APIStatusError as exc:
-                # The provider's message (never the request headers, so never the key).
-                raise JudgeError(f"HTTP {exc.status_code} ({type(exc).__name__}): "
-                                 f"{str(exc.message)[:200]}") from exc
-            except openai.APIError as exc:
-                raise JudgeError(f"{type(exc).__name__} after retries") from exc
+                return await self._retrying(messages, schema_name, logprobs, shared,
+                                            expect_claims)
+            finally:
+                self._semaphore.release()
+        except (JudgeError, SchemaMismatch, openai.APIError) as exc:
+            reason = failure_reason(exc, self.config.max_attempts, self._secrets())
+            error_type = type(exc) if isinstance(exc, JudgeError) else JudgeError
+            # Not chained: the original message may hold what was just redacted.
+            raise error_type(reason) from None
+
+    async def _retrying(self, messages: list[dict], schema_name: str, logprobs: bool,
+                        shared: str | None, expect_claims: int | None) -> dict:
+        budget = self.config.max_output_tokens
+        async for attempt in AsyncRetrying(
+            retry=retry_if_exception(_retryable),
+            wait=_Backoff(self.config.backoff_initial_s, self.config.backoff_max_s),
+            stop=stop_after_attempt(self.config.max_attempts),
+            reraise=True,
+        ):
+            with attempt:
+                try:
+                    data = await self._attempt(messages, schema_name, logprobs,
+                                               cache_key_of(shared), budget)
+                except Truncated:
+                    budget = min(2 * budget, self.config.max_output_tokens_cap)
+                    raise
+                if expect_claims is not None:
+                    check_numbering(data, expect_claims)
+                return data
         raise JudgeError("unreachable: retry loop ended without a result")
 
     async def decompose(self, sentence: str, answer: str, question: str) -> list[DecomposedClaim]:

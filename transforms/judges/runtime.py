@@ -1,95 +1,84 @@
-"""One event loop and one judge instance per worker process, shared by every DoFn thread.
+"""One event loop and one judge per spec for each worker process, held through Beam's `Shared`.
 
-Beam may run several DoFn instances in threads of one process. They all submit their calls to a
-single background event loop and a single judge per spec, so a judge's client, concurrency
+Beam may run several DoFn instances in threads of one process. They all submit their calls to
+a single background event loop and a single judge per spec, so a judge's client, concurrency
 limit and rate limiter are shared by the whole worker, as the provider's limits are.
+
+The loop and the judges live in a :class:`JudgeRuntime`, which a DoFn acquires in `setup()`
+through a `apache_beam.utils.shared.Shared` handle (as Beam's RunInference holds its model).
+Every judge stage of a pipeline holds the same handle (:func:`runtime_handle`, made once where
+the pipeline is built and pickled with each DoFn), so on a worker they all acquire the same
+runtime. The runtime lives while a DoFn holds it (and Beam keeps the last acquired object
+alive); when it is collected, its loop stops and its thread ends.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import logging
+import functools
 import threading
-import time
+import weakref
 from collections.abc import Awaitable
-from dataclasses import dataclass
 from typing import Any
 
-from rt4chart.schemas.records import Usage
+from apache_beam.utils.shared import Shared
+
 from rt4chart.transforms.judges.base import Judge, JudgeSpec
 
-logger = logging.getLogger(__name__)
 
-_LOCK = threading.Lock()
-_LOOP: asyncio.AbstractEventLoop | None = None
-_JUDGES: dict[JudgeSpec, Judge] = {}
+class JudgeRuntime:
+    """A worker process's event loop (on a daemon thread) and its judges, one per spec."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._judges: dict[JudgeSpec, Judge] = {}
+        self._loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=_run_loop, args=(self._loop,),
+                                       name="rt4chart-judge-loop", daemon=True)
+        self.thread.start()
+        weakref.finalize(self, _stop_loop, self._loop)
+
+    def judge(self, spec: JudgeSpec) -> Judge:
+        """The judge for a spec, built once per runtime."""
+        with self._lock:
+            judge = self._judges.get(spec)
+            if judge is None:
+                judge = self._judges[spec] = spec.build()
+            return judge
+
+    def submit(self, coro: Awaitable[Any]) -> concurrent.futures.Future:
+        """Schedule a coroutine on the loop; the future resolves in the caller's thread."""
+        return asyncio.run_coroutine_threadsafe(coro, self._loop)
 
 
-def _loop() -> asyncio.AbstractEventLoop:
-    global _LOOP
-    with _LOCK:
-        if _LOOP is None or _LOOP.is_closed():
-            loop = asyncio.new_event_loop()
-            thread = threading.Thread(
-                target=loop.run_forever, name="rt4chart-judge-loop", daemon=True
-            )
-            thread.start()
-            _LOOP = loop
-        return _LOOP
+def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
+    asyncio.set_event_loop(loop)
+    try:
+        loop.run_forever()
+    finally:
+        loop.close()
+
+
+def _stop_loop(loop: asyncio.AbstractEventLoop) -> None:
+    # Called when the runtime is collected: the thread then closes the loop and ends.
+    if not loop.is_closed():
+        loop.call_soon_threadsafe(loop.stop)
+
+
+@functools.cache
+def runtime_handle() -> Shared:
+    """The `Shared` handle of the judge runtime: one per process that builds pipelines, so
+    that every judge stage's DoFn carries the same key to the workers."""
+    return Shared()
+
+
+def acquire(handle: Shared) -> JudgeRuntime:
+    """The worker's runtime behind `handle`, built on first use."""
+    return handle.acquire(JudgeRuntime)
 
 
 def judge_for(spec: JudgeSpec) -> Judge:
-    """The process's judge for a spec, built once."""
-    with _LOCK:
-        judge = _JUDGES.get(spec)
-        if judge is None:
-            judge = _JUDGES[spec] = spec.build()
-        return judge
-
-
-def submit(coro: Awaitable[Any]) -> concurrent.futures.Future:
-    """Schedule a coroutine on the shared loop; the future resolves in the caller's thread."""
-    return asyncio.run_coroutine_threadsafe(coro, _loop())
-
-
-@dataclass
-class _Progress:
-    calls: int = 0
-    errors: int = 0
-    usage: Usage = Usage()
-    traces: int = 0
-    last_log: float = 0.0
-
-
-_PROGRESS = _Progress()
-PROGRESS_EVERY_S = 10.0
-
-
-def note_calls(usage: Usage, errors: int = 0) -> None:
-    """Count judge usage for the progress line."""
-    with _LOCK:
-        _PROGRESS.usage = _PROGRESS.usage + usage
-        _PROGRESS.errors += errors
-    _maybe_log()
-
-
-def note_traces(n: int) -> None:
-    """Count finished traces for the progress line."""
-    with _LOCK:
-        _PROGRESS.traces += n
-    _maybe_log()
-
-
-def _maybe_log() -> None:
-    now = time.monotonic()
-    with _LOCK:
-        if now - _PROGRESS.last_log < PROGRESS_EVERY_S:
-            return
-        _PROGRESS.last_log = now
-        p, u = _PROGRESS, _PROGRESS.usage
-    logger.info(
-        "progress: %d traces done, %d judge calls (%d failed), %d input / %d cached / %d output "
-        "tokens, $%.4f",
-        p.traces, u.calls, p.errors, u.input_tokens, u.cached_tokens, u.output_tokens, u.cost_usd,
-    )
+    """The judge the stages of this process use for a spec (e.g. to inspect a fake after a
+    local run)."""
+    return acquire(runtime_handle()).judge(spec)

@@ -1,0 +1,215 @@
+"""rt4chart's command-line options: the parsers of `audit` and `stream`, the judge options they
+share with `eval`, their conversion to typed configs, and the split from Beam's options.
+
+Beam's options may be given anywhere on the command line (`--runner X`, `--direct_num_workers=2`,
+`--streaming`); :func:`split_beam_args` sets them apart before rt4chart's parser runs, so that a
+Beam option's value is never taken for an input file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
+from rt4chart.transforms.alerts import AlertConfig
+from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.segment import SegmentConfig
+from rt4chart.transforms.windows import WindowingConfig
+
+logger = logging.getLogger("rt4chart")
+
+OFFLINE_NOTICE = (
+    "no judge endpoint configured (OPENAI_API_KEY / OPENAI_BASE_URL / --base-url): using the "
+    "offline judge. Its verdicts are a lexical baseline, not a model's judgement."
+)
+# Shorthand flags for the openai judge's options.
+OPENAI_FLAGS = ("model", "base_url", "rpm", "tpm", "max_concurrency")
+
+
+def add_audit_parser(sub: argparse._SubParsersAction) -> None:
+    """Add the `audit` command to the root parser's sub-commands."""
+    p = sub.add_parser("audit", allow_abbrev=False, help="audit trace files (batch)",
+                       description="Audit RAG traces; unknown options go to Beam.")
+    p.add_argument("inputs", nargs="*", help="JSONL or Parquet trace files or globs")
+    p.add_argument("--example", action="store_true", help="audit the bundled example traces")
+    p.add_argument("--redo", metavar="RUN_DIR",
+                   help="audit again the traces whose answers were incomplete in an earlier "
+                        "run (batch or stream output directory), e.g. after a judge outage")
+    p.add_argument("--reuse", metavar="RUN_DIR",
+                   help="reuse the judge results of an earlier run (its judge_cache table) "
+                        "wherever a call's inputs, model and prompts are unchanged")
+    p.add_argument("--input-format", default="auto", choices=("auto", "jsonl", "parquet"),
+                   help="input format (default: by suffix, .parquet/.pq else JSON lines)")
+    p.add_argument("--out", default="rt4chart-out", help="output directory (default: %(default)s)")
+    p.add_argument("--overwrite", action="store_true", help="replace an earlier run's tables")
+    p.add_argument("--bigquery", metavar="PROJECT:DATASET",
+                   help="also write the tables to this BigQuery dataset (file loads)")
+    p.add_argument("--batch-api", action="store_true",
+                   help="openai judge through the Batch API: half the price, a separate rate "
+                        "limit, results within 24 h; resumable (state in OUT/_batch_state)")
+    add_judge_args(p)
+
+
+def add_stream_parser(sub: argparse._SubParsersAction) -> None:
+    """Add the `stream` command to the root parser's sub-commands."""
+    p = sub.add_parser(
+        "stream", allow_abbrev=False, help="audit a Pub/Sub subscription (streaming)",
+        description="Audit RAG traces published to Pub/Sub, continuously, with windowed "
+                    "per-route rates and alerts. Stop with Ctrl-C or SIGTERM. Unknown options "
+                    "go to Beam (e.g. --runner DataflowRunner --project P --region R).")
+    p.add_argument("--subscription", required=True,
+                   help="projects/PROJECT/subscriptions/NAME; a message body is one JSON trace")
+    p.add_argument("--out", help="write the tables as Parquet files under this directory")
+    p.add_argument("--bigquery", metavar="PROJECT:DATASET",
+                   help="write the tables to this BigQuery dataset (streaming inserts)")
+    p.add_argument("--dead-letter-topic", "--dead_letter_topic", dest="dead_letter_topic",
+                   help="projects/P/topics/T: malformed messages, payload kept, reason and "
+                        "stage as attributes")
+    p.add_argument("--alerts-topic", "--alerts_topic", dest="alerts_topic",
+                   help="projects/P/topics/T: one JSON message per alert")
+    p.add_argument("--rate-window", "--rate_window", "--window", dest="window", type=int,
+                   default=300,
+                   help="rate window in seconds of event time (default 300)")
+    p.add_argument("--sliding-period", "--sliding_period", dest="sliding_period", type=int,
+                   help="sliding windows: start a window every N seconds (default: fixed)")
+    p.add_argument("--early-firing", "--early_firing", dest="early_firing", type=float,
+                   default=30.0, help="seconds between early firings of an open window "
+                                      "(default 30; 0 for none)")
+    p.add_argument("--allowed-lateness", "--allowed_lateness", dest="allowed_lateness",
+                   type=int, default=3600,
+                   help="seconds after a window's end during which late traces still update "
+                        "it (default 3600); later ones are audited and marked late")
+    p.add_argument("--alert-rate", "--alert_rate", dest="alert_rate", type=float,
+                   help="alert when a window's rate exceeds this (default: off)")
+    p.add_argument("--alert-relative", "--alert_relative", dest="alert_relative", type=float,
+                   default=2.0, help="alert when a window's rate is N times the route's "
+                                     "trailing baseline and significantly above it (default 2; "
+                                     "0 for off)")
+    p.add_argument("--alert-min-traces", "--alert_min_traces", dest="alert_min_traces",
+                   type=int, default=20, help="traces a window needs to alert (default 20)")
+    p.add_argument("--alert-baseline-windows", "--alert_baseline_windows",
+                   dest="alert_baseline_windows", type=int, default=12,
+                   help="windows in the trailing baseline (default 12)")
+    p.add_argument("--dedupe-horizon", "--dedupe_horizon", dest="dedupe_horizon", type=float,
+                   default=86_400.0, help="seconds a trace_id is remembered (default 86400)")
+    p.add_argument("--join-timeout", "--join_timeout", dest="join_timeout", type=float,
+                   default=900.0, help="seconds a trace waits for its judge results before "
+                                       "the missing ones are recorded as failures "
+                                       "(default 900)")
+    p.add_argument("--id-attribute", "--id_attribute", dest="id_attribute",
+                   help="message attribute with a unique id for Pub/Sub's own dedupe "
+                        "(Dataflow only; the local runner hangs with it)")
+    add_judge_args(p)
+
+
+def add_judge_args(p: argparse.ArgumentParser) -> None:
+    """The judge and window options that `audit`, `stream` and `eval` share."""
+    p.add_argument("--judge", default="auto",
+                   help="offline | openai | package.module:factory (default: openai when an "
+                        "endpoint is configured, else offline)")
+    p.add_argument("--judge-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="option passed to the judge factory (repeatable)")
+    p.add_argument("--model", help="openai judge: model (default gpt-4o-mini)")
+    p.add_argument("--base-url", dest="base_url", help="openai judge: endpoint base URL")
+    p.add_argument("--rpm", help="openai judge: requests per minute in all (default 500; "
+                                 "split over local worker processes, see rate_share)")
+    p.add_argument("--tpm", help="openai judge: tokens per minute in all (default 200000)")
+    p.add_argument("--max-concurrency", dest="max_concurrency",
+                   help="openai judge: calls in flight per worker (default 32)")
+    p.add_argument("--claims-per-call", type=int, default=1, metavar="N",
+                   help="local verification: check up to N claims of an answer against a "
+                        "window in one judge call (default 1, the paper's schedule)")
+    p.add_argument("--window-size", type=int, default=25, help="W, sentences (default 25)")
+    p.add_argument("--window-overlap", type=int, default=10, help="O, sentences (default 10)")
+    p.add_argument("-v", "--verbose", action="store_true")
+
+
+def judge_spec(args: argparse.Namespace) -> JudgeSpec:
+    """The judge the options name (`auto`: openai when an endpoint is configured)."""
+    options: dict[str, str] = {}
+    for item in args.judge_option:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--judge-option expects KEY=VALUE, got {item!r}")
+        options[key.strip()] = value
+    shorthand = {k: getattr(args, k) for k in OPENAI_FLAGS if getattr(args, k) is not None}
+    name = args.judge
+    if name == "auto":
+        configured = args.base_url or os.environ.get("OPENAI_BASE_URL") or os.environ.get(
+            "OPENAI_API_KEY")
+        name = "openai" if configured else "offline"
+        if name == "offline":
+            logger.warning(OFFLINE_NOTICE)
+    if getattr(args, "batch_api", False):
+        if name not in ("openai", "openai-batch"):
+            raise ValueError(f"--batch-api needs the openai judge, not {name!r}")
+        name = "openai-batch"
+        options.setdefault("batch_state_dir", os.path.join(args.out, "_batch_state"))
+    if shorthand and name not in ("openai", "openai-batch"):
+        raise ValueError(f"--{', --'.join(shorthand)} apply to the openai judge, not {name!r}")
+    return JudgeSpec.of(name, {**options, **{k: str(v) for k, v in shorthand.items()}})
+
+
+def segment_config(args: argparse.Namespace) -> SegmentConfig:
+    return SegmentConfig(args.window_size, args.window_overlap)
+
+
+def audit_config(args: argparse.Namespace, example: str | None = None) -> AuditConfig:
+    """The `audit` command's typed configuration; `example`: the bundled traces' path, audited
+    with `--example` (ValueError on a bad value)."""
+    inputs = tuple(args.inputs) + ((example,) if args.example and example else ())
+    return AuditConfig(
+        inputs=inputs, out=args.out, judge=judge_spec(args), overwrite=args.overwrite,
+        input_format=args.input_format, segment=segment_config(args), bigquery=args.bigquery,
+        claims_per_call=args.claims_per_call, reuse=args.reuse, redo=args.redo,
+    )
+
+
+def stream_config(args: argparse.Namespace, spec: JudgeSpec) -> StreamConfig:
+    """The `stream` command's typed configuration (ValueError on a bad value)."""
+    windowing = WindowingConfig.streaming_default(
+        args.window, args.sliding_period, args.early_firing or None, args.allowed_lateness)
+    stages = StagesConfig(spec, segment_config(args), windowing,
+                          args.join_timeout, args.dedupe_horizon, args.claims_per_call)
+    alerts = AlertConfig(args.alert_rate, args.alert_relative or None, args.alert_min_traces,
+                         args.alert_baseline_windows)
+    return StreamConfig(args.subscription, stages, args.out, args.bigquery,
+                        args.dead_letter_topic, args.alerts_topic, alerts, args.id_attribute)
+
+
+def _beam_parser() -> argparse.ArgumentParser:
+    """Beam's parser with every registered option: `get_all_options` hands it to its public
+    `add_extra_args_fn` callback once all option classes have added their arguments."""
+    parsers: list[argparse.ArgumentParser] = []
+    PipelineOptions([]).get_all_options(add_extra_args_fn=parsers.append)
+    return parsers[0]
+
+
+def _beam_tokens(parser: argparse.ArgumentParser, tokens: list[str]) -> int:
+    """How many of `tokens` (an option, and the token after it if any) Beam's parser takes:
+    0 when the option is not Beam's."""
+    if len(tokens) > 1 and tokens[1].startswith("-"):
+        tokens = tokens[:1]
+    _, unknown = parser.parse_known_args(tokens)
+    if not unknown:
+        return len(tokens)
+    return 1 if unknown == tokens[1:] else 0
+
+
+def split_beam_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Separate Beam's pipeline options (`--runner X`, `--direct_num_workers=2`, `--streaming`)
+    from rt4chart's own arguments, so that a Beam option's value is not taken for an input."""
+    parser = _beam_parser()
+    ours: list[str] = []
+    beams: list[str] = []
+    i = 0
+    while i < len(argv):
+        ours_only = not argv[i].startswith("--") or argv[i] == "--help"  # help is rt4chart's
+        taken = 0 if ours_only else _beam_tokens(parser, argv[i:i + 2])
+        (beams if taken else ours).extend(argv[i:i + max(taken, 1)])
+        i += max(taken, 1)
+    return ours, beams

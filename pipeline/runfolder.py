@@ -1,0 +1,303 @@
+"""The run folder (--out): a run writes to a staging folder, swapped in only when it succeeded.
+
+No run destroys data. A manifest (`_rt4chart_manifest.json`) lists the files a run wrote; only
+those are ever removed, and only after the new run has succeeded. A folder that holds files but
+no rt4chart run is refused before anything starts; a folder written by an rt4chart without
+manifests (table folders of `part-*.parquet` files and its summary.json) is recognised as a run.
+
+The batch job's order of calls:
+
+    folder = RunFolder(out, overwrite)
+    folder.check()                  # before the pipeline: refuses early, changes nothing
+    ...read what the run needs from `out` (e.g. an earlier run's dead letters for --redo)...
+    ...run the pipeline with its sinks under `folder.staging`, write summary.json there...
+    folder.commit()                 # on success: the earlier run out, the new one in
+    folder.abort()                  # on failure: removes the staging folder, nothing else
+
+Paths go through Beam's FileSystems, so gs:// works too (a rename there is a copy and a delete).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import orjson
+from apache_beam.io.filesystem import BeamIOError
+from apache_beam.io.filesystems import FileSystems
+
+from rt4chart import __version__
+from rt4chart.schemas.tables import TABLES
+
+logger = logging.getLogger(__name__)
+
+MANIFEST = "_rt4chart_manifest.json"
+MANIFEST_FORMAT = 1
+SUMMARY = "summary.json"
+REDO_INPUT = "_redo/traces.jsonl"
+STAGING_PREFIX = ".staging-"
+# rt4chart's, in a run folder, but not a run's output: never removed (the Batch API's
+# resumable state, staging folders of runs that did not finish).
+KEPT_FOLDERS = ("_batch_state",)
+SUMMARY_KEYS = {"judge", "judge_model", "prompt_hash"}
+MAX_LISTED = 10
+
+
+class ForeignFilesError(FileExistsError):
+    """The run folder holds files rt4chart did not write, where a run cannot go."""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """The files one run wrote (relative to the run folder, '/'-separated). `complete` is False
+    while a run is being swapped in: then `files` lists the old run's files and the new's."""
+
+    run_id: str
+    files: tuple[str, ...]
+    version: str = __version__
+    created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
+    complete: bool = True
+
+    def dumps(self) -> bytes:
+        return orjson.dumps({"rt4chart_manifest": MANIFEST_FORMAT, "run_id": self.run_id,
+                             "version": self.version, "created_at": self.created_at,
+                             "complete": self.complete, "files": list(self.files)},
+                            option=orjson.OPT_INDENT_2)
+
+    @classmethod
+    def loads(cls, data: bytes) -> Manifest:
+        """A manifest's text; ValueError if it is not one rt4chart wrote."""
+        try:
+            doc = orjson.loads(data)
+            if doc["rt4chart_manifest"] != MANIFEST_FORMAT:
+                raise ValueError(f"unknown manifest format {doc['rt4chart_manifest']!r}")
+            return cls(str(doc["run_id"]), tuple(str(f) for f in doc["files"]),
+                       str(doc["version"]), str(doc["created_at"]), bool(doc["complete"]))
+        except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+            raise ValueError(f"not an rt4chart manifest: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class FolderState:
+    """What a run folder holds (paths relative to it), by who wrote it."""
+
+    manifest: Manifest | None
+    run_files: tuple[str, ...]  # an earlier run's output: replaced by the next run
+    kept: tuple[str, ...]  # rt4chart's but not a run's output: never removed
+    foreign: tuple[str, ...]  # files rt4chart did not write: never removed
+
+    @property
+    def is_run(self) -> bool:
+        return bool(self.manifest or self.run_files or self.kept)
+
+    @property
+    def in_the_way(self) -> tuple[str, ...]:
+        """Foreign files where a run writes, or that a reader would take for the run's:
+        summary.json, the manifest, the redo input, Parquet files in a table folder."""
+        return tuple(f for f in self.foreign if f in (SUMMARY, MANIFEST) or f.startswith(
+            "_redo/") or (_top(f) in TABLES and f.endswith(".parquet")))
+
+
+def _top(rel: str) -> str:
+    return rel.split("/", 1)[0]
+
+
+def _join(base: str, rel: str) -> str:
+    return FileSystems.join(base, *rel.split("/"))
+
+
+def list_files(folder: str) -> list[str]:
+    """Every file under `folder`, relative to it, sorted (none if it does not exist)."""
+    prefix = folder.rstrip("/") + "/"
+    found = (m.path for r in FileSystems.match([prefix + "**"]) for m in r.metadata_list)
+    return sorted(p[len(prefix):] for p in found if p.startswith(prefix))
+
+
+def _read(path: str, limit: int = 1 << 20) -> bytes | None:
+    try:
+        with FileSystems.open(path) as fh:
+            data = fh.read(limit + 1)
+    except (OSError, BeamIOError):
+        return None
+    return data if len(data) <= limit else None
+
+
+def _is_our_summary(out: str) -> bool:
+    data = _read(_join(out, SUMMARY))
+    try:
+        doc = orjson.loads(data) if data is not None else None
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(doc, dict) and SUMMARY_KEYS <= doc.keys()
+
+
+def _unlisted_run_file(rel: str) -> bool:
+    """A file an rt4chart without manifests wrote (its summary.json is checked apart)."""
+    parts = rel.split("/")
+    if parts[0] in TABLES and len(parts) == 2:
+        return (parts[1].startswith("part-") and parts[1].endswith(".parquet")) or (
+            parts[1].startswith(".tmp-part-"))  # a streaming write cut short
+    if parts[0] in TABLES and len(parts) > 2:
+        return parts[1].startswith("beam-temp-")  # a batch write cut short
+    return rel == REDO_INPUT
+
+
+def _kept(rel: str) -> bool:
+    top = _top(rel)
+    return top.startswith(STAGING_PREFIX) or top in KEPT_FOLDERS
+
+
+def _load_manifest(out: str, files: list[str]) -> Manifest | None:
+    if MANIFEST not in files:
+        return None
+    try:
+        return Manifest.loads(_read(_join(out, MANIFEST)) or b"")
+    except ValueError:
+        return None  # then the file is foreign, and in the way
+
+
+def scan(out: str) -> FolderState:
+    """Sort the files of a run folder into an earlier run's, kept and foreign ones."""
+    files = list_files(out)
+    manifest = _load_manifest(out, files)
+    kept = [f for f in files if _kept(f)]
+    rest = [f for f in files if not _kept(f) and not (manifest and f == MANIFEST)]
+    if manifest is not None:
+        listed = set(manifest.files)
+        run_files = [f for f in rest if f in listed]
+    else:
+        summary = SUMMARY in rest and _is_our_summary(out)
+        run_files = [f for f in rest if _unlisted_run_file(f) or (summary and f == SUMMARY)]
+    taken = set(run_files)
+    return FolderState(manifest, tuple(run_files), tuple(kept),
+                       tuple(f for f in rest if f not in taken))
+
+
+def _names(rels: Iterable[str]) -> str:
+    rels = list(rels)
+    shown = ", ".join(rels[:MAX_LISTED])
+    more = f" and {len(rels) - MAX_LISTED} more" if len(rels) > MAX_LISTED else ""
+    return f"{shown}{more}"
+
+
+def run_folder_path(out: str) -> str:
+    """`out` without a trailing slash, absolute when local."""
+    out = out.rstrip("/")
+    return os.path.abspath(out) if FileSystems.get_scheme(out) is None else out
+
+
+def new_run_id() -> str:
+    return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
+
+
+class RunFolder:
+    """A run folder (`out`) and the staging folder a new run writes to (`staging`, inside
+    `out`). See the module's docstring for the order of calls."""
+
+    def __init__(self, out: str, overwrite: bool = False, run_id: str | None = None):
+        self.out = run_folder_path(out)
+        self.overwrite = overwrite
+        self.run_id = run_id or new_run_id()
+        self.staging = FileSystems.join(self.out, f"{STAGING_PREFIX}{self.run_id}")
+        self._existed = FileSystems.exists(self.out)
+
+    def check(self) -> FolderState:
+        """Refuse a folder a run cannot go to; changes nothing. Raises ForeignFilesError for
+        foreign files (in a folder that holds no run, or where a run writes), FileExistsError
+        for an earlier run without `overwrite`."""
+        if FileSystems.get_scheme(self.out) is None and os.path.isfile(self.out):
+            raise ForeignFilesError(f"--out {self.out} is a file, not a folder")
+        state = scan(self.out)
+        self._refuse(state)
+        stale = sorted({_top(f) for f in state.kept if _top(f).startswith(STAGING_PREFIX)})
+        if stale:
+            logger.warning("%s holds the staging folders of runs that did not finish: %s (kept; "
+                           "delete them when they are of no use)", self.out, ", ".join(stale))
+        return state
+
+    def _refuse(self, state: FolderState, new: Iterable[str] = ()) -> None:
+        in_the_way = sorted({*state.in_the_way, *set(new).intersection(state.foreign)})
+        if in_the_way:
+            raise ForeignFilesError(
+                f"{self.out} holds files that rt4chart did not write: "
+                f"{_names(in_the_way)}; a run would write over them or read "
+                "them as its own: move them away or choose another --out")
+        if state.foreign and not state.is_run:
+            raise ForeignFilesError(
+                f"{self.out} holds files that rt4chart did not write: "
+                f"{_names(state.foreign)}; choose an empty or new --out")
+        if state.run_files and not self.overwrite:
+            raise FileExistsError(
+                f"{self.out} already holds an earlier run ({len(state.run_files)} files); pass "
+                "--overwrite to replace it once the new run has succeeded, or choose another "
+                "--out")
+
+    def staged_files(self, written: Iterable[str] | None = None) -> list[str]:
+        """The new run's files, relative to the staging folder: `written` (paths under it, or
+        relative), else all files there except what a write cut short left behind."""
+        prefix = self.staging + "/"
+        if written is None:
+            rels = list_files(self.staging)
+        else:
+            rels = sorted(w[len(prefix):] if w.startswith(prefix) else w for w in written)
+        return [r for r in rels if not r.startswith(MANIFEST) and not any(
+            p.startswith(("beam-temp-", ".tmp-")) for p in r.split("/"))]
+
+    def commit(self, written: Iterable[str] | None = None) -> Manifest:
+        """Swap the staged run in: the earlier run's files out, the new files in, then the
+        manifest; the staging folder goes. Foreign files are left where they are. Raises (and
+        keeps the staging folder) if the folder changed so that the run cannot go there."""
+        new = self.staged_files(written)
+        state = scan(self.out)
+        self._refuse(state, new)
+        old = list(state.run_files)
+        # Should the swap be cut short, this lists every file there may be, so that the next
+        # run (--overwrite) can clean up.
+        self._write_manifest(Manifest(self.run_id, tuple(sorted({*old, *new})), complete=False))
+        if old:
+            logger.info("removing the %d files of the earlier run in %s", len(old), self.out)
+            FileSystems.delete([_join(self.out, f) for f in old])
+        for rel in new:
+            _move(_join(self.staging, rel), _join(self.out, rel))
+        manifest = Manifest(self.run_id, tuple(new))
+        self._write_manifest(manifest)
+        _remove_tree(self.staging)
+        return manifest
+
+    def abort(self) -> None:
+        """Remove the staging folder (nothing else); and the run folder if this run made it
+        and it is empty."""
+        _remove_tree(self.staging)
+        if (not self._existed and FileSystems.get_scheme(self.out) is None
+                and os.path.isdir(self.out) and not os.listdir(self.out)):
+            os.rmdir(self.out)
+
+    def _write_manifest(self, manifest: Manifest) -> None:
+        temp = _join(self.staging, f"{MANIFEST}.tmp")
+        with FileSystems.create(temp) as fh:
+            fh.write(manifest.dumps())
+        _move(temp, _join(self.out, MANIFEST))
+
+
+def _move(source: str, destination: str) -> None:
+    """Rename a file (over an existing one), by copy and delete where rename fails."""
+    parent = destination.rsplit("/", 1)[0]
+    if FileSystems.get_scheme(parent) is None and not os.path.isdir(parent):
+        FileSystems.mkdirs(parent)
+    try:
+        FileSystems.rename([source], [destination])
+    except BeamIOError:
+        FileSystems.copy([source], [destination])
+        FileSystems.delete([source])
+
+
+def _remove_tree(folder: str) -> None:
+    files = [_join(folder, f) for f in list_files(folder)]
+    if files:
+        FileSystems.delete(files)
+    if FileSystems.get_scheme(folder) is None and os.path.isdir(folder):
+        FileSystems.delete([folder])  # the empty local folders left

@@ -1,0 +1,303 @@
+"""Reading inputs: per-line decoding (UTF-8, UTF-16, BOMs), truncated or corrupt compressed
+files, Parquet files with the wrong types or corrupt bytes, missing inputs."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import json
+import lzma
+from datetime import UTC, datetime
+
+import apache_beam as beam
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from rt4chart.pipeline import textfiles
+from rt4chart.pipeline.io import InputFileError, ReadTraces, check_inputs
+from rt4chart.pipeline.textfiles import numbered_lines, split_lines, text_encoding
+from rt4chart.transforms.validate import ValidateTraces
+
+from testutil import write_jsonl
+
+
+@pytest.fixture(autouse=True)
+def no_endpoint(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+def _pipeline() -> TestPipeline:
+    return TestPipeline(runner="FnApiRunner")  # the default would first try to download Prism
+
+
+def _trace(trace_id: str, answer: str = "The shop opens at 9 am.") -> dict:
+    return {"trace_id": trace_id, "contexts": ["The shop opens at 9 am."], "answer": answer}
+
+
+def _lines(n: int, prefix: str = "t") -> list[str]:
+    return [json.dumps(_trace(f"{prefix}{i}", f"Answer {i} is é.")) for i in range(n)]
+
+
+def _letters(dead: beam.PCollection) -> beam.PCollection:
+    return dead | beam.Map(lambda d: (d.stage, d.reason, d.raw, d.trace_id))
+
+
+# -- bytes to lines, without a pipeline ------------------------------------------------------
+
+@pytest.mark.parametrize("head, expected", [
+    (b"\xef\xbb\xbf{", ("utf-8", b"\n", 3)),
+    (b"\xff\xfe{\x00", ("utf-16-le", b"\n\x00", 2)),
+    (b"\xfe\xff\x00{", ("utf-16-be", b"\x00\n", 2)),
+    (b"{\x00\"\x00", ("utf-16-le", b"\n\x00", 0)),
+    (b"\x00{\x00\"", ("utf-16-be", b"\x00\n", 0)),
+    (b"{\"a\"", ("utf-8", b"\n", 0)),
+    (b"", ("utf-8", b"\n", 0)),
+])
+def test_the_encoding_comes_from_the_byte_order_mark(head, expected):
+    assert text_encoding(head) == expected
+
+
+def test_lines_are_split_across_chunks_and_only_at_utf16_code_units(monkeypatch):
+    monkeypatch.setattr(textfiles, "CHUNK_BYTES", 3)
+    data = b"one\r\ntwo\n\nthree-is-longer-than-a-chunk\nlast"
+    assert list(split_lines(b"", io.BytesIO(data), b"\n")) == [
+        b"one\r", b"two", b"", b"three-is-longer-than-a-chunk", b"last"]
+    # U+0A41 U+4E00 is 41 0A 00 4E in UTF-16-LE: "0A 00" at an odd offset is not a newline.
+    text = "\u0a41\u4e00 a\nb\n"
+    parts = list(split_lines(b"", io.BytesIO(text.encode("utf-16-le")), b"\n\x00"))
+    assert [p.decode("utf-16-le") for p in parts] == ["\u0a41\u4e00 a", "b"]
+
+
+def test_line_numbers_count_blank_lines_and_skip_the_byte_order_mark():
+    data = ("\ufeff" + "a\n\nb").encode("utf-16-le")
+    assert list(numbered_lines(io.BytesIO(data))) == [
+        (1, "a".encode("utf-16-le"), "utf-16-le"), (2, b"", "utf-16-le"),
+        (3, "b".encode("utf-16-le"), "utf-16-le")]
+
+
+# -- ReadTraces ---------------------------------------------------------------------------------
+
+def test_an_undecodable_line_is_a_dead_letter_naming_file_and_line_and_the_rest_is_read(
+        tmp_path):
+    good = _lines(2)
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(good[0].encode() + b"\n" + b'{"trace_id": "bad", "answer": "caf\xe9"}\n'
+                     + b"\n   \n" + good[1].encode() + b"\r\n")
+    with _pipeline() as p:
+        read = p | ReadTraces((str(path),))
+        assert_that(read.records, equal_to(good), label="records")
+        assert_that(_letters(read.dead_letters), equal_to([(
+            "read",
+            f"{path} line 2: not valid UTF-8 text (invalid continuation byte at byte 34 of the "
+            "line); raw shows the undecodable bytes as \\xNN",
+            '{"trace_id": "bad", "answer": "caf\\xe9"}', "bad")]), label="dead")
+
+
+@pytest.mark.parametrize("encode", [
+    lambda text: text.encode("utf-8-sig"),
+    lambda text: text.encode("utf-16"),  # with a BOM
+    lambda text: b"\xfe\xff" + text.encode("utf-16-be"),
+    lambda text: text.encode("utf-16-le"),  # no BOM
+    lambda text: text.replace("\n", "\r\n").encode("utf-16-be"),
+], ids=["utf8-bom", "utf16-bom", "utf16be-bom", "utf16le-no-bom", "utf16be-crlf"])
+def test_utf8_bom_and_utf16_files_are_read(tmp_path, encode):
+    lines = _lines(3) + [json.dumps(_trace("emoji", "Open 😀 at 9 am."), ensure_ascii=False)]
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(encode("\n".join(lines) + "\n"))
+    with _pipeline() as p:
+        read = p | ReadTraces((str(path),))
+        assert_that(read.records, equal_to(lines), label="records")
+        assert_that(read.dead_letters, equal_to([]), label="dead")
+
+
+def test_a_utf16_line_with_a_lone_surrogate_is_a_dead_letter(tmp_path):
+    good = _lines(2)
+    path = tmp_path / "t.jsonl"
+    bad = ('{"trace_id": "s", "answer": "'.encode("utf-16-le") + b"\x00\xd8"  # lone U+D800
+           + '"}'.encode("utf-16-le"))
+    path.write_bytes(b"\xff\xfe" + (good[0] + "\n").encode("utf-16-le") + bad + b"\n\x00"
+                     + good[1].encode("utf-16-le"))
+    with _pipeline() as p:
+        read = p | ReadTraces((str(path),))
+        assert_that(read.records, equal_to(good), label="records")
+        where = f"{path} line 2: not valid UTF-16-LE text"
+        assert_that(_letters(read.dead_letters) | beam.Map(
+            lambda d: (d[1].startswith(where), d[2], d[3])),
+            equal_to([(True, '{"trace_id": "s", "answer": "\\x00\\xd8"}', "s")]),
+            label="dead")
+
+
+def _truncated(path, compress, lines: list[str]):
+    data = compress(("\n".join(lines) + "\n").encode())
+    path.write_bytes(data[: len(data) // 2])
+    return path
+
+
+COMPRESSORS = {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}
+
+
+@pytest.mark.parametrize("suffix", sorted(COMPRESSORS))
+def test_a_truncated_compressed_file_is_an_error_naming_it(tmp_path, suffix):
+    path = _truncated(tmp_path / f"t.jsonl.{suffix}", COMPRESSORS[suffix], _lines(3000))
+    with pytest.raises(InputFileError, match=rf"^{path}: truncated or corrupt input: read \d+ "
+                                             r"line\(s\), then EOFError"):
+        with _pipeline() as p:
+            p | ReadTraces((str(path),))
+
+
+def test_a_corrupt_gzip_file_is_an_error_naming_it(tmp_path):
+    data = bytearray(gzip.compress(("\n".join(_lines(3000)) + "\n").encode()))
+    data[len(data) // 2: len(data) // 2 + 64] = b"\x00" * 64
+    path = tmp_path / "t.jsonl.gz"
+    path.write_bytes(bytes(data))
+    with pytest.raises(InputFileError, match=rf"^{path}: truncated or corrupt input"):
+        with _pipeline() as p:
+            p | ReadTraces((str(path),))
+
+
+def test_with_partial_input_allowed_the_lines_read_are_audited_and_the_rest_dead_lettered(
+        tmp_path):
+    lines = _lines(3000)
+    path = _truncated(tmp_path / "t.jsonl.gz", gzip.compress, lines)
+    with gzip.open(path, "rt") as fh:  # how far Python itself gets
+        readable = []
+        with pytest.raises(EOFError):
+            for line in fh:
+                readable.append(line)
+    complete = [line.rstrip("\n") for line in readable if line.endswith("\n")]
+    assert 0 < len(complete) < len(lines)
+    with _pipeline() as p:
+        read = p | ReadTraces((str(path),), allow_partial_input=True)
+        assert_that(read.records, equal_to(complete), label="records")
+        assert_that(read.dead_letters | beam.Map(lambda d: (d.stage, json.loads(d.raw)["read"],
+                                                            d.reason.startswith(f"{path}: "))),
+                    equal_to([("read", f"{len(complete)} line(s)", True)]), label="dead")
+
+
+def test_intact_compressed_files_are_read_whole(tmp_path):
+    lines = _lines(5)
+    gz = tmp_path / "a.jsonl.gz"  # two gzip members, as `cat a.gz b.gz` makes
+    gz.write_bytes(gzip.compress(("\n".join(lines[:2]) + "\n").encode())
+                   + gzip.compress(("\n".join(lines[2:4]) + "\n").encode()))
+    xz = tmp_path / "b.jsonl.xz"
+    xz.write_bytes(lzma.compress(lines[4].encode()))
+    with _pipeline() as p:
+        read = p | ReadTraces((str(gz), str(xz)))
+        assert_that(read.records, equal_to(lines), label="records")
+        assert_that(read.dead_letters, equal_to([]), label="dead")
+
+
+def _validated(p, inputs, **kwargs):
+    read = p | ReadTraces(tuple(str(i) for i in inputs), **kwargs)
+    valid = read.records | ValidateTraces()
+    return read, valid
+
+
+def test_parquet_columns_of_the_wrong_type_become_validation_dead_letters(tmp_path):
+    good = tmp_path / "good.parquet"
+    pq.write_table(pa.Table.from_pylist([_trace("ok")]), good)
+    int_ids = tmp_path / "int_ids.parquet"
+    pq.write_table(pa.table({"trace_id": pa.array([7], pa.int64()), "contexts": [["c"]],
+                             "answer": ["a"]}), int_ids)
+    text_contexts = tmp_path / "text_contexts.parquet"
+    pq.write_table(pa.table({"trace_id": ["tc"], "contexts": ["one string"], "answer": ["a"]}),
+                   text_contexts)
+    text_time = tmp_path / "text_time.parquet"
+    pq.write_table(pa.table({"trace_id": ["tt"], "contexts": [["c"]], "answer": ["a"],
+                             "timestamp": ["yesterday"]}), text_time)
+    with _pipeline() as p:
+        read, valid = _validated(p, (good, int_ids, text_contexts, text_time))
+        assert_that(valid.traces | beam.Map(lambda t: t.trace_id), equal_to(["ok"]),
+                    label="traces")
+        assert_that(valid.dead_letters | beam.Map(lambda d: (d.stage, d.trace_id, d.reason)),
+                    equal_to([
+                        ("validate", None, "field 'trace_id' must be a string, got int"),
+                        ("validate", "tc", "'contexts' must be a non-empty list"),
+                        ("validate", "tt", "timestamp 'yesterday' is not RFC 3339"),
+                    ]), label="dead")
+        assert_that(read.dead_letters, equal_to([]), label="unread")
+
+
+def test_a_parquet_value_python_cannot_hold_is_a_dead_letter_for_its_row(tmp_path):
+    path = tmp_path / "t.parquet"
+    beyond = pa.array([0, 3 * 10**17], pa.timestamp("us", tz="UTC"))
+    pq.write_table(pa.table({"trace_id": ["fine", "far"], "contexts": [["c"], ["c"]],
+                             "answer": ["a", "a"], "timestamp": beyond}), path)
+    with _pipeline() as p:
+        read = p | ReadTraces((str(path),))
+        assert_that(read.records | beam.Map(lambda r: (r["trace_id"], r["timestamp"])),
+                    equal_to([("fine", datetime(1970, 1, 1, tzinfo=UTC))]), label="records")
+        assert_that(read.dead_letters | beam.Map(lambda d: (d.stage, d.trace_id, d.reason)),
+                    equal_to([("read", "far", f"{path} row group 0 row 1: unreadable value, "
+                                              "column 'timestamp': date value out of range")]),
+                    label="dead")
+
+
+def test_a_corrupt_parquet_file_is_an_error_naming_it_or_a_dead_letter(tmp_path):
+    good = tmp_path / "good.parquet"
+    pq.write_table(pa.Table.from_pylist([_trace("ok")]), good)
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"PAR1 this is not a parquet file")
+    with pytest.raises(InputFileError, match=rf"^{bad}: truncated or corrupt input: read 0 rows"):
+        with _pipeline() as p:
+            p | ReadTraces((str(good), str(bad)))
+    with _pipeline() as p:
+        read = p | ReadTraces((str(good), str(bad)), allow_partial_input=True)
+        assert_that(read.records | beam.Map(lambda r: r["trace_id"]), equal_to(["ok"]),
+                    label="records")
+        assert_that(read.dead_letters | beam.Map(lambda d: json.loads(d.raw)["file"]),
+                    equal_to([str(bad)]), label="dead")
+
+
+def test_a_trace_id_in_two_files_is_audited_once(tmp_path):
+    a = write_jsonl(tmp_path / "a.jsonl", [_trace("same"), _trace("only-a")])
+    b = tmp_path / "b.jsonl.gz"
+    with gzip.open(b, "wt") as fh:
+        fh.write(json.dumps(_trace("same")) + "\n")
+    with _pipeline() as p:
+        _, valid = _validated(p, (a, b))
+        assert_that(valid.traces | beam.Map(lambda t: t.trace_id), equal_to(["same", "only-a"]),
+                    label="traces")
+        assert_that(valid.dead_letters | beam.Map(lambda d: (d.stage, d.trace_id)),
+                    equal_to([("dedupe", "same")]), label="dead")
+
+
+def test_missing_inputs_are_named_before_anything_runs(tmp_path):
+    present = write_jsonl(tmp_path / "a.jsonl", [_trace("a")])
+    with pytest.raises(FileNotFoundError, match=r"no input file matches .*nothing-\*\.jsonl, "
+                                                r".*gone\.parquet"):
+        check_inputs([str(present), str(tmp_path / "nothing-*.jsonl"),
+                      str(tmp_path / "gone.parquet")])
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    with pytest.raises(FileNotFoundError, match="no input file matches .*folder"):
+        check_inputs([str(folder)])
+    check_inputs([str(present), str(tmp_path / "*.jsonl")])
+    with pytest.raises(FileNotFoundError, match="nothing-"):
+        with _pipeline() as p:
+            p | ReadTraces((str(present), str(tmp_path / "nothing-*.jsonl")))
+
+
+# -- the audit command ------------------------------------------------------------------------
+
+def test_audit_of_a_file_with_an_undecodable_line_audits_the_rest(tmp_path, audit):
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(json.dumps(_trace("fine")).encode() + b"\n"
+                     + b'{"trace_id": "broken", "answer": "\xff"}\n')
+    code, tables, _ = audit(str(path), "--judge", "offline")
+    assert code == 0
+    assert [a["trace_id"] for a in tables["answers"]] == ["fine"]
+    assert [(d["stage"], d["trace_id"]) for d in tables["dead_letters"]] == [("read", "broken")]
+    assert tables["dead_letters"][0]["reason"].startswith(f"{path} line 2: not valid UTF-8")
+
+
+def test_audit_of_a_truncated_gzip_fails_naming_the_file(tmp_path, audit, capsys):
+    path = _truncated(tmp_path / "t.jsonl.gz", gzip.compress, _lines(3000))
+    code, _, _ = audit(str(path), "--judge", "offline")
+    assert code != 0
+    assert f"{path}: truncated or corrupt input" in capsys.readouterr().err

@@ -1,0 +1,71 @@
+"""How the openai judge's failures are told apart and described.
+
+An HTTP 200 that is not a chat completion (an HTML page from a proxy, plain text, JSON of
+another shape) is a retryable :class:`NotACompletion` with a readable reason; connection
+errors, timeouts, HTTP errors and such replies are endpoint failures (they feed the circuit
+breaker); the reason a call failed for good is redacted (an endpoint may echo the request's
+headers, the key included, in its error message).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+
+from rt4chart.transforms.judges.base import JudgeError
+from rt4chart.transforms.judges.schema_check import SchemaMismatch
+from rt4chart.transforms.redact import redact
+
+
+class NotACompletion(SchemaMismatch):
+    """An HTTP 200 whose body is not a chat completion (an HTML page from a proxy, plain text,
+    JSON of another shape): retried like a malformed answer."""
+
+
+# A call's deadline (call_deadline_s, enforced by the adapter) by default: this many times the
+# HTTP timeout of one attempt (an attempt restarts it, see OpenAIJudge._attempt).
+DEADLINE_TIMEOUTS = 5
+# The longest a provider's error message may be in a reason, and the longest reason; both cut
+# after redaction (a key cut in two would no longer be recognised).
+MESSAGE_CHARS = 200
+REASON_CHARS = 300
+
+
+def completion_of(raw: Any) -> Any:
+    """The chat completion in a raw HTTP 200 response, or NotACompletion saying what came
+    instead (the `openai` client returns a non-JSON body as a string)."""
+    try:
+        parsed = raw.parse()
+    except ValueError:  # a JSON content type on a body that is not JSON
+        parsed = None
+    choices = None if isinstance(parsed, str | bytes | dict | list) else getattr(
+        parsed, "choices", None)
+    if isinstance(choices, list) and all(getattr(c, "message", None) is not None
+                                         for c in choices):
+        return parsed
+    kind = raw.headers.get("content-type", "no content type").split(";")[0].strip()
+    text = " ".join(raw.text.split())
+    raise NotACompletion(f"HTTP {raw.status_code} reply is not a chat completion ({kind}): "
+                         f"{text[:REASON_CHARS]!r}")
+
+
+def is_endpoint_failure(exc: BaseException) -> bool:
+    """Whether a failed attempt says the endpoint is unwell (for the circuit breaker), rather
+    than the model's answer being wrong or the call being cancelled."""
+    return isinstance(exc, NotACompletion | openai.APIConnectionError | openai.APIStatusError)
+
+
+def failure_reason(exc: BaseException, attempts: int, secrets: tuple[str, ...]) -> str:
+    """The reason a call failed for good, with the secrets and anything like a credential
+    removed (an endpoint may echo the request's headers in its error message)."""
+    if isinstance(exc, JudgeError):
+        text = str(exc)
+    elif isinstance(exc, SchemaMismatch):
+        text = f"no valid answer after {attempts} attempts: {exc}"
+    elif isinstance(exc, openai.APIStatusError):
+        message = redact(str(exc.message), secrets)[:MESSAGE_CHARS]
+        text = f"HTTP {exc.status_code} ({type(exc).__name__}): {message}"
+    else:
+        text = f"{type(exc).__name__} after retries"
+    return redact(text, secrets)[:REASON_CHARS]
