@@ -135,7 +135,7 @@ class TypedJudge:
         check = getattr(self.judge, "verify_absence", None)
         if not callable(check):
             raise JudgeError("judge gave an absence claim but has no verify_absence to check it")
-        return as_verdict(await check(claim, context, question))
+        return as_verdict(await self._call(lambda: check(claim, context, question)))
 
     async def verify_local_many(self, claims: Sequence[str], chunk: str,
                                 question: str) -> list[Verdict]:
