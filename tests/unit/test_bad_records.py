@@ -11,8 +11,8 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import BeamAssertException, assert_that, equal_to
 
-from rt4chart.pipeline.io import dead_letter_row
 from rt4chart.schemas.records import Document, Message, Trace
+from rt4chart.schemas.rows import DeadLetterRow, to_dict
 from rt4chart.transforms import validate
 from rt4chart.transforms.fields import SURROGATE
 from rt4chart.transforms.validate import ValidateTraces, _ValidateFn, raw_text
@@ -76,7 +76,7 @@ def _check_dead(letters) -> None:
         if len(matching) != 1:
             raise BeamAssertException(f"{reason!r} ({trace_id}): {len(matching)} dead letters "
                                       f"in {by_reason}")
-        row = dead_letter_row(matching[0])  # writable: hashes its text as UTF-8
+        row = to_dict(DeadLetterRow.of(matching[0]))  # writable: hashes its text as UTF-8
         if row["stage"] != "validate" or not row["raw"]:
             raise BeamAssertException(f"dead letter row {row}")
 
@@ -116,7 +116,7 @@ def test_text_with_lone_surrogates_is_dead_lettered_writable(record, reason, tra
     (out,) = list(_ValidateFn().process(record))
     dead = out.value
     assert out.tag == "dead" and reason in dead.reason and dead.trace_id == trace_id
-    row = dead_letter_row(dead)
+    row = to_dict(DeadLetterRow.of(dead))
     json.dumps(row, default=str, ensure_ascii=False).encode("utf-8")
     assert "\\ud" in dead.raw and SURROGATE.search(dead.raw + dead.reason) is None
 

@@ -74,7 +74,8 @@ def test_a_base_exception_from_a_judge_is_a_judge_error_naming_it(fault):
 def test_the_shared_loop_survives_a_keyboard_interrupt_and_a_system_exit():
     """Through `metered` on the worker's shared loop, as the stages call judges."""
     typed = TypedJudge(_faulty("KeyboardInterrupt"))
-    failed = runtime.submit(metered(lambda: typed.verify_local("Kyoto is big.", CTX, "q")))
+    worker = runtime.JudgeRuntime()
+    failed = worker.submit(metered(lambda: typed.verify_local("Kyoto is big.", CTX, "q")))
     with pytest.raises(JudgeError, match="KeyboardInterrupt") as caught:
         failed.result()
     assert caught.value.rt4chart_usage.calls == 1
@@ -83,9 +84,9 @@ def test_the_shared_loop_survives_a_keyboard_interrupt_and_a_system_exit():
         raise SystemExit(2)
 
     with pytest.raises(JudgeError, match="SystemExit: 2"):
-        runtime.submit(metered(raw_system_exit)).result()
-    assert runtime._loop().is_running()
-    verdict, usage = runtime.submit(metered(
+        worker.submit(metered(raw_system_exit)).result()
+    assert worker.thread.is_alive()
+    verdict, usage = worker.submit(metered(
         lambda: typed.verify_local("Tokyo is the capital of Japan.", CTX, "q"))).result()
     assert verdict.label == "ENT" and usage.calls == 1
 
