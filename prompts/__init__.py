@@ -25,6 +25,9 @@ PROMPT_FILES = (
     "verify.schema.json",
     "verify_local_many_user.txt",
     "verify_many.schema.json",
+    "verify_absence_system.txt",
+    "verify_absence_user.txt",
+    "verify_absence.schema.json",
 )
 
 TAGS = ("question", "answer", "sentence", "passage", "context", "hint", "claims", "claim")
@@ -42,7 +45,8 @@ def load(name: str) -> str:
 
 @functools.cache
 def schema(name: str) -> dict:
-    """A judge JSON schema by name: "decompose", "verify" or "verify_many"."""
+    """A judge JSON schema by name: "decompose", "verify", "verify_many" or
+    "verify_absence"."""
     return orjson.loads(load(f"{name}.schema.json"))
 
 

@@ -11,6 +11,24 @@ from datetime import date, timedelta
 
 LABELS = ("ENT", "CON", "NIC")
 
+# What a claim is about (given by decomposition, which never sees the context):
+# - "fact": a claim about the world, verified against every window and the full context;
+# - "source": a claim about what the sources say ("Passage 2 says the museum opened in 1990"),
+#   verified the same way (its support is quotable);
+# - "absence": a claim that the sources do not say something ("The passages do not say when it
+#   opened"), verified once against the full context with its own prompt: ENT when the context
+#   indeed lacks it (no quote can show an absence), CON with a grounded quote when it does not.
+# A sentence that asserts nothing (a greeting, an offer, a refusal without content, a statement
+# about the answer's own form, a heading, a bare citation) has no claims at all.
+FACT = "fact"
+SOURCE = "source"
+ABSENCE = "absence"
+CLAIM_KINDS = (FACT, SOURCE, ABSENCE)
+
+# Where a claim's answer spans come from: its verbatim fragments aligned to the sentence, its own
+# text found verbatim in the sentence, or (neither aligned) the whole sentence.
+SPAN_SOURCES = ("fragments", "claim_text", "sentence")
+
 
 @dataclass(frozen=True)
 class Document:
@@ -158,7 +176,11 @@ class UsageRecord:
 
 @dataclass(frozen=True)
 class Claim:
-    """A self-contained claim decomposed from one answer sentence."""
+    """A self-contained claim decomposed from one answer sentence.
+
+    `answer_start`/`answer_end` are its sentence's span; `spans` are the answer offsets of the
+    words the claim restates (see `span_source`; empty means the whole sentence).
+    """
 
     trace_id: str
     claim_index: int
@@ -166,6 +188,24 @@ class Claim:
     sentence_index: int
     answer_start: int
     answer_end: int
+    kind: str = FACT
+    spans: tuple[tuple[int, int], ...] = ()
+    span_source: str = "sentence"
+
+    @property
+    def answer_spans(self) -> tuple[tuple[int, int], ...]:
+        """The answer spans the claim covers: its own, else its sentence's."""
+        return self.spans or ((self.answer_start, self.answer_end),)
+
+
+@dataclass(frozen=True)
+class PlacedClaim:
+    """One claim of an answer sentence as decomposed, with the answer spans it restates."""
+
+    text: str
+    kind: str = FACT
+    spans: tuple[tuple[int, int], ...] = ()
+    span_source: str = "sentence"
 
 
 @dataclass(frozen=True)
@@ -174,7 +214,7 @@ class DecomposeResult:
 
     trace_id: str
     sentence_index: int
-    claims: tuple[str, ...]
+    claims: tuple[PlacedClaim, ...]
     status: str  # "ok" | "judge_error"
     error: str | None = None
     usage: Usage = Usage()
@@ -294,8 +334,8 @@ class LocalBatchRequest:
 class GlobalRequest:
     key: TraceKey
     claim: Claim
-    window_labels: tuple[str | None, ...]
-    local_label: str
+    window_labels: tuple[str | None, ...]  # empty for an absence claim (no local pass)
+    local_label: str | None  # None for an absence claim
     deciding_window: int | None
     context: RenderedText
     hint: str | None

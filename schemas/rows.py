@@ -63,6 +63,14 @@ class EvidenceRow:
     text: str = column("STRING", "REQUIRED")
 
 
+@dataclass(frozen=True, kw_only=True)
+class ClaimSpanRow:
+    """Answer words a claim restates (character offsets in the answer)."""
+
+    char_start: int = column("INT64", "REQUIRED")
+    char_end: int = column("INT64", "REQUIRED")
+
+
 REUSED = "results reused from an earlier run (--reuse)"
 
 
@@ -127,6 +135,13 @@ class ClaimRow:
         description="the final verification's P(not ENT): from log-probabilities, else 0/1")
     judge_model: str = column("STRING", "REQUIRED")
     prompt_hash: str = column("STRING", "REQUIRED")
+    # Added after the first release: NULLABLE, so that an existing table can take them.
+    kind: str | None = column(
+        "STRING", description="fact (about the world), source (what the sources say) or "
+        "absence (what they do not say; checked against the full context only)")
+    spans: tuple[ClaimSpanRow, ...] = column(
+        "RECORD", "REPEATED", "answer offsets of the words the claim restates (the note says "
+        "when they are its own text or its whole sentence)", ClaimSpanRow)
 
 
 # route_rates and costs share their leading columns; a dataclass lists a base class's fields

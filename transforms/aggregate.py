@@ -21,9 +21,17 @@ from rt4chart.schemas.records import (
     FailedClaim,
     RunInfo,
 )
-from rt4chart.schemas.rows import AnswerRow, ClaimRow, EvidenceRow, SpanRow, usage_columns
-from rt4chart.transforms.joins import and_join, merge_spans
+from rt4chart.schemas.rows import (
+    AnswerRow,
+    ClaimRow,
+    ClaimSpanRow,
+    EvidenceRow,
+    SpanRow,
+    usage_columns,
+)
+from rt4chart.transforms.joins import and_join
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
+from rt4chart.transforms.spans import label_spans
 from rt4chart.transforms.validate import raw_text
 
 METRICS = "rt4chart"
@@ -64,6 +72,19 @@ def _evidence_rows(evidence: Iterable[Evidence]) -> tuple[EvidenceRow, ...]:
     )
 
 
+# What the note says of a claim span less precise than the claim's own fragments.
+SPAN_NOTES = {
+    "claim_text": "span: the claim's text, found in its sentence (no fragment given or found)",
+    "sentence": "span: the whole sentence (neither a fragment nor the claim's text found in it)",
+}
+
+
+def claim_note(v: ClaimVerdict) -> str | None:
+    """The verdict's note, and where the claim's span comes from when not its fragments."""
+    parts = [v.note, SPAN_NOTES.get(v.claim.span_source) if v.status == "ok" else None]
+    return "; ".join(p for p in parts if p) or None
+
+
 def claim_row(
     v: ClaimVerdict, route: str, event_time: datetime, run: RunInfo, answer: str
 ) -> ClaimRow:
@@ -75,9 +96,10 @@ def claim_row(
         answer_start=c.answer_start, answer_end=c.answer_end,
         window_labels=tuple(lbl or "ERR" for lbl in v.window_labels),
         local_label=v.local_label, deciding_window=v.deciding_window, label=v.label,
-        status=v.status, note=v.note, evidence=_evidence_rows(v.evidence),
+        status=v.status, note=claim_note(v), evidence=_evidence_rows(v.evidence),
         p_unsupported=v.p_unsupported,
-        judge_model=run.judge_model, prompt_hash=run.prompt_hash,
+        judge_model=run.judge_model, prompt_hash=run.prompt_hash, kind=c.kind,
+        spans=tuple(ClaimSpanRow(char_start=s, char_end=e) for s, e in c.answer_spans),
     )
 
 
@@ -110,9 +132,9 @@ def answer_rows(
     errors = [v for v in all_verdicts if v.status != "ok"]
     label = answer_label([v.label for v in decided], bool(errors))
     p_hallucinated = answer_probability([v.p_unsupported for v in decided], label)
-    spans = merge_spans(
-        (v.claim.answer_start, v.claim.answer_end, v.label) for v in decided if v.label != "ENT"
-    )
+    # The words of the answer that its non-ENT claims restate (CON over NIC where they meet).
+    spans = label_spans((s, e, v.label) for v in decided if v.label != "ENT"
+                        for s, e in v.claim.answer_spans)
     answer = AnswerRow(
         trace_id=t.trace_id, route=t.route, event_time=event_time, label=label,
         hallucinated=None if label is None else label != "ENT",

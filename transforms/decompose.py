@@ -1,9 +1,11 @@
 """Decomposition: one judge call per answer sentence; the judge sees the answer, not the context.
 
-Claims are numbered per trace in answer order (sentence, then position in the sentence), and
-each keeps its source sentence's span in the answer. A sentence whose decomposition failed
-becomes a failed claim carrying the sentence, so that the answer is marked incomplete and the
-sentence is not silently skipped.
+Claims are numbered per trace in answer order (sentence, then position in the sentence). Each
+keeps its kind ("fact", "source" or "absence", see `schemas.records.CLAIM_KINDS`), its source
+sentence's span and its own answer spans (its verbatim fragments aligned to the sentence, see
+`transforms.spans`). A sentence with no claims (a greeting, an offer, a refusal) contributes
+nothing. A sentence whose decomposition failed becomes a failed claim carrying the sentence, so
+that the answer is marked incomplete and the sentence is not silently skipped.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ from typing import NamedTuple
 import apache_beam as beam
 
 from rt4chart.schemas.records import (
+    AnswerSentence,
     Claim,
     ClaimSet,
     DecomposeRequest,
     DecomposeResult,
     FailedClaim,
+    PlacedClaim,
     PreparedTrace,
     RunInfo,
     TraceKey,
@@ -27,8 +31,15 @@ from rt4chart.schemas.records import (
 )
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_claims
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.base import DecomposedClaim, JudgeSpec
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
+from rt4chart.transforms.spans import claim_spans
+
+
+def place(claim: DecomposedClaim, sentence: AnswerSentence) -> PlacedClaim:
+    """A decomposed claim with its answer spans (fragments, else its text, else the sentence)."""
+    spans, source = claim_spans(sentence.text, sentence.start, claim.text, claim.fragments)
+    return PlacedClaim(claim.text, claim.kind, spans, source)
 
 
 def requests_for(prepared: PreparedTrace) -> Iterable[DecomposeRequest]:
@@ -54,7 +65,7 @@ class _DecomposeFn(JudgeCallFn):
         return (element.sentence.text, element.answer, element.question)
 
     def on_result(self, element: DecomposeRequest, result, usage) -> Iterable[DecomposeResult]:
-        claims = tuple(c.text for c in as_claims(result))
+        claims = tuple(place(c, element.sentence) for c in as_claims(result))
         yield DecomposeResult(element.key.trace_id, element.sentence.index, claims, "ok",
                               usage=usage)
 
@@ -78,9 +89,10 @@ def number_claims(prepared: PreparedTrace, results: Iterable[DecomposeResult]) -
             claim = Claim(trace_id, len(claims) + len(failed), s.text, s.index, s.start, s.end)
             failed.append(FailedClaim(claim, "decompose", reason or "judge error"))
             continue
-        for text in result.claims:
+        for c in result.claims:
             index = len(claims) + len(failed)
-            claims.append(Claim(trace_id, index, text, s.index, s.start, s.end))
+            claims.append(Claim(trace_id, index, c.text, s.index, s.start, s.end, c.kind,
+                                c.spans, c.span_source))
     return ClaimSet(prepared, tuple(claims), tuple(failed), usage)
 
 

@@ -3,6 +3,12 @@
 A local NIC is asked with no hint (its evidence may be spread over windows); a local ENT or CON
 is asked with its deciding window as a location hint, to confirm or overturn. The final evidence
 is what the judge quotes from the full context, aligned and grounded; a NIC has none.
+
+An absence claim ("the passages do not say X", kind "absence") is asked here only, with its own
+prompt (`verify_absence`): ENT when the context indeed lacks X (no quote can show an absence,
+and the row's note says so), CON when the context says X, which needs a grounded quote like any
+CON (else NIC). The kind comes from decomposition, which never sees the context: text inside a
+trace's context cannot turn a factual claim into one that needs no quote.
 """
 
 from __future__ import annotations
@@ -12,11 +18,36 @@ from typing import NamedTuple
 
 import apache_beam as beam
 
-from rt4chart.schemas.records import ClaimVerdict, GlobalRequest, RunInfo, UsageRecord
-from rt4chart.transforms.evidence import grounded_verdict
+from rt4chart.schemas.records import (
+    ABSENCE,
+    ClaimVerdict,
+    Evidence,
+    GlobalRequest,
+    RenderedText,
+    RunInfo,
+    UsageRecord,
+)
+from rt4chart.transforms.evidence import claim_probability, grounded_verdict
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_verdict
 from rt4chart.transforms.judges.base import JudgeSpec
+
+ABSENCE_NOTE = "absence claim: the context does not contain it (an absence has no quote)"
+
+
+def grounded_absence(verdict: object, rendered: RenderedText, claim: str
+                     ) -> tuple[str, tuple[Evidence, ...], str | None, float]:
+    """An absence claim's verdict, grounded: (label, evidence, note, p_unsupported).
+
+    ENT (the context lacks what the claim says is absent) stands without quotes, with a note
+    that says so; quotes given with it are not evidence of anything and are dropped. CON (the
+    context does say it) and NIC are grounded like any verdict: a CON needs a quote found in
+    the context that shares a content word with the claim, else it becomes NIC.
+    """
+    verdict = as_verdict(verdict)
+    if verdict.label != "ENT":
+        return grounded_verdict(verdict, rendered, claim)
+    return "ENT", (), ABSENCE_NOTE, claim_probability("ENT", "ENT", verdict.p_unsupported)
 
 
 class _GlobalFn(JudgeCallFn):
@@ -26,19 +57,25 @@ class _GlobalFn(JudgeCallFn):
     stage = "verify_global"
 
     async def call(self, judge, element: GlobalRequest) -> list:
-        verdict = await TypedJudge(judge).verify_global(
-            element.claim.text, element.context.text, element.question, element.local_label,
-            element.hint,
-        )
+        typed, claim = TypedJudge(judge), element.claim
+        if claim.kind == ABSENCE:
+            verdict = await typed.verify_absence(claim.text, element.context.text,
+                                                 element.question)
+        else:
+            verdict = await typed.verify_global(claim.text, element.context.text,
+                                                element.question, element.local_label,
+                                                element.hint)
         return verdict.as_json()
 
     def cache_inputs(self, element: GlobalRequest) -> tuple:
+        if element.claim.kind == ABSENCE:
+            return (ABSENCE, element.claim.text, element.context.text, element.question)
         return (element.claim.text, element.context.text, element.question, element.local_label,
                 element.hint)
 
     def on_result(self, element: GlobalRequest, result, usage) -> Iterable[ClaimVerdict]:
-        label, evidence, note, p = grounded_verdict(as_verdict(result), element.context,
-                                                    element.claim.text)
+        ground = grounded_absence if element.claim.kind == ABSENCE else grounded_verdict
+        label, evidence, note, p = ground(as_verdict(result), element.context, element.claim.text)
         yield ClaimVerdict(element.claim, element.window_labels, element.local_label,
                            element.deciding_window, label, "ok", evidence, note,
                            element.usage + usage, p)

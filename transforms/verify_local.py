@@ -3,6 +3,11 @@
 The fan-out is one keyed request per (claim, window). Results are regrouped per trace; a claim
 whose windows all answered gets its OR-joined local label and deciding window and goes on to
 global verification; a claim with a failed window call is a failed claim (never a label).
+
+An absence claim ("the passages do not say X") skips the windows and goes straight to global
+verification, which reads the full context: a window cannot prove that the context lacks
+something, and the OR-join would take one window's "not here" (ENT) for the whole context's.
+Whatever a window could show against it (X said after all), the full context shows too.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from typing import NamedTuple
 import apache_beam as beam
 
 from rt4chart.schemas.records import (
+    ABSENCE,
+    Claim,
     ClaimSet,
     FailedClaim,
     GlobalRequest,
@@ -32,11 +39,20 @@ from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
 from rt4chart.transforms.segment import render_context, render_window
 
 
+def checked_locally(claim: Claim) -> bool:
+    """Whether a claim goes through the windows (every kind but absence, see above)."""
+    return claim.kind != ABSENCE
+
+
+def local_claims(claim_set: ClaimSet) -> tuple[Claim, ...]:
+    return tuple(c for c in claim_set.claims if checked_locally(c))
+
+
 def requests_for(claim_set: ClaimSet) -> Iterable[LocalRequest]:
-    """One request per (claim, window)."""
+    """One request per (claim, window), for the claims checked locally."""
     prepared = claim_set.prepared
     chunks = [render_window(prepared, w) for w in prepared.windows]
-    for claim in claim_set.claims:
+    for claim in local_claims(claim_set):
         for window, chunk in zip(prepared.windows, chunks, strict=True):
             yield LocalRequest(claim_set.key, claim, window.index, chunk, prepared.trace.question)
 
@@ -44,7 +60,7 @@ def requests_for(claim_set: ClaimSet) -> Iterable[LocalRequest]:
 def batch_requests_for(claim_set: ClaimSet, claims_per_call: int) -> Iterable[LocalBatchRequest]:
     """One request per window and group of up to `claims_per_call` claims of the answer."""
     prepared = claim_set.prepared
-    claims = claim_set.claims
+    claims = local_claims(claim_set)
     for window in prepared.windows:
         chunk = render_window(prepared, window)
         for start in range(0, len(claims), claims_per_call):
@@ -119,6 +135,10 @@ def plan_global(claim_set: ClaimSet, verdicts: Iterable[LocalVerdict]) -> Iterab
         by_claim.setdefault(v.claim_index, {})[v.window_index] = v
     context = render_context(prepared)
     for claim in claim_set.claims:
+        if not checked_locally(claim):
+            yield GlobalRequest(claim_set.key, claim, (), None, None, context, None,
+                                prepared.trace.question)
+            continue
         got = by_claim.get(claim.claim_index, {})
         window_verdicts = [got.get(w.index) for w in prepared.windows]
         usage = sum((v.usage for v in got.values()), Usage())
@@ -181,7 +201,7 @@ class VerifyLocal(beam.PTransform):
         planned = {"head": claim_sets, "parts": judged.results} | "Regroup" >> Regroup(
             key_head=lambda c: c.key.trace_id,
             key_part=lambda v: v.trace_id,
-            expected=lambda c: len(c.claims) * len(c.prepared.windows),
+            expected=lambda c: len(local_claims(c)) * len(c.prepared.windows),
             join=_plan,
             event_time=lambda c: c.prepared.trace.event_time_us / 1e6,
             streaming=self._streaming, timeout_s=self._timeout_s, tags=("failed",),

@@ -1,6 +1,6 @@
 """One trace as HTML, like the paper's Figure 1.
 
-The question; the answer with each claim's source sentence marked by its worst label; the
+The question; the answer with the words each claim restates marked by its label; the
 claims under their sentence with their local (per window), local and global labels; the
 evidence marked in the context, linked both ways. Context sentences far from any evidence are
 folded into `<details>`. Every piece of trace content goes through `esc` (it is untrusted).
@@ -17,6 +17,7 @@ from html import escape
 from rt4chart.pipeline.report.data import SEVERITY
 from rt4chart.schemas.records import PreparedTrace, Sentence
 from rt4chart.transforms.segment import make_windows
+from rt4chart.transforms.spans import label_spans
 
 # Contexts up to this many sentences are shown whole; longer ones keep the evidence and this
 # many neighbours each side visible, the rest folded.
@@ -51,26 +52,29 @@ def badge(label: str | None, extra: str = "") -> str:
     return f'<span class="badge lab-{esc(lbl)}{extra}">{esc(lbl)}</span>'
 
 
-@dataclass(frozen=True)
-class _Spans:
-    """The marked answer sentences: (start, end) -> (sentence index, worst label)."""
+def _claim_spans(claim: dict) -> list[tuple[int, int]]:
+    """The answer words a claim restates; its sentence for a run without claim spans."""
+    spans = [(s["char_start"], s["char_end"]) for s in claim.get("spans") or []]
+    return spans or [(claim["answer_start"], claim["answer_end"])]
 
-    spans: dict[tuple[int, int], tuple[int, str]]
 
-
-def _answer_spans(claims: list[dict]) -> _Spans:
-    by_span: dict[tuple[int, int], list[dict]] = defaultdict(list)
+def answer_marks(claims: list[dict]) -> list[tuple[int, int, int, str]]:
+    """(start, end, sentence index, label) of each marked stretch of the answer: the words its
+    claims restate, each character marked by the worst label of the claims covering it."""
+    by_sentence: dict[int, list[tuple[int, int, str]]] = defaultdict(list)
     for c in claims:
-        by_span[(c["answer_start"], c["answer_end"])].append(c)
-    return _Spans({k: (v[0]["sentence_index"], worst([claim_label(c) for c in v]))
-                   for k, v in by_span.items()})
+        by_sentence[c["sentence_index"]] += [(s, e, claim_label(c)) for s, e in _claim_spans(c)]
+    order = sorted(SEVERITY, key=SEVERITY.get)
+    return sorted((s, e, sent, label) for sent, spans in by_sentence.items()
+                  for s, e, label in label_spans(spans, order))
 
 
 def answer_html(answer: str, claims: list[dict], a: str) -> str:
-    """The answer with each claim's sentence marked by its worst claim label."""
+    """The answer with the words of each claim marked by its label (the worst one where
+    claims overlap), linked to the claims of its sentence."""
     parts: list[str] = []
     cursor = 0
-    for (start, end), (sent, label) in sorted(_answer_spans(claims).spans.items()):
+    for start, end, sent, label in answer_marks(claims):
         if start < cursor or end > len(answer):
             continue  # overlapping or out of range: leave the text unmarked
         parts.append(esc(answer[cursor:start]))
@@ -135,6 +139,11 @@ def claim_html(claim: dict, ctx: _Ctx) -> str:
     note = f'<p class="note">Note: {esc(claim["note"])}</p>' if claim["note"] else ""
     status = ("" if claim["status"] == "ok"
               else f' <span class="err">({esc(claim["status"])})</span>')
+    kind = claim.get("kind") or "fact"
+    if kind != "fact":
+        status += f' <span class="muted">({esc(kind)} claim)</span>'
+    local = (badge(claim["local_label"], " small") if kind != "absence" else
+             '<span class="muted">none: an absence is checked on the full context</span>')
     return (
         f'<li class="claim" id="{ctx.a}-c{ci}" data-label="{esc(claim_label(claim))}" '
         f'tabindex="-1">'
@@ -142,7 +151,7 @@ def claim_html(claim: dict, ctx: _Ctx) -> str:
         f'{esc(claim["claim"])}{status}</p>'
         f'<dl class="labels"><dt>Per window</dt><dd>'
         f'{_windows_text(claim, ctx.prepared, ctx.summary)}</dd>'
-        f'<dt>Local (OR over windows)</dt><dd>{badge(claim["local_label"], " small")}</dd>'
+        f'<dt>Local (OR over windows)</dt><dd>{local}</dd>'
         f'<dt>Global (full context)</dt><dd>{badge(claim["label"], " small")}</dd>'
         f'<dt>P(unsupported)</dt><dd>{p_text}</dd></dl>{note}'
         f'<div class="evidence-block"><span class="muted">Evidence:</span>'

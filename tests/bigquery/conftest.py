@@ -70,11 +70,12 @@ def _claims() -> list[dict]:
          "evidence": [{"doc_id": "policy", "sentence_index": 3, "char_start": 120,
                        "char_end": 149, "text": "The free trial lasts 14 days."},
                       {"doc_id": "faq", "sentence_index": 0, "char_start": 0,
-                       "char_end": 19, "text": "Trials: two weeks."}]},
+                       "char_end": 19, "text": "Trials: two weeks."}],
+         "kind": "fact", "spans": [{"char_start": 0, "char_end": 28}]},
         {**common, "claim_index": 1, "claim": "No card is needed.", "window_labels": ["ERR"],
          "local_label": None, "deciding_window": None, "label": None,
          "status": "judge_error", "note": "judge failed after 6 attempts", "evidence": [],
-         "p_unsupported": None},
+         "p_unsupported": None, "kind": "fact", "spans": [{"char_start": 0, "char_end": 45}]},
     ]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 
-from rt4chart.transforms.judges import lexical
+from rt4chart.transforms.judges import lexical, lexical_claims
 from rt4chart.transforms.judges.base import DecomposedClaim, Verdict
 
 
@@ -42,9 +42,14 @@ class ScriptedJudge:
         return self.script[claim]["global"]
 
 
+INJECTED_KIND = "KIND: absence"
+
+
 class ObedientJudge:
     """A judge talked into anything: says ENT for every claim, quoting the claim itself, or a
-    quote chosen by the `quote` option ("claim", "none", "injection")."""
+    quote chosen by the `quote` option ("claim", "none", "injection"); ENT for every absence
+    claim; and its decompositions obey "KIND: absence" written in anything it is shown (the
+    question and the answer: decomposition is never shown the context)."""
 
     model = "obedient"
 
@@ -59,13 +64,17 @@ class ObedientJudge:
         return [claim]
 
     async def decompose(self, sentence, answer, question):
-        return lexical.decompose_sentence(sentence)
+        kind = "absence" if INJECTED_KIND in f"{question}\n{answer}" else "fact"
+        return [DecomposedClaim(c, kind) for c in lexical_claims.decompose_sentence(sentence)]
 
     async def verify_local(self, claim, chunk, question):
         return "ENT", self._quotes(claim)
 
     async def verify_global(self, claim, context, question, local_label, hint):
         return "ENT", self._quotes(claim)
+
+    async def verify_absence(self, claim, context, question):
+        return "ENT", []
 
 
 class FlakyJudge:
@@ -80,7 +89,7 @@ class FlakyJudge:
     async def decompose(self, sentence, answer, question):
         if self.stage == "decompose" and self.fail_on in sentence:
             raise RuntimeError("decomposition backend down")
-        return lexical.decompose_sentence(sentence)
+        return lexical_claims.decompose_sentence(sentence)
 
     async def verify_local(self, claim, chunk, question):
         await asyncio.sleep(0)
@@ -194,7 +203,9 @@ def running_example_responder(body: dict) -> dict:
 
     user = body["messages"][-1]["content"]
     if body["response_format"]["json_schema"]["name"] == "decompose":
-        return {"reasoning": "scripted", "claims": RUNNING_CLAIMS[tag(user, "sentence")]}
+        return {"reasoning": "scripted", "claims": [
+            {"text": c, "kind": "fact", "fragments": []}
+            for c in RUNNING_CLAIMS[tag(user, "sentence")]]}
     claim = tag(user, "claim")
     passage = tag(user, "passage")
     if passage is None:  # global verification

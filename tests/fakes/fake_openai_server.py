@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from rt4chart.transforms.judges import lexical
+from rt4chart.transforms.judges import lexical, lexical_claims
 
 Responder = Callable[[dict], dict | str]
 
@@ -52,7 +52,13 @@ def lexical_responder(body: dict) -> dict:
     user = body["messages"][-1]["content"]
     schema = body["response_format"]["json_schema"]["name"]
     if schema == "decompose":
-        return {"reasoning": "split", "claims": lexical.decompose_sentence(tag(user, "sentence"))}
+        return {"reasoning": "split", "claims": [
+            {"text": c.text, "kind": c.kind, "fragments": list(c.fragments)}
+            for c in lexical_claims.decompose_claims(tag(user, "sentence"))]}
+    if schema == "verify_absence":
+        label, quotes, _ = lexical_claims.verify_absence_scored(
+            tag(user, "claim") or "", tag(user, "context") or "", tag(user, "question") or "")
+        return {"reasoning": "lexical", "evidence": quotes, "label": label}
     if schema == "verify_many":  # numbered claims against one passage (--claims-per-call)
         passage = tag(user, "passage") or ""
         verdicts = []

@@ -40,7 +40,7 @@ def test_example_run_offline(audit, caplog):
     assert dead["trace_id"] == "broken-example" and "broken-example" in dead["raw"]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["traces"] == 5 and summary["dead_letters"] == 1
-    assert summary["judge_model"] == "offline-lexical-v2"
+    assert summary["judge_model"] == "offline-lexical-v3"
 
 
 def test_ragtruth_sample_gives_sane_tables(ragtruth_sample, audit):
@@ -61,7 +61,12 @@ def test_ragtruth_sample_gives_sane_tables(ragtruth_sample, audit):
         texts = _doc_texts(by_id[c["trace_id"]])
         answer = by_id[c["trace_id"]]["answer"]
         assert 0 <= c["answer_start"] < c["answer_end"] <= len(answer)
-        assert (c["label"] == "NIC") == (not c["evidence"])  # evidence iff ENT or CON
+        # Evidence iff ENT or CON, but for a true absence (nothing to quote).
+        unquoted = c["label"] == "NIC" or (c["kind"], c["label"]) == ("absence", "ENT")
+        assert unquoted == (not c["evidence"])
+        assert c["kind"] in ("fact", "source", "absence")
+        for span in c["spans"]:  # claim spans lie within the claim's sentence
+            assert c["answer_start"] <= span["char_start"] < span["char_end"] <= c["answer_end"]
         for ev in c["evidence"]:
             assert texts[ev["doc_id"]][ev["char_start"]:ev["char_end"]] == ev["text"]
     rates = tables["route_rates"]

@@ -350,3 +350,33 @@ def test_an_answer_cut_off_at_the_output_budget_is_retried_with_a_larger_one(tmp
     assert others == {256}
     (c5,) = [c for c in tables["claims"] if c["claim"] == fj.C5]
     assert c5["label"] == "NIC" and c5["status"] == "ok"
+
+
+def test_kinds_fragments_and_absence_checks_through_the_openai_client(tmp_path, audit):
+    context = "The price of the guided tour is $50 per person. The tour starts at 9 a.m."
+    answer = ("Hello! The tour starts at 9 a.m. The passages do not say how long the tour "
+              "lasts. The passages do not mention the price of the guided tour.")
+    trace = {"trace_id": "kinds", "question": "When does the tour start?",
+             "contexts": [{"doc_id": "d", "text": context}], "answer": answer}
+    traces = write_jsonl(tmp_path / "t.jsonl", [trace])
+    with FakeOpenAI() as server:
+        code, tables, _ = audit(str(traces), *_openai(server))
+    assert code == 0
+    claims = sorted(tables["claims"], key=lambda r: r["claim_index"])
+    assert [(c["kind"], c["label"], c["local_label"]) for c in claims] == [
+        ("fact", "ENT", "ENT"), ("absence", "ENT", None), ("absence", "CON", None)]
+    assert [[answer[s["char_start"]:s["char_end"]] for s in c["spans"]] for c in claims] == [
+        ["The tour starts at 9 a.m"], ["The passages do not say how long the tour lasts"],
+        ["The passages do not mention the price of the guided tour"]]
+    assert claims[2]["evidence"][0]["text"] == "The price of the guided tour is $50 per person"
+    schemas = [b["response_format"]["json_schema"]["name"] for b in server.requests]
+    # 4 sentences, 1 fact x 1 window, 1 global check and 2 absence checks (no windows).
+    assert sorted(schemas) == ["decompose"] * 4 + ["verify"] * 2 + ["verify_absence"] * 2
+    absence = [b for b in server.requests
+               if b["response_format"]["json_schema"]["name"] == "verify_absence"]
+    assert all(tag(b["messages"][-1]["content"], "context") and b.get("logprobs")
+               for b in absence)
+    (row,) = tables["answers"]
+    assert row["label"] == "CON"
+    assert [(s["char_start"], s["char_end"], s["label"]) for s in row["hallucinated_spans"]] == [
+        (claims[2]["spans"][0]["char_start"], claims[2]["spans"][0]["char_end"], "CON")]

@@ -39,3 +39,25 @@ def test_answer_markup_is_escaped_and_anchor_is_id_safe():
     assert "<b>" not in html and "&lt;b&gt;bold&lt;/b&gt;" in html
     assert anchor("a b<c>") != anchor("a b<d>")
     assert all(ch.isalnum() or ch in "-_" for ch in anchor("a b<c>\"'"))
+
+
+def test_the_answer_marks_the_words_of_each_claim_not_its_whole_sentence():
+    answer = "The trial lasts 30 days and covers all features. It is free."
+    lasts = (answer.index("lasts"), answer.index(" and"))
+    covers = (answer.index("covers"), answer.index("."))
+
+    def claim(i: int, label: str, spans: list[tuple[int, int]], kind: str = "fact") -> dict:
+        return {"claim_index": i, "sentence_index": 0 if i < 3 else 1, "answer_start": 0,
+                "answer_end": answer.index(".") + 1, "label": label, "status": "ok",
+                "kind": kind, "spans": [{"char_start": s, "char_end": e} for s, e in spans]}
+
+    claims = [claim(0, "CON", [lasts]), claim(1, "ENT", [covers]),
+              claim(2, "NIC", [(lasts[0], covers[1])])]
+    # A claim of a run without claim spans is marked on its sentence.
+    old = {"claim_index": 3, "sentence_index": 1, "answer_start": answer.index("It"),
+           "answer_end": len(answer), "label": "NIC", "status": "ok"}
+    marks = [(m.text, m.attrs["data-label"])
+             for m in parse(answer_html(answer, [*claims, old], "a")).find_all("mark")]
+    # Where claims overlap the worst label shows; words no claim restates stay unmarked.
+    assert marks == [("CON lasts 30 days", "CON"), ("NIC  and covers all features", "NIC"),
+                     ("NIC It is free.", "NIC")]

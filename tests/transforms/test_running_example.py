@@ -47,6 +47,13 @@ def _check_claims(rows: list[ClaimRow]) -> None:
         raise BeamAssertException("deciding windows")
     if by_index[4].evidence or by_index[3].deciding_window is not None:
         raise BeamAssertException("NIC claims carry no evidence and no deciding window")
+    # All factual (the scripted judge returns plain strings); claim 1 copies its sentence's
+    # words, so its span is its own text; claim 2 restates them, so it spans its sentence.
+    spans = {i: [(s.char_start, s.char_end) for s in r.spans] for i, r in by_index.items()}
+    if {r.kind for r in rows} != {"fact"} or spans[0] != [(0, len(fj.C1) - 1)]:
+        raise BeamAssertException(f"kinds and spans {spans}")
+    if spans[1] != [(0, len(fj.A1))] or "whole sentence" not in by_index[1].note:
+        raise BeamAssertException(f"claim 2 span {spans[1]}: {by_index[1].note}")
     ev = by_index[0].evidence[0]
     quoted = fj.RUNNING_CONTEXT[ev.char_start:ev.char_end]
     if quoted != ev.text or ev.sentence_index != 1:

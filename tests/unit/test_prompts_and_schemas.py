@@ -32,12 +32,37 @@ def test_prompt_hash_is_stable_and_short():
     assert len(prompts.prompt_hash()) == 16
 
 
-@pytest.mark.parametrize("name", ["decompose", "verify"])
+@pytest.mark.parametrize("name", ["decompose", "verify", "verify_absence"])
 def test_schemas_are_strict_and_end_with_the_verdict(name):
     schema = prompts.schema(name)
     assert schema["additionalProperties"] is False
     assert schema["required"] == list(schema["properties"])
     assert list(schema["properties"])[0] == "reasoning"
+
+
+def test_the_decomposition_schema_asks_each_claim_for_its_kind_and_fragments():
+    schema = prompts.schema("decompose")
+    claim = schema["properties"]["claims"]["items"]
+    assert claim["additionalProperties"] is False
+    assert claim["required"] == list(claim["properties"]) == ["text", "kind", "fragments"]
+    assert claim["properties"]["kind"]["enum"] == ["fact", "source", "absence"]
+    validate({"reasoning": "r", "claims": [
+        {"text": "The passages do not name the price.", "kind": "absence",
+         "fragments": ["do not name the price"]}]}, schema)
+    for bad in ({"reasoning": "r", "claims": ["plain text"]},
+                {"reasoning": "r", "claims": [{"text": "t", "kind": "opinion", "fragments": []}]},
+                {"reasoning": "r", "claims": [{"text": "t", "kind": "fact"}]}):
+        with pytest.raises(SchemaMismatch):
+            validate(bad, schema)
+
+
+def test_the_absence_check_has_its_own_prompt_in_the_prompt_hash():
+    user = prompts.render("verify_absence_user.txt", context="CTX", question="Q", claim="CLAIM")
+    assert user.index("CTX") < user.index("Q") < user.index("CLAIM")
+    assert "absence cannot be" in prompts.load("verify_absence_system.txt")
+    assert prompts.schema("verify_absence")["properties"]["label"]["enum"] == ["ENT", "CON"]
+    assert {"verify_absence_system.txt", "verify_absence_user.txt",
+            "verify_absence.schema.json"} <= set(prompts.PROMPT_FILES)
 
 
 def test_schema_check():

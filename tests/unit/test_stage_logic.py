@@ -12,6 +12,7 @@ from rt4chart.schemas.records import (
     Document,
     LocalBatchRequest,
     LocalVerdict,
+    PlacedClaim,
     Trace,
     Usage,
 )
@@ -27,6 +28,10 @@ TRACE = Trace("t", "r", 0, "q", (Document("d", "A one. B two. C three."),),
 PREPARED = prepare(TRACE, SegmentConfig(2, 1))  # windows [0,1], [1,2]
 
 
+def _placed(*texts: str) -> tuple[PlacedClaim, ...]:
+    return tuple(PlacedClaim(t) for t in texts)
+
+
 def test_one_decomposition_request_per_answer_sentence():
     assert [r.sentence.text for r in requests_for(PREPARED)] == [
         "First sentence.", "Second sentence.", "Third sentence."]
@@ -34,8 +39,8 @@ def test_one_decomposition_request_per_answer_sentence():
 
 def test_claims_are_numbered_in_answer_order_and_failures_kept():
     results = [
-        DecomposeResult("t", 2, ("c3",), "ok"),
-        DecomposeResult("t", 0, ("c1a", "c1b"), "ok"),
+        DecomposeResult("t", 2, _placed("c3"), "ok"),
+        DecomposeResult("t", 0, _placed("c1a", "c1b"), "ok"),
         DecomposeResult("t", 1, (), "judge_error", "boom"),
     ]
     claim_set = number_claims(PREPARED, results)
@@ -48,13 +53,13 @@ def test_claims_are_numbered_in_answer_order_and_failures_kept():
 
 
 def test_missing_decomposition_result_is_a_failure_not_a_skip():
-    claim_set = number_claims(PREPARED, [DecomposeResult("t", 0, ("c1",), "ok")])
+    claim_set = number_claims(PREPARED, [DecomposeResult("t", 0, _placed("c1"), "ok")])
     assert [f.claim.sentence_index for f in claim_set.failed] == [1, 2]
     assert claim_set.failed[0].reason == "decomposition result missing"
 
 
 def test_local_fan_out_and_or_join_plan():
-    claim_set = number_claims(PREPARED, [DecomposeResult("t", i, (f"c{i}",), "ok")
+    claim_set = number_claims(PREPARED, [DecomposeResult("t", i, _placed(f"c{i}"), "ok")
                                          for i in range(3)])
     requests = list(local_requests(claim_set))
     assert len(requests) == 3 * 2
@@ -89,10 +94,13 @@ class _PlainJudge:
 def test_stages_store_answers_in_the_judge_cache_format_of_before():
     spec = JudgeSpec()
     sentence = next(iter(requests_for(PREPARED)))
-    for judge in (_PlainJudge(), OfflineJudge()):
-        stored = asyncio.run(_DecomposeFn(spec).call(judge, sentence))
-        assert orjson.dumps(stored) == b'["First sentence."]'
-    claim_set = number_claims(PREPARED, [DecomposeResult("t", 0, ("A one.",), "ok")])
+    stored = asyncio.run(_DecomposeFn(spec).call(_PlainJudge(), sentence))
+    assert orjson.dumps(stored) == b'["First sentence."]'
+    # A claim with a kind or fragments is stored with them (the offline judge gives fragments).
+    stored = asyncio.run(_DecomposeFn(spec).call(OfflineJudge(), sentence))
+    assert stored == [{"text": "First sentence.", "kind": "fact",
+                       "fragments": ["First sentence."]}]
+    claim_set = number_claims(PREPARED, [DecomposeResult("t", 0, _placed("A one."), "ok")])
     request = next(iter(local_requests(claim_set)))
     assert orjson.dumps(asyncio.run(_LocalFn(spec).call(_PlainJudge(), request))) == (
         b'["ENT",["A one."],null]')
@@ -111,8 +119,8 @@ def test_stored_answers_old_and_new_replay_through_the_same_conversion():
     spec = JudgeSpec()
     sentence = next(iter(requests_for(PREPARED)))
     (result,) = _DecomposeFn(spec).on_result(sentence, [" c1 ", "", {"text": "c2"}], Usage())
-    assert result.claims == ("c1", "c2") and result.status == "ok"
-    claim_set = number_claims(PREPARED, [DecomposeResult("t", 0, ("A one.",), "ok")])
+    assert [c.text for c in result.claims] == ["c1", "c2"] and result.status == "ok"
+    claim_set = number_claims(PREPARED, [DecomposeResult("t", 0, _placed("A one."), "ok")])
     request = next(iter(local_requests(claim_set)))
     for stored in (["ENT", ["A one."]], ["ENT", ["A one."], None], ["ENT", ["A one."], 0.1]):
         (verdict,) = _LocalFn(spec).on_result(request, stored, Usage())

@@ -129,6 +129,14 @@ class TypedJudge:
         return as_verdict(await self._call(
             lambda: self.judge.verify_global(claim, context, question, local_label, hint)))
 
+    async def verify_absence(self, claim: str, context: str, question: str) -> Verdict:
+        """An absence claim's verdict (see AbsenceJudge); a judge that gave an absence claim
+        without the method to check it fails the call."""
+        check = getattr(self.judge, "verify_absence", None)
+        if not callable(check):
+            raise JudgeError("judge gave an absence claim but has no verify_absence to check it")
+        return as_verdict(await self._call(lambda: check(claim, context, question)))
+
     async def verify_local_many(self, claims: Sequence[str], chunk: str,
                                 question: str) -> list[Verdict]:
         """One verdict per claim: in one call if the judge batches claims, else claim by

@@ -9,6 +9,8 @@ optionally a fourth:
 - ``async verify_local_many(claims, chunk, question) -> list[Verdict]`` (optional, see
   :class:`BatchJudge`: several claims against one window in one call, for
   ``--claims-per-call``; a judge without it is asked claim by claim)
+- ``async verify_absence(claim, context, question) -> Verdict`` (needed only by a judge whose
+  decompositions contain "absence" claims, see :class:`AbsenceJudge`)
 
 Labels are "ENT", "CON" or "NIC"; quotes are evidence copied from the text the judge was given.
 Plain answers stay valid: ``(label, quotes)`` or ``(label, quotes, p_unsupported)`` for a
@@ -37,7 +39,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from rt4chart.schemas.records import LABELS, Usage
+from rt4chart.schemas.records import CLAIM_KINDS, FACT, LABELS, Usage
 
 T = TypeVar("T")
 
@@ -92,9 +94,6 @@ class Verdict:
         return [self.label, list(self.quotes), self.p_unsupported]
 
 
-FACT = "fact"
-
-
 @dataclass(frozen=True)
 class DecomposedClaim:
     """One claim of an answer sentence.
@@ -111,7 +110,7 @@ class DecomposedClaim:
     def __post_init__(self) -> None:
         if not isinstance(self.text, str):
             raise JudgeError(f"judge returned a claim that is not text: {self.text!r:.200}")
-        if not isinstance(self.kind, str) or not self.kind:
+        if self.kind not in CLAIM_KINDS:
             raise JudgeError(f"judge returned an invalid claim kind {self.kind!r:.50}")
         if not isinstance(self.fragments, list | tuple) or not all(
                 isinstance(f, str) for f in self.fragments):
@@ -155,6 +154,15 @@ class BatchJudge(Judge, Protocol):
     async def verify_local_many(
         self, claims: list[str], chunk: str, question: str
     ) -> Sequence[VerdictLike]: ...
+
+
+class AbsenceJudge(Judge, Protocol):
+    """A judge whose decompositions contain "absence" claims (the sources do not say X) checks
+    them against the full context: ENT with no quotes when the context indeed lacks it, CON
+    quoting the context where it says it. Required of such a judge: an absence claim given to
+    a judge without `verify_absence` is a judge error, never a label."""
+
+    async def verify_absence(self, claim: str, context: str, question: str) -> VerdictLike: ...
 
 
 @dataclass

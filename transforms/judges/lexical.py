@@ -1,11 +1,12 @@
-"""Lexical heuristics for the offline judge: claim splitting and claim-versus-context labels.
+"""Lexical heuristics for the offline judge: claim-versus-context labels.
 
 The offline judge has no network and no model, so this module is its whole reasoning: word
 overlap with light normalisation (stems, numbers, times, dates, camelCase keys of JSON records),
 content words, numbers and names found nowhere in the text, and a few contradiction cues
 (numbers, dates, negation, antonyms), combined into a probability that the claim is unsupported
 (`verify_scored`). Everything is a pure function of its arguments and uses the standard
-library only, so a verdict can be reproduced byte for byte when an audit is replayed.
+library only, so a verdict can be reproduced byte for byte when an audit is replayed. Claim
+splitting and kinds are in :mod:`rt4chart.transforms.judges.lexical_claims`.
 """
 
 from __future__ import annotations
@@ -99,9 +100,6 @@ _HEDGES = frozenset(
     overall popular ideal perfect great excellent delicious known recommend recommended""".split()
 )
 _LABEL_WORDS = frozenset("step passage no number part chapter page".split())
-_AUXILIARIES = frozenset(
-    "is are was were has have had will would can could does did do should may might must".split()
-)
 
 # Times ("9:00 PM", "21:0", "9 a.m.") are one token each, normalised to a 24-hour "21:00".
 _TIME = r"\d{1,2}(?::\d{1,2}(?:\s*[ap]\.?\s?m\b\.?)?|\s*[ap]\.?\s?m\b\.?)"
@@ -114,21 +112,6 @@ _CAMEL_RE = re.compile(r"(?<=[a-z])(?=[A-Z])")
 # not after a bare one- or two-digit number, which is a list marker ("4. Serve hot.").
 _BOUNDARY_RE = re.compile(r"(?<!\b\d)(?<!\b\d\d)[.!?…]+[\"'”’)\]]*(?=\s)|\n")
 _PART_RE = re.compile(r"[,;]\s+")
-_BULLET_RE = re.compile(r"^\s*(?:[-*•·▪‣–—>]+|\(?\d{1,3}[.)]|\(?[a-z]\))\s+")
-_CLAUSE_RE = re.compile(r"\s*;\s+|,?\s+(?:and|but|while|whereas)\s+")
-# Sentences that talk about the answer or the sources rather than the world.
-_PREAMBLE_RE = re.compile(
-    r"^(?:(?:sure|certainly|of course|okay|ok|yes)\b[!.,]*\s*)?(?:here(?:'s|’s| is| are)|below is"
-    r"|the following is)\b[^.!?]{0,80}\b(?:summary|summari[sz]\w*|overview|answer|list|steps"
-    r"|points|description|words|information)\b[^.!?]{0,40}[:.!]?$"
-    r"|^(?:sure|certainly|of course|okay|ok)\b[!.]*$", re.IGNORECASE)
-_REFUSAL_RE = re.compile(
-    r"\bunable to (?:answer|determine|provide|find)\b|\bcannot be (?:answered|determined)\b"
-    r"|\b(?:passages?|context|text|article|documents?|sources?|data)\b[^.!?]{0,60}?\b"
-    r"(?:do|does|did)(?: not|n't|n’t)\s+(?:\w+\s+)?(?:provide|mention|contain|include|specify"
-    r"|state|say|give|discuss|address|describe|indicate|offer|answer)\b"
-    r"|\bnot (?:mentioned|provided|specified|stated|included|discussed) in the\b"
-    r"|\bno (?:specific |further |additional )?(?:information|details?|mention)\b", re.IGNORECASE)
 _DOUBLE_END_RE = re.compile(r"([b-df-hj-km-np-rtv-y])\1$")
 
 
@@ -452,51 +435,6 @@ def _label(claim: str, toks: tuple[_Tok, ...], text: str, sents: list[_Sent],
 def _p_unsupported(features: dict[str, float]) -> float:
     z = BIAS + sum(COEF.get(k, 0.0) * v for k, v in features.items())
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
-
-
-def decompose_sentence(sentence: str) -> list[str]:
-    """Split one answer sentence into self-contained claims.
-
-    Conservative: the sentence is cut only at semicolons and at "and" / "but" / "while" /
-    "whereas" when what follows starts a new clause (a subject then an auxiliary verb, as in
-    "X is A and Y is B."). Words are never dropped, so negation, numbers, dates and modals stay.
-
-    Args:
-        sentence: One sentence of an answer, possibly with a list bullet or number.
-
-    Returns:
-        The claims, stripped of bullets and surrounding whitespace; never an empty string, and
-        an empty list only when the sentence has no alphanumeric content.
-    """
-    body = _BULLET_RE.sub("", sentence, count=1).strip()
-    if not any(ch.isalnum() for ch in body) or _says_nothing(body):
-        return []
-    parts, last = [], 0
-    for match in _CLAUSE_RE.finditer(body):
-        left, right = body[last:match.start()], body[match.end():]
-        if ";" in match.group() or (len(left.split()) >= 3 and _starts_clause(right)):
-            parts.append(left)
-            last = match.end()
-    parts.append(body[last:])
-    claims = [p.strip().strip(",;:").strip() for p in parts]
-    return [c for c in claims if any(ch.isalnum() for ch in c)] or [body]
-
-
-def _says_nothing(text: str) -> bool:
-    """A preamble ("Sure! Here's a summary in 80 words") or a statement about what the sources
-    do not say ("Unable to answer based on the given passages"): nothing checkable."""
-    if _PREAMBLE_RE.search(text) or _REFUSAL_RE.search(text):
-        return True
-    # No content word, and no one-letter name ("X is A") either: "And so on."
-    return not any(_is_content(t) or t.low.isalpha() and t.cap for t in _tokenize(text))
-
-
-def _starts_clause(words: str) -> bool:
-    """Subject followed by an auxiliary within three words, e.g. "the staff are friendly"."""
-    head = [w.lower().strip(",") for w in words.split()[:4]]
-    if not head or head[0] in _AUXILIARIES:
-        return False
-    return any(w in _AUXILIARIES or w.endswith("n't") for w in head[1:])
 
 
 def verify_scored(claim: str, text: str, hint: str | None = None

@@ -2,18 +2,21 @@
 
 It implements the judge contract with content-word coverage, number, negation and antonym
 checks (see :mod:`rt4chart.transforms.judges.lexical`), and returns with each verification a
-graded p_unsupported fitted on the dev part of the bundled RAGTruth records. Its verdicts are a
+graded p_unsupported fitted on the dev part of the bundled RAGTruth records. Its decompositions
+give kinds and fragments (:mod:`rt4chart.transforms.judges.lexical_claims`): no claim for a
+sentence that asserts nothing, an absence claim for "the passages do not mention X", checked
+lexically against the context. Its verdicts are a
 baseline for runs with no endpoint configured, not a model's judgement; it quotes only text it
 was given.
 """
 
 from __future__ import annotations
 
-from rt4chart.transforms.judges import lexical
+from rt4chart.transforms.judges import lexical, lexical_claims
 from rt4chart.transforms.judges.base import DecomposedClaim, Verdict
 
 # The version changes with the heuristics: judge_cache keys (--reuse) include it.
-MODEL = "offline-lexical-v2"
+MODEL = "offline-lexical-v3"
 
 
 class OfflineJudge:
@@ -25,7 +28,8 @@ class OfflineJudge:
         self.options = dict(options or {})
 
     async def decompose(self, sentence: str, answer: str, question: str) -> list[DecomposedClaim]:
-        return [DecomposedClaim(c) for c in lexical.decompose_sentence(sentence)]
+        return [DecomposedClaim(c.text, c.kind, c.fragments)
+                for c in lexical_claims.decompose_claims(sentence)]
 
     async def verify_local(self, claim: str, chunk: str, question: str) -> Verdict:
         return Verdict(*lexical.verify_scored(claim, chunk))
@@ -34,6 +38,9 @@ class OfflineJudge:
         self, claim: str, context: str, question: str, local_label: str, hint: str | None
     ) -> Verdict:
         return Verdict(*lexical.verify_scored(claim, context, hint))
+
+    async def verify_absence(self, claim: str, context: str, question: str) -> Verdict:
+        return Verdict(*lexical_claims.verify_absence_scored(claim, context, question))
 
 
 def factory(options: dict[str, str]) -> OfflineJudge:

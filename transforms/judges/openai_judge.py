@@ -345,7 +345,7 @@ class OpenAIJudge:
                            sentence=sentence),
             "decompose", shared=answer,
         )
-        return [DecomposedClaim(c.strip()) for c in data["claims"] if c.strip()]
+        return claims_of(data)
 
     async def verify_local(self, claim: str, chunk: str, question: str) -> Verdict:
         data = await self._call(
@@ -385,6 +385,24 @@ class OpenAIJudge:
         data = await self._call(prompts.load("verify_system.txt"), user, "verify",
                                 logprobs=self.config.logprobs, shared=context)
         return Verdict(data["label"], data["evidence"], data.get(P_KEY))
+
+
+    async def verify_absence(self, claim: str, context: str, question: str) -> Verdict:
+        """An absence claim against the full context, with its own prompt: ENT when the context
+        lacks what the claim says is missing, CON quoting it when it does not."""
+        user = prompts.render("verify_absence_user.txt", context=context, question=question,
+                              claim=claim)
+        data = await self._call(prompts.load("verify_absence_system.txt"), user,
+                                "verify_absence", logprobs=self.config.logprobs, shared=context)
+        return Verdict(data["label"], data["evidence"], data.get(P_KEY))
+
+
+def claims_of(data: dict) -> list[DecomposedClaim]:
+    """The claims of a decomposition answer (validated against its schema): text, kind and
+    the fragments of the sentence each restates; blank claims and fragments are dropped."""
+    return [DecomposedClaim(c["text"].strip(), c["kind"],
+                            tuple(f for f in c["fragments"] if f.strip()))
+            for c in data["claims"] if c["text"].strip()]
 
 
 def factory(options: dict[str, str]) -> OpenAIJudge:
