@@ -144,3 +144,28 @@ def test_baseless_claims_are_nic_without_quotes(judge):
 def test_an_unknown_answer_is_a_failure_not_a_guess(judge):
     with pytest.raises(LookupError):
         asyncio.run(judge.decompose("Hello.", "Hello. Not a RAGTruth answer.", ""))
+
+
+def test_claims_are_self_contained_and_keep_their_own_words_as_span(judge):
+    answer = ("Both cells are in the blood. The main difference is their functions.\n\n"
+              "Adverb clause:\n\n* She walked slowly so that she would not fall.\n")
+    assert gold_judge.lead_in(answer, answer.index("* She")) == "Adverb clause"
+    assert gold_judge.lead_in(answer, answer.index("The main")) == ""
+    item = judge._self_contained("She walked slowly.",
+                                 "* She walked slowly so that she would not fall.", answer, "q")
+    assert item == {"text": "She walked slowly. [re: Adverb clause]", "kind": "fact",
+                    "fragments": ["She walked slowly."]}
+    pronoun = judge._self_contained("The main difference is their functions.",
+                                    "The main difference is their functions.", answer,
+                                    "red and white blood cells")
+    assert pronoun["text"].endswith("[re: red and white blood cells]")
+    assert judge._self_contained("Both cells are in the blood.", "Both cells are in the blood.",
+                                 answer, "q") == "Both cells are in the blood."
+
+
+def test_absence_claims_are_verified_from_the_gold():
+    absent = gold_judge.factory({"data": str(DATA), "sources": "kinds"})
+    assert absent._kind("The passages do not say when it opened.") == "absence"
+    assert absent._kind("Based on the passages, it opened in 1990.") == "fact"
+    with pytest.raises(ValueError, match="sources="):
+        gold_judge.factory({"data": str(DATA), "sources": "maybe"})

@@ -14,8 +14,16 @@ model that happened to know the gold labels:
   ENT and CON quote, verbatim, the lines or sentences of the text given that share the most
   words with the claim (understanding JSON keys: camelCase, nesting). NIC quotes nothing.
 
+Claims are self-contained, as the method asks of a decomposer: a claim with a reference it
+cannot resolve on its own ("The main difference is their functions.") carries what it refers to
+(the question) and a list item carries its lead-in ("Adverb clause:"), as `text [re: topic]`,
+with the claim's own words as its verbatim fragment (the plain JSON form of a claim,
+``{"text", "kind", "fragments"}``), so that its span is still exactly those words.
+
 Options: ``data`` (a RAGTruth directory; default ``../shared/data/ragtruth`` next to the
-checkout), ``sources`` (``skip``, the default, or ``claim``: statements about the sources become
+checkout), ``sources``: ``skip`` (the default: statements about the sources give no claim),
+``kinds`` (a statement that the sources lack something is a claim of kind ``absence``;
+``verify_absence`` answers from the gold) or ``claim`` (they are plain factual
 claims, as a decomposer without claim kinds might emit them).
 """
 
@@ -66,6 +74,10 @@ _NEGATION_RE = re.compile(
     re.I)
 _SOURCE_RE = re.compile(
     r"\b(passages?|context|article|documents?|sources?|the text|record|information)\b", re.I)
+# A claim that needs what it refers to: "their functions", "it opened".
+_REFERENCE_RE = re.compile(r"\b(their|they|them|its|it|this|these|those)\b", re.I)
+_TOPIC_RE = re.compile(r" \[re: [^\]]*\]$")
+_ITEM_RE = re.compile(r"^\s*(?:[*\-•]|\d+[.)])\s")
 _HEADER_RE = re.compile(r"^\[Document \d+: [^\]]*\]$")
 _CAMEL_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[^\W\d_]+")
 _KEY_RE = re.compile(r'^\s*"((?:[^"\\]|\\.)*)"\s*:\s*(.*)$')
@@ -263,9 +275,33 @@ class GoldJudge:
 
     def __init__(self, options: dict[str, str]):
         self.data = load(str(Path(options.get("data") or DEFAULT_DATA)))
-        self.keep_source_claims = options.get("sources", "skip") == "claim"
+        self.sources = options.get("sources", "skip")
+        if self.sources not in ("skip", "kinds", "claim"):
+            raise ValueError(f"sources={self.sources!r}: expected skip, kinds or claim")
+        self.keep_source_claims = self.sources != "skip"
 
-    async def decompose(self, sentence: str, answer: str, question: str) -> list[str]:
+    async def decompose(self, sentence: str, answer: str, question: str) -> list[str | dict]:
+        claims = self._gold_claims(sentence, answer)
+        return [self._self_contained(c, sentence, answer, question) for c in claims]
+
+    def _self_contained(self, claim: str, sentence: str, answer: str,
+                        question: str) -> str | dict:
+        kind = self._kind(claim)
+        topic = lead_in(answer, answer.find(sentence)) or (
+            question if _REFERENCE_RE.search(claim) else "")
+        if not topic and kind == "fact":
+            return claim
+        text = f"{claim} [re: {' '.join(topic.split())}]" if topic else claim
+        return {"text": text, "kind": kind, "fragments": [claim]}
+
+    def _kind(self, claim: str) -> str:
+        """`absence` for a claim that the sources lack something; "Based on the passages, X"
+        is a claim about the world."""
+        if self.sources == "kinds" and _SOURCE_RE.search(claim) and _NEGATION_RE.search(claim):
+            return "absence"
+        return "fact"
+
+    def _gold_claims(self, sentence: str, answer: str) -> list[str]:
         responses = self.data.by_answer.get(answer)
         if not responses:
             raise LookupError(f"answer not in the gold data: {answer[:80]!r}")
@@ -285,6 +321,7 @@ class GoldJudge:
 
     def gold_label(self, claim: str, question: str, text: str) -> str:
         """CON/NIC when the claim lies inside a gold span of a response to this source."""
+        claim = _TOPIC_RE.sub("", claim)
         found = set()
         for r in self._candidates(claim, question, text):
             for p in _occurrences(r.text, claim):
@@ -311,6 +348,29 @@ class GoldJudge:
     async def verify_global(self, claim, context, question, local_label, hint):
         label = self.gold_label(claim, question, context)
         return label, (best_quotes(claim, context, question) if label != "NIC" else [])
+
+
+    async def verify_absence(self, claim: str, context: str, question: str):
+        label = self.gold_label(claim, question, context)
+        if label == "ENT":  # the context indeed lacks it: nothing to quote
+            return "ENT", []
+        quotes = best_quotes(claim, context, question)
+        return ("CON", quotes) if quotes else ("NIC", [])
+
+
+def lead_in(answer: str, start: int) -> str:
+    """The lead-in line ("Adverb clause:") of the list item that starts at `start`, if any."""
+    if start < 0:
+        return ""
+    line_start = answer.rfind("\n", 0, start) + 1
+    line_end = answer.find("\n", start)
+    if not _ITEM_RE.match(answer[line_start:line_end if line_end >= 0 else len(answer)]):
+        return ""
+    for line in reversed(answer[:line_start].split("\n")):
+        text = line.strip()
+        if text and not _ITEM_RE.match(text):
+            return text.rstrip(":") if text.endswith(":") else ""
+    return ""
 
 
 def _sources_of(data: GoldData, text: str) -> set[str]:
