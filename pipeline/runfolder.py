@@ -167,8 +167,10 @@ def scan(out: str) -> FolderState:
     kept = [f for f in files if _kept(f)]
     rest = [f for f in files if not _kept(f) and not (manifest and f == MANIFEST)]
     if manifest is not None:
+        # Listed files, and table files a stream added to the run folder (a stream writes
+        # as it goes: no manifest lists them).
         listed = set(manifest.files)
-        run_files = [f for f in rest if f in listed]
+        run_files = [f for f in rest if f in listed or _unlisted_run_file(f)]
     else:
         summary = SUMMARY in rest and _is_our_summary(out)
         run_files = [f for f in rest if _unlisted_run_file(f) or (summary and f == SUMMARY)]

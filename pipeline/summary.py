@@ -19,6 +19,7 @@ from rt4chart.schemas.rows import (
     usage_of,
 )
 from rt4chart.schemas.tables import TABLES, arrow_schema
+from rt4chart.transforms.redact import redact_configured
 
 
 def read_table(out: str, name: str) -> pa.Table:
@@ -109,7 +110,9 @@ def summarise(out: str, seconds: float) -> Summary:
         incomplete=len(answers) - len(complete),
         claims=sum(a.n_claims for a in answers),
         dead_letters=len(dead),
-        dead_letter_reasons=dict(Counter(f"{d.stage}: {d.reason[:80]}" for d in dead)),
+        # Redacted, then cut: a key cut in two would no longer be recognised.
+        dead_letter_reasons=dict(Counter(
+            f"{d.stage}: {(redact_configured(d.reason) or '')[:80]}" for d in dead)),
         **usage_columns(Summary, usage),
         seconds=seconds,
     )
