@@ -12,12 +12,11 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 from rt4chart.pipeline.io import is_parquet
 from rt4chart.pipeline.sinks import REDACTED_COLUMNS
-from rt4chart.pipeline.summary import read_table
+from rt4chart.pipeline.summary import read_parquet, read_table
 from rt4chart.schemas.records import PreparedTrace
 from rt4chart.transforms.joins import wilson
 from rt4chart.transforms.redact import redact_configured
@@ -182,8 +181,7 @@ def _records(path: str) -> Iterator[object]:
     matches = [m.path for r in FileSystems.match([path]) for m in r.metadata_list]
     for match in sorted(matches):
         if is_parquet(match, "auto"):
-            with FileSystems.open(match) as fh:
-                yield from pq.read_table(fh).to_pylist()
+            yield from read_parquet(match).to_pylist()
             continue
         with _open_text(match) as fh:
             yield from (line for line in fh if line.strip())

@@ -175,7 +175,8 @@ def test_bad_window_config_and_missing_input_fail(tmp_path, audit, capsys):
     assert audit("--example", "--window-size", "5", "--window-overlap", "5")[0] == 2
     assert "overlap" in capsys.readouterr().err
     code, _, _ = audit(str(tmp_path / "nothing-*.jsonl"))
-    assert code != 0
+    assert code == 2
+    assert "no input file matches" in capsys.readouterr().err
 
 
 def test_console_script_and_beam_flags_pass_through(tmp_path):
