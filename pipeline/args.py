@@ -156,7 +156,7 @@ def add_limits_args(p: argparse.ArgumentParser) -> None:
         p.add_argument(flag, dest=name, type=int, metavar="N",
                        help=f"limit per trace: {what} (default {getattr(defaults, name):,}); a "
                             "trace over it is a dead letter naming the limit, or see --oversize")
-    p.add_argument("--oversize", choices=OVERSIZE_MODES,
+    p.add_argument("--oversize", metavar="|".join(OVERSIZE_MODES),
                    help="a trace over a limit: reject (default: a dead letter naming the "
                         "limit) or truncate (audit its first N sentences or claims)")
 
@@ -169,6 +169,8 @@ def limits_config(args: argparse.Namespace) -> LimitsConfig:
         if given[name] is not None and given[name] < 1:
             raise ValueError(f"{flag} must be >= 1, got {given[name]}")
     oversize = getattr(args, "oversize", None)
+    if oversize is not None and oversize not in OVERSIZE_MODES:
+        raise ValueError(f"--oversize must be {' or '.join(OVERSIZE_MODES)}, got {oversize!r}")
     return LimitsConfig(**{k: v for k, v in given.items() if v is not None},
                         **({"oversize": oversize} if oversize else {}))
 
