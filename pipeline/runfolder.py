@@ -3,7 +3,9 @@
 No run destroys data. A manifest (`_rt4chart_manifest.json`) lists the files a run wrote; only
 those are ever removed, and only after the new run has succeeded. A folder that holds files but
 no rt4chart run is refused before anything starts; a folder written by an rt4chart without
-manifests (table folders of `part-*.parquet` files and its summary.json) is recognised as a run.
+manifests (table folders of `part-*.parquet` files and its summary.json) is recognised as a run,
+and so are the table files a stream (`stream --out`, which writes as it goes and is not staged)
+added to a run folder.
 
 The batch job's order of calls:
 
