@@ -171,10 +171,10 @@ def run_audit(config: AuditConfig, options: PipelineOptions) -> Summary:
     config, run, redo = _preflight(config, folder, options)
     try:
         summary = _run_staged(config, run, redo, folder, options)
-        folder.commit()
     except BaseException:
         folder.abort()
         raise
+    folder.commit()  # if OUT changed so that the run cannot go there, it stays in staging
     return summary
 
 
