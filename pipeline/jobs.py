@@ -93,6 +93,14 @@ def ensure_bigquery(spec: str) -> None:
                   os.environ.get("RT4CHART_BIGQUERY_LOCATION"))
 
 
+def check_dataset(spec: str | None) -> None:
+    """ValueError if `spec` is given and is not PROJECT:DATASET (nothing is asked of BigQuery)."""
+    if spec:
+        from rt4chart.pipeline.bigquery import parse_dataset
+
+        parse_dataset(spec)
+
+
 def check_reuse_source(run_dir: str, out: str) -> None:
     if os.path.abspath(run_dir.rstrip("/")) == os.path.abspath(out.rstrip("/")):
         raise ValueError("--reuse must name an earlier run's directory, not --out (its tables "
@@ -151,7 +159,8 @@ def _preflight(config: AuditConfig, folder: RunFolder,
         if config.reuse:
             check_reuse_source(config.reuse, config.out)
         redo = redo_traces(config.redo) if config.redo else []
-    if config.bigquery:
+        check_dataset(config.bigquery)
+    if config.bigquery:  # an error of BigQuery's (access, quota) fails the run
         ensure_bigquery(config.bigquery)
     return config, run, redo
 
@@ -256,6 +265,7 @@ def run_stream(config: StreamConfig, options: PipelineOptions,
                              "on it); the keyed dedupe runs everywhere")
         if config.out:  # a stream adds its files to a run folder: refuse only foreign files
             RunFolder(config.out, overwrite=True).check()
+        check_dataset(config.bigquery)
         run = run_info(config.stages.judge)
     if config.bigquery:
         ensure_bigquery(config.bigquery)
