@@ -197,3 +197,16 @@ def test_a_run_killed_mid_way_leaves_the_earlier_run_intact(tmp_path, earlier_ru
     assert sorted(f for f in snapshot(out) if not f.startswith(staging.name)) == sorted(
         [*files, MANIFEST])
     assert snapshot(out)["summary.json"] != before["summary.json"]
+
+
+def test_a_stream_into_a_foreign_folder_is_refused_before_it_starts(tmp_path, capsys):
+    from rt4chart.pipeline import cli
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("my notes")
+    code = cli.main(["stream", "--subscription", "projects/p/subscriptions/s", "--out",
+                     str(mine), "--judge", "offline"])
+    assert code == 2
+    assert "holds files that rt4chart did not write: notes.txt" in capsys.readouterr().err
+    assert snapshot(mine) == {"notes.txt": b"my notes"}
