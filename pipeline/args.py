@@ -17,6 +17,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.limits import OVERSIZE_MODES, LimitsConfig
 from rt4chart.transforms.segment import SegmentConfig
 from rt4chart.transforms.windows import WindowingConfig
 
@@ -45,13 +46,21 @@ def add_audit_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--input-format", default="auto", choices=("auto", "jsonl", "parquet"),
                    help="input format (default: by suffix, .parquet/.pq else JSON lines)")
     p.add_argument("--out", default="rt4chart-out", help="output directory (default: %(default)s)")
-    p.add_argument("--overwrite", action="store_true", help="replace an earlier run's tables")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the earlier run in --out, once this run has succeeded (it "
+                        "writes to a staging folder first); files rt4chart did not write are "
+                        "never removed")
     p.add_argument("--bigquery", metavar="PROJECT:DATASET",
                    help="also write the tables to this BigQuery dataset (file loads)")
     p.add_argument("--batch-api", action="store_true",
                    help="openai judge through the Batch API: half the price, a separate rate "
                         "limit, results within 24 h; resumable (state in OUT/_batch_state)")
+    p.add_argument("--allow-partial-input", action="store_true",
+                   help="audit what can be read of a truncated or corrupt input file (a "
+                        "warning, and a dead letter saying how far it was read) instead of "
+                        "failing the run")
     add_judge_args(p)
+    add_limits_args(p)
 
 
 def add_stream_parser(sub: argparse._SubParsersAction) -> None:
@@ -104,6 +113,7 @@ def add_stream_parser(sub: argparse._SubParsersAction) -> None:
                    help="message attribute with a unique id for Pub/Sub's own dedupe "
                         "(Dataflow only; the local runner hangs with it)")
     add_judge_args(p)
+    add_limits_args(p)
 
 
 def add_judge_args(p: argparse.ArgumentParser) -> None:
@@ -126,6 +136,43 @@ def add_judge_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--window-size", type=int, default=25, help="W, sentences (default 25)")
     p.add_argument("--window-overlap", type=int, default=10, help="O, sentences (default 10)")
     p.add_argument("-v", "--verbose", action="store_true")
+
+
+# The work limits per trace as options: (flag, LimitsConfig field, help).
+LIMIT_FLAGS = (
+    ("--max-answer-sentences", "max_answer_sentences", "answer sentences (one decomposition "
+                                                      "call each)"),
+    ("--max-context-sentences", "max_context_sentences", "context sentences over all documents "
+                                                        "(they make the windows)"),
+    ("--max-context-chars", "max_context_chars", "characters over all context documents"),
+    ("--max-claims-per-answer", "max_claims_per_answer", "claims decomposed from one answer"),
+)
+
+
+def add_limits_args(p: argparse.ArgumentParser) -> None:
+    """The work limits per trace (`transforms/limits.py`), shared by `audit` and `stream`."""
+    defaults = LimitsConfig()
+    for flag, name, what in LIMIT_FLAGS:
+        p.add_argument(flag, dest=name, type=int, metavar="N",
+                       help=f"limit per trace: {what} (default {getattr(defaults, name):,}); a "
+                            "trace over it is a dead letter naming the limit, or see --oversize")
+    p.add_argument("--oversize", metavar="|".join(OVERSIZE_MODES),
+                   help="a trace over a limit: reject (default: a dead letter naming the "
+                        "limit) or truncate (audit its first N sentences or claims)")
+
+
+def limits_config(args: argparse.Namespace) -> LimitsConfig:
+    """The work limits the options give (defaults for those not given); ValueError naming the
+    option on a bad value."""
+    given = {name: getattr(args, name, None) for _, name, _ in LIMIT_FLAGS}
+    for flag, name, _ in LIMIT_FLAGS:
+        if given[name] is not None and given[name] < 1:
+            raise ValueError(f"{flag} must be >= 1, got {given[name]}")
+    oversize = getattr(args, "oversize", None)
+    if oversize is not None and oversize not in OVERSIZE_MODES:
+        raise ValueError(f"--oversize must be {' or '.join(OVERSIZE_MODES)}, got {oversize!r}")
+    return LimitsConfig(**{k: v for k, v in given.items() if v is not None},
+                        **({"oversize": oversize} if oversize else {}))
 
 
 def judge_spec(args: argparse.Namespace) -> JudgeSpec:
@@ -155,7 +202,8 @@ def judge_spec(args: argparse.Namespace) -> JudgeSpec:
 
 
 def segment_config(args: argparse.Namespace) -> SegmentConfig:
-    return SegmentConfig(args.window_size, args.window_overlap)
+    """Windows and work limits (the limits' defaults where the command has no limit options)."""
+    return SegmentConfig(args.window_size, args.window_overlap, limits_config(args))
 
 
 def audit_config(args: argparse.Namespace, example: str | None = None) -> AuditConfig:
@@ -166,6 +214,7 @@ def audit_config(args: argparse.Namespace, example: str | None = None) -> AuditC
         inputs=inputs, out=args.out, judge=judge_spec(args), overwrite=args.overwrite,
         input_format=args.input_format, segment=segment_config(args), bigquery=args.bigquery,
         claims_per_call=args.claims_per_call, reuse=args.reuse, redo=args.redo,
+        allow_partial_input=args.allow_partial_input,
     )
 
 

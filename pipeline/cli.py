@@ -18,8 +18,11 @@ from rt4chart.pipeline import args as cli_args
 from rt4chart.pipeline import jobs
 from rt4chart.pipeline.eval import cli as eval_cli
 from rt4chart.pipeline.report import cli as report_cli
+from rt4chart.transforms.redact import redact_configured
 
 logger = logging.getLogger("rt4chart")
+MAX_ERROR_CHARS = 500
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -35,10 +38,16 @@ def parser() -> argparse.ArgumentParser:
 
 
 def audit(args: argparse.Namespace, beam_args: list[str]) -> int:
-    config = cli_args.audit_config(args, jobs.example_traces())
-    summary = jobs.run_audit(config, jobs.beam_options(beam_args))
+    with jobs.usage_errors():
+        config = cli_args.audit_config(args, jobs.example_traces())
+        options = jobs.beam_options(beam_args)
+    summary = jobs.run_audit(config, options)
     for line in summary.lines():
         print(line)
+    if jobs.nothing_valid(summary):
+        print(f"rt4chart: {jobs.NOTHING_VALID.format(dead=summary.dead_letters)}",
+              file=sys.stderr)
+        return 1
     if jobs.no_answer_judged(summary):
         print(f"rt4chart: {jobs.NO_ANSWER_JUDGED}", file=sys.stderr)
         return 1
@@ -46,8 +55,9 @@ def audit(args: argparse.Namespace, beam_args: list[str]) -> int:
 
 
 def stream(args: argparse.Namespace, beam_args: list[str]) -> int:
-    config = cli_args.stream_config(args, cli_args.judge_spec(args))
-    options = jobs.beam_options(beam_args, streaming=True)
+    with jobs.usage_errors():
+        config = cli_args.stream_config(args, cli_args.judge_spec(args))
+        options = jobs.beam_options(beam_args, streaming=True)
     stop = threading.Event()
 
     def _stop(signum, _frame):
@@ -72,37 +82,67 @@ def stream(args: argparse.Namespace, beam_args: list[str]) -> int:
     return 0 if run.ok else 1
 
 
+class RedactingFormatter(logging.Formatter):
+    """Log lines (tracebacks included) without the configured keys or key-like strings: a
+    failed call's message may hold what an endpoint echoed back."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact_configured(super().format(record)) or ""
+
+
 def _logging(argv: list[str]) -> None:
     # Before any PipelineOptions is made: its constructor sets up the root logger otherwise.
     verbose = "-v" in argv or "--verbose" in argv
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format=LOG_FORMAT)
+    for handler in logging.getLogger().handlers:
+        if type(handler) is logging.StreamHandler:  # basicConfig's (not a test harness's)
+            handler.setFormatter(RedactingFormatter(LOG_FORMAT))
     for noisy in ("apache_beam", "httpx", "httpx2", "openai"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    # Beam logs a failing step's traceback; a failed run prints its error in one line instead
+    # (and, with -v, logs the traceback).
+    logging.getLogger("apache_beam.runners.common").setLevel(
+        logging.WARNING if verbose else logging.CRITICAL)
+
+
+def main_error(exc: BaseException) -> str:
+    """A failed run's main error in one line, redacted: the exception's type and the first
+    line of its message (a runner re-raises a worker's error with the step appended, e.g.
+    "[while running 'ReadTraces/Jsonl/Lines']"); its cause's when it has no message."""
+    while not str(exc).strip() and exc.__cause__ is not None:
+        exc = exc.__cause__
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    return redact_configured(text[:MAX_ERROR_CHARS]) or ""
+
+
+def _command(args: argparse.Namespace, beam_args: list[str]) -> int:
+    if args.command == "report":
+        return report_cli.run(args)
+    if args.command == "eval":
+        with jobs.usage_errors():  # eval reports its usage errors as ValueError
+            return eval_cli.run(args, beam_args)
+    if args.command == "stream":
+        return stream(args, beam_args)
+    return audit(args, beam_args)
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The exit code: 0 success, 1 a failed run (or nothing valid to audit), 2 a usage error
+    found before anything ran (argparse's own errors exit 2 as well)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     _logging(argv)
     ours, beam_args = cli_args.split_beam_args(argv)
     args, unknown = parser().parse_known_args(ours)
     beam_args += unknown  # options of Beam plug-ins the split did not know
     try:
-        if args.command == "report":
-            return report_cli.run(args)
-        if args.command == "eval":
-            return eval_cli.run(args, beam_args)
-        if args.command == "stream":
-            return stream(args, beam_args)
-        return audit(args, beam_args)
-    except (ValueError, FileExistsError) as exc:
-        print(f"rt4chart: error: {exc}", file=sys.stderr)
+        return _command(args, beam_args)
+    except jobs.UsageError as exc:
+        print(f"rt4chart: error: {redact_configured(str(exc))}", file=sys.stderr)
         return 2
     except Exception as exc:  # noqa: BLE001 - report a failed run with a non-zero exit code
-        logger.exception("run failed")
-        print(f"rt4chart: run failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        logger.debug("run failed", exc_info=True)  # the traceback with -v (redacted)
+        print(f"rt4chart: run failed: {main_error(exc)}", file=sys.stderr)
         return 1
 
 

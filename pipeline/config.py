@@ -45,6 +45,7 @@ class AuditConfig:
     claims_per_call: int = 1
     reuse: str | None = None  # an earlier run's output directory: reuse its judge results
     redo: str | None = None  # an earlier run's output directory: audit its incomplete answers
+    allow_partial_input: bool = False  # a truncated input file: a dead letter, not a failure
 
     def __post_init__(self) -> None:
         if self.input_format not in ("auto", "jsonl", "parquet"):

@@ -12,7 +12,7 @@ import apache_beam as beam
 
 from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
 from rt4chart.pipeline.io import ReadTraces
-from rt4chart.pipeline.sinks import Sinks, WriteTables
+from rt4chart.pipeline.sinks import Sinks, WriteTables, key_envs
 from rt4chart.schemas import rows
 from rt4chart.schemas.records import Message, RunInfo
 from rt4chart.transforms.aggregate import AggregateAnswers
@@ -88,12 +88,14 @@ def build(pipeline: beam.Pipeline, config: AuditConfig, run: RunInfo,
     `bigquery_client`/`bigquery_method` are test hooks (Beam's `test_client`, an insert method).
     """
     reuse = (pipeline | "ReadReuse" >> ReadCache(config.reuse)) if config.reuse else None
-    read = pipeline | "ReadTraces" >> ReadTraces(config.inputs, config.input_format)
+    read = pipeline | "ReadTraces" >> ReadTraces(config.inputs, config.input_format,
+                                                 config.allow_partial_input)
     tables = read.records | "Audit" >> Audit(config.stages, run, reuse)
     unread = read.dead_letters | "ReadDeadLetterRows" >> beam.Map(rows.DeadLetterRow.of)
     tables = tables._replace(dead_letters=(tables.dead_letters, unread)
                              | "WithReadDeadLetters" >> beam.Flatten())
-    sinks = Sinks(config.out, bigquery=config.bigquery, bigquery_method=bigquery_method)
+    sinks = Sinks(config.out, bigquery=config.bigquery, bigquery_method=bigquery_method,
+                  key_envs=key_envs(config.judge))
     tables._asdict() | "WriteTables" >> WriteTables(sinks, bigquery_client)
     return tables
 
@@ -129,6 +131,7 @@ def build_stream(pipeline: beam.Pipeline, config: StreamConfig, run: RunInfo,
     )
     alerts = tables.route_rates | "RouteAlerts" >> RouteAlerts(config.alerts)
     sinks = Sinks(config.out, streaming=True, bigquery=config.bigquery,
-                  dead_letter_topic=config.dead_letter_topic, alerts_topic=config.alerts_topic)
+                  dead_letter_topic=config.dead_letter_topic, alerts_topic=config.alerts_topic,
+                  key_envs=key_envs(config.stages.judge))
     {**tables._asdict(), "alerts": alerts} | "WriteTables" >> WriteTables(sinks, bigquery_client)
     return StreamTables(tables, alerts)

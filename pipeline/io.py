@@ -21,7 +21,6 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from rt4chart.pipeline.runfolder import run_folder_path, scan
 from rt4chart.pipeline.textfiles import (
     READ_ERRORS,
     STAGE,
@@ -348,27 +347,3 @@ class WriteTableStreaming(beam.PTransform):
     def expand(self, rows: beam.PCollection):
         FileSystems.mkdirs(self._dir) if not FileSystems.exists(self._dir) else None
         return rows | "Files" >> beam.ParDo(_WriteBundleFn(self._dir, self._table))
-
-
-def existing_outputs(out: str) -> list[str]:
-    """Table files an earlier run wrote under OUT (not the user's own files there)."""
-    out = run_folder_path(out)
-    return [FileSystems.join(out, *f.split("/")) for f in scan(out).run_files
-            if f.split("/", 1)[0] in TABLES]
-
-
-def prepare_output(out: str, overwrite: bool) -> None:
-    """Refuse to mix runs in one output directory unless told to replace the old tables.
-
-    Superseded by `runfolder.RunFolder` (staging, swap on success, a manifest); kept until the
-    job runner uses it. It removes only table files an earlier rt4chart run wrote.
-    """
-    old = existing_outputs(out)
-    if old and not overwrite:
-        raise FileExistsError(
-            f"{out} already holds {len(old)} table file(s) of an earlier run; "
-            "pass --overwrite to replace them or choose another --out"
-        )
-    if old:
-        logger.info("removing %d table files of an earlier run under %s", len(old), out)
-        FileSystems.delete(old)

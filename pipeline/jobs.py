@@ -6,11 +6,13 @@ from Beam metrics, see progress.py) and return what the run produced. They print
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 
@@ -26,8 +28,9 @@ from apache_beam.options.pipeline_options import (
 from rt4chart import prompts
 from rt4chart.pipeline import graph
 from rt4chart.pipeline.config import AuditConfig, StreamConfig
-from rt4chart.pipeline.io import prepare_output
+from rt4chart.pipeline.io import check_inputs
 from rt4chart.pipeline.progress import wait_with_progress
+from rt4chart.pipeline.runfolder import REDO_INPUT, SUMMARY, RunFolder
 from rt4chart.pipeline.summary import Summary, read_table, summarise
 from rt4chart.schemas.records import RunInfo
 from rt4chart.transforms.aggregate import REDO_STAGE
@@ -35,8 +38,15 @@ from rt4chart.transforms.judges.base import JudgeSpec, judge_model
 
 logger = logging.getLogger("rt4chart")
 
+class UsageError(Exception):
+    """A usage or configuration error found before a job starts (bad option, missing input,
+    an output folder a run cannot go to): the CLI's exit code 2. Nothing has been written."""
+
+
 NO_ANSWER_JUDGED = ("run failed: no answer could be judged (every answer is incomplete); see the "
                     "answers' `reason`, check the endpoint, model and key")
+NOTHING_VALID = ("nothing valid to audit: every record was dead-lettered ({dead} dead "
+                 "letters); see the summary's reasons and the dead_letters table")
 
 
 def example_traces() -> str:
@@ -83,6 +93,14 @@ def ensure_bigquery(spec: str) -> None:
                   os.environ.get("RT4CHART_BIGQUERY_LOCATION"))
 
 
+def check_dataset(spec: str | None) -> None:
+    """ValueError if `spec` is given and is not PROJECT:DATASET (nothing is asked of BigQuery)."""
+    if spec:
+        from rt4chart.pipeline.bigquery import parse_dataset
+
+        parse_dataset(spec)
+
+
 def check_reuse_source(run_dir: str, out: str) -> None:
     if os.path.abspath(run_dir.rstrip("/")) == os.path.abspath(out.rstrip("/")):
         raise ValueError("--reuse must name an earlier run's directory, not --out (its tables "
@@ -93,19 +111,23 @@ def check_reuse_source(run_dir: str, out: str) -> None:
         raise ValueError(f"{run_dir} has no judge_cache table to reuse")
 
 
-def redo_input(run_dir: str, out: str) -> str:
-    """The traces of an earlier run's incomplete answers, as a JSONL file under OUT/_redo/."""
-    rows = read_table(run_dir, "dead_letters").to_pylist()
+def redo_traces(run_dir: str) -> list[str]:
+    """The traces (as received) of an earlier run's incomplete answers, the latest per trace;
+    ValueError if there is none."""
     latest: dict[str, str] = {}
-    for row in rows:
+    for row in read_table(run_dir, "dead_letters").to_pylist():
         if row["stage"] == REDO_STAGE:
             latest[row["trace_id"]] = row["raw"]
     if not latest:
         raise ValueError(f"{run_dir} has no incomplete answer to redo")
-    path = FileSystems.join(out.rstrip("/"), "_redo", "traces.jsonl")
+    return list(latest.values())
+
+
+def write_redo_input(traces: list[str], folder: str) -> str:
+    """The traces to redo as a JSONL file under FOLDER/_redo/ (one trace a line); its path."""
+    path = FileSystems.join(folder.rstrip("/"), *REDO_INPUT.split("/"))
     with FileSystems.create(path) as fh:
-        fh.write("".join(raw.replace("\n", " ") + "\n" for raw in latest.values()).encode())
-    logger.info("redoing %d trace(s) of %s", len(latest), run_dir)
+        fh.write("".join(raw.replace("\n", " ") + "\n" for raw in traces).encode())
     return path
 
 
@@ -115,48 +137,97 @@ def run_info(spec: JudgeSpec) -> RunInfo:
     return RunInfo(judge_model(spec.build(), spec), prompts.prompt_hash())
 
 
-def _prepare_audit(config: AuditConfig, options: PipelineOptions) -> AuditConfig:
-    """The config as the job runs it (redo input added, rate limits shared), its output ready."""
-    if config.redo:
-        prepare_output(config.out, config.overwrite)
-        config = dataclasses.replace(
-            config, inputs=config.inputs + (redo_input(config.redo, config.out),))
-    config = dataclasses.replace(config, judge=share_limits(config.judge, options))
-    if config.reuse:
-        check_reuse_source(config.reuse, config.out)
-    prepare_output(config.out, config.overwrite)
-    if config.bigquery:
+@contextlib.contextmanager
+def usage_errors() -> Iterator[None]:
+    """Report what is raised inside as a UsageError (a bad option, input or output folder)."""
+    try:
+        yield
+    except (ValueError, FileExistsError, FileNotFoundError) as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def _preflight(config: AuditConfig, folder: RunFolder,
+               options: PipelineOptions) -> tuple[AuditConfig, RunInfo, list[str]]:
+    """Everything checked before anything is written: the output folder, the inputs, the
+    judge, --reuse, BigQuery and the traces to redo (read from the earlier run, still intact).
+    Changes nothing on disk but BigQuery's dataset and tables."""
+    with usage_errors():
+        folder.check()
+        check_inputs(config.inputs)
+        run = run_info(config.judge)
+        config = dataclasses.replace(config, judge=share_limits(config.judge, options))
+        if config.reuse:
+            check_reuse_source(config.reuse, config.out)
+        redo = redo_traces(config.redo) if config.redo else []
+        check_dataset(config.bigquery)
+    if config.bigquery:  # an error of BigQuery's (access, quota) fails the run
         ensure_bigquery(config.bigquery)
-    return config
+    return config, run, redo
 
 
 def run_audit(config: AuditConfig, options: PipelineOptions) -> Summary:
     """Run the batch audit to the end; its summary (also written to OUT/summary.json).
 
-    Raises ValueError or FileExistsError on a usage error, before the job starts, and what the
-    runner raises when the job fails.
+    No run destroys data: the run writes to a staging folder inside OUT, swapped in (the
+    earlier run's files out) only when the pipeline has succeeded; on any failure the staging
+    folder is removed and OUT is left as it was (see runfolder.py). The Batch API's state stays
+    in OUT/_batch_state, outside the staging folder, so that a run cut short can resume.
+
+    Raises UsageError before the job starts (nothing written), and what the runner raises when
+    the job fails.
     """
-    run = run_info(config.judge)
-    config = _prepare_audit(config, options)
-    logger.info("auditing %s with judge %s (model %s), prompts %s, W=%d O=%d -> %s",
-                ", ".join(config.inputs), config.judge.name, run.judge_model, run.prompt_hash,
-                config.segment.window_size, config.segment.window_overlap, config.out)
-    started = time.monotonic()
-    pipeline = beam.Pipeline(options=options)
-    graph.build(pipeline, config, run)
-    wait_with_progress(pipeline.run())
-    summary = summarise(config.out, time.monotonic() - started)
-    _write_summary(config, run, summary)
+    folder = RunFolder(config.out, config.overwrite)
+    config, run, redo = _preflight(config, folder, options)
+    try:
+        summary = _run_staged(config, run, redo, folder, options)
+    except BaseException:
+        folder.abort()
+        raise
+    folder.commit()  # if OUT changed so that the run cannot go there, it stays in staging
     return summary
 
 
-def _write_summary(config: AuditConfig, run: RunInfo, summary: Summary) -> None:
+def _run_staged(config: AuditConfig, run: RunInfo, redo: list[str], folder: RunFolder,
+                options: PipelineOptions) -> Summary:
+    """The pipeline, writing its tables and summary.json under the staging folder."""
+    inputs = config.inputs
+    if redo:
+        inputs += (write_redo_input(redo, folder.staging),)
+        logger.info("redoing %d trace(s) of %s", len(redo), config.redo)
+    staged = dataclasses.replace(config, inputs=inputs, out=folder.staging)
+    logger.info("auditing %s with judge %s (model %s), prompts %s, W=%d O=%d -> %s",
+                ", ".join(config.inputs + (("--redo " + config.redo,) if redo else ())),
+                config.judge.name, run.judge_model, run.prompt_hash,
+                config.segment.window_size, config.segment.window_overlap, folder.out)
+    started = time.monotonic()
+    pipeline = beam.Pipeline(options=options)
+    graph.build(pipeline, staged, run)
+    wait_with_progress(pipeline.run())
+    summary = summarise(folder.staging, time.monotonic() - started)
+    final_inputs = [_final_path(p, folder) for p in inputs]
+    _write_summary(dataclasses.replace(config, inputs=tuple(final_inputs)), run, summary,
+                   folder.staging)
+    return summary
+
+
+def _final_path(path: str, folder: RunFolder) -> str:
+    """Where a file written under the staging folder is once the run is swapped in."""
+    prefix = folder.staging + "/"
+    return folder.out + "/" + path[len(prefix):] if path.startswith(prefix) else path
+
+
+def _write_summary(config: AuditConfig, run: RunInfo, summary: Summary, folder: str) -> None:
     record = {"judge": config.judge.name, "judge_model": run.judge_model,
               "prompt_hash": run.prompt_hash, "window_size": config.segment.window_size,
               "window_overlap": config.segment.window_overlap, "inputs": list(config.inputs),
               **summary.__dict__, "traces_per_second": summary.traces_per_second}
-    with FileSystems.create(FileSystems.join(config.out, "summary.json")) as fh:
+    with FileSystems.create(FileSystems.join(folder, SUMMARY)) as fh:
         fh.write(orjson.dumps(record, option=orjson.OPT_INDENT_2))
+
+
+def nothing_valid(summary: Summary) -> bool:
+    """Whether a run had no valid trace to audit (every record dead-lettered, or none)."""
+    return summary.traces == 0
 
 
 def no_answer_judged(summary: Summary) -> bool:
@@ -182,13 +253,20 @@ def run_stream(config: StreamConfig, options: PipelineOptions,
                stop: threading.Event | None = None) -> StreamRun:
     """Run the streaming audit. A remote (Dataflow) job is submitted and left running; a local
     one runs until it ends or `stop` is set (then it is cancelled; results already written are
-    kept)."""
+    kept). `--out` is checked (a folder of foreign files is refused, see runfolder.py) but not
+    staged: a stream writes its files as it goes, adding to what the folder holds.
+
+    Raises UsageError before the job starts."""
     runner = str(options.view_as(StandardOptions).runner)
     remote = "Dataflow" in runner
-    if config.id_attribute and not remote:
-        raise ValueError("--id-attribute needs the Dataflow runner (the local runner hangs on "
-                         "it); the keyed dedupe runs everywhere")
-    run = run_info(config.stages.judge)
+    with usage_errors():
+        if config.id_attribute and not remote:
+            raise ValueError("--id-attribute needs the Dataflow runner (the local runner hangs "
+                             "on it); the keyed dedupe runs everywhere")
+        if config.out:  # a stream adds its files to a run folder: refuse only foreign files
+            RunFolder(config.out, overwrite=True).check()
+        check_dataset(config.bigquery)
+        run = run_info(config.stages.judge)
     if config.bigquery:
         ensure_bigquery(config.bigquery)
     logger.info("streaming audit of %s with judge %s (model %s), prompts %s, windows of %d s "

@@ -3,7 +3,9 @@
 No run destroys data. A manifest (`_rt4chart_manifest.json`) lists the files a run wrote; only
 those are ever removed, and only after the new run has succeeded. A folder that holds files but
 no rt4chart run is refused before anything starts; a folder written by an rt4chart without
-manifests (table folders of `part-*.parquet` files and its summary.json) is recognised as a run.
+manifests (table folders of `part-*.parquet` files and its summary.json) is recognised as a run,
+and so are the table files a stream (`stream --out`, which writes as it goes and is not staged)
+added to a run folder.
 
 The batch job's order of calls:
 
@@ -167,8 +169,10 @@ def scan(out: str) -> FolderState:
     kept = [f for f in files if _kept(f)]
     rest = [f for f in files if not _kept(f) and not (manifest and f == MANIFEST)]
     if manifest is not None:
+        # Listed files, and table files a stream added to the run folder (a stream writes
+        # as it goes: no manifest lists them).
         listed = set(manifest.files)
-        run_files = [f for f in rest if f in listed]
+        run_files = [f for f in rest if f in listed or _unlisted_run_file(f)]
     else:
         summary = SUMMARY in rest and _is_our_summary(out)
         run_files = [f for f in rest if _unlisted_run_file(f) or (summary and f == SUMMARY)]

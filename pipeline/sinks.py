@@ -5,12 +5,24 @@ Rows stay rows (`rt4chart.schemas.rows`) up to here; each sink turns them into w
 
 from __future__ import annotations
 
+import dataclasses
+import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import apache_beam as beam
 
 from rt4chart.pipeline.io import WriteTable, WriteTableStreaming, dead_letter_message
+from rt4chart.schemas.tables import TABLES
 from rt4chart.transforms.alerts import alert_message
+from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.redact import configured_secrets, redact
+
+# The columns that carry text from outside rt4chart: why a call or record failed (an endpoint's
+# error body may echo the request's key), a claim's note, and a record as received (`raw`: a
+# trace may carry a key in its metadata). Every row passes through `RedactRows` before a sink.
+REDACTED_COLUMNS = ("reason", "note", "raw")
 
 
 @dataclass(frozen=True)
@@ -27,6 +39,47 @@ class Sinks:
     bigquery_method: str | None = None
     dead_letter_topic: str | None = None
     alerts_topic: str | None = None
+    key_envs: tuple[str, ...] = ()  # variables holding keys to redact, besides the usual ones
+
+
+def key_envs(spec: JudgeSpec) -> tuple[str, ...]:
+    """The environment variable a judge reads its key from, when its options name one."""
+    env = dict(spec.options).get("api_key_env")
+    return (env,) if env else ()
+
+
+def redact_row(row: Any, secrets: Iterable[str]) -> Any:
+    """The row with its REDACTED_COLUMNS redacted (see `transforms/redact.py`); the same row
+    when there was nothing to remove."""
+    changes = {}
+    for name in REDACTED_COLUMNS:
+        value = getattr(row, name, None)
+        if isinstance(value, str):
+            clean = redact(value, secrets)
+            if clean != value:
+                changes[name] = clean
+    return dataclasses.replace(row, **changes) if changes else row
+
+
+class _RedactFn(beam.DoFn):
+    """Rows -> rows without keys: the secrets are read from the worker's environment."""
+
+    def __init__(self, env_names: tuple[str, ...]):
+        self._env_names = env_names
+
+    def setup(self) -> None:
+        extra = (os.environ.get(name) for name in self._env_names)
+        self._secrets = (*configured_secrets(), *(v for v in extra if v))
+
+    def process(self, row: Any) -> Iterator[Any]:
+        yield redact_row(row, self._secrets)
+
+
+def _redacted(name: str) -> bool:
+    """Whether a table has a column that RedactRows cleans."""
+    row_type = TABLES[name].row_type if name in TABLES else None
+    return row_type is not None and any(
+        f.name in REDACTED_COLUMNS for f in dataclasses.fields(row_type))
 
 
 def _bigquery_sink(sinks: Sinks, table: str, test_client=None) -> beam.PTransform:
@@ -45,9 +98,11 @@ def _publish(rows: beam.PCollection, topic: str, to_message, what: str) -> None:
 class WriteTables(beam.PTransform):
     """{table name: rows} -> Parquet files under `out`, BigQuery tables and Pub/Sub topics.
 
-    Rows BigQuery rejects join the dead letters, which are then written (and published to the
-    dead-letter topic) with the others; alerts, if given, go to the alerts topic. Labels are
-    per table: `BigQuery_<table>`, `Write_<table>`.
+    Every row whose table has a reason, note or raw column is redacted first (`Redact_<table>`,
+    the one redaction step of what is written or published). Rows BigQuery rejects join the
+    dead letters, which are then written (and published to the dead-letter topic) with the
+    others; alerts, if given, go to the alerts topic. Labels are per table: `Redact_<table>`,
+    `BigQuery_<table>`, `Write_<table>`.
     """
 
     def __init__(self, sinks: Sinks, bigquery_client=None):
@@ -57,6 +112,8 @@ class WriteTables(beam.PTransform):
 
     def expand(self, tables: dict[str, beam.PCollection]) -> beam.pvalue.PDone:
         sinks = self._sinks
+        tables = {name: rows | f"Redact_{name}" >> beam.ParDo(_RedactFn(sinks.key_envs))
+                  if _redacted(name) else rows for name, rows in tables.items()}
         if sinks.bigquery:
             rejected = [rows | f"BigQuery_{name}" >> _bigquery_sink(sinks, name, self._client)
                         for name, rows in tables.items()]

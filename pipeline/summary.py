@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from rt4chart.schemas.records import Usage
@@ -19,6 +20,25 @@ from rt4chart.schemas.rows import (
     usage_of,
 )
 from rt4chart.schemas.tables import TABLES, arrow_schema
+from rt4chart.transforms.redact import redact_configured
+
+
+def read_parquet(path: str) -> pa.Table:
+    """One Parquet file, local or remote, without a Python file object in pyarrow's hands.
+
+    Read through a Python file, pyarrow pre-buffers on its IO threads, and a buffer such a
+    thread releases after the interpreter began to exit needs the GIL it can no longer take:
+    the process aborted now and then at exit ("terminate called without an active exception",
+    exit code 134). A local file is read by path; a remote one is copied into memory that
+    pyarrow owns.
+    """
+    if FileSystems.get_scheme(path) is None:
+        return pq.read_table(path)
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as fh:
+        data = fh.read()
+    buffer = pa.allocate_buffer(len(data))
+    pa.FixedSizeBufferWriter(buffer).write(data)
+    return pq.read_table(pa.BufferReader(buffer))
 
 
 def read_table(out: str, name: str) -> pa.Table:
@@ -26,10 +46,7 @@ def read_table(out: str, name: str) -> pa.Table:
     pattern = FileSystems.join(out.rstrip("/"), name, "*.parquet")
     paths = [m.path for r in FileSystems.match([pattern]) for m in r.metadata_list]
     schema = arrow_schema(TABLES[name])
-    tables = []
-    for path in sorted(paths):
-        with FileSystems.open(path) as fh:
-            tables.append(pq.read_table(fh))
+    tables = [read_parquet(path) for path in sorted(paths)]
     if not tables:
         return schema.empty_table()
     return pa.concat_tables(tables).cast(schema)
@@ -109,7 +126,9 @@ def summarise(out: str, seconds: float) -> Summary:
         incomplete=len(answers) - len(complete),
         claims=sum(a.n_claims for a in answers),
         dead_letters=len(dead),
-        dead_letter_reasons=dict(Counter(f"{d.stage}: {d.reason[:80]}" for d in dead)),
+        # Redacted, then cut: a key cut in two would no longer be recognised.
+        dead_letter_reasons=dict(Counter(
+            f"{d.stage}: {(redact_configured(d.reason) or '')[:80]}" for d in dead)),
         **usage_columns(Summary, usage),
         seconds=seconds,
     )

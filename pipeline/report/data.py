@@ -12,13 +12,14 @@ import logging
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 from rt4chart.pipeline.io import is_parquet
-from rt4chart.pipeline.summary import read_table
+from rt4chart.pipeline.sinks import REDACTED_COLUMNS
+from rt4chart.pipeline.summary import read_parquet, read_table
 from rt4chart.schemas.records import PreparedTrace
 from rt4chart.transforms.joins import wilson
+from rt4chart.transforms.redact import redact_configured
 from rt4chart.transforms.segment import SegmentConfig, prepare
 from rt4chart.transforms.validate import InvalidTrace, parse_trace
 
@@ -131,10 +132,31 @@ def table_reader(source: str, bigquery_client=None) -> Callable[[str], list[dict
     return read
 
 
+def redacted(rows: list[dict]) -> list[dict]:
+    """Rows with their free-text columns (reason, note, raw) redacted: a run written before
+    redaction (or by another tool) must not put a key into the report."""
+    for row in rows:
+        for name in REDACTED_COLUMNS:
+            if isinstance(row.get(name), str):
+                row[name] = redact_configured(row[name])
+    return rows
+
+
+def _redacted_summary(summary: dict) -> dict:
+    reasons = summary.get("dead_letter_reasons")
+    if isinstance(reasons, dict):
+        summary["dead_letter_reasons"] = {redact_configured(k): v for k, v in reasons.items()}
+    return summary
+
+
 def load_run(out_dir: str, traces: list[str] | None = None, bigquery_client=None) -> Run:
     """The tables of `out_dir` (a run's output directory, or `bq:PROJECT:DATASET`) and, for
-    the answers it holds, their traces."""
-    read = table_reader(out_dir, bigquery_client)
+    the answers it holds, their traces. Every row read is redacted (`redacted`)."""
+    source = table_reader(out_dir, bigquery_client)
+
+    def read(name: str) -> list[dict]:
+        return redacted(source(name))
+
     run = Run(
         out_dir=out_dir,
         answers=read("answers"),
@@ -142,7 +164,7 @@ def load_run(out_dir: str, traces: list[str] | None = None, bigquery_client=None
         route_rates=latest_panes(read("route_rates"), ("route", "window_start")),
         costs=latest_panes(read("costs"), ("route", "judge_model", "window_start")),
         dead_letters=read("dead_letters"),
-        summary={} if is_bigquery(out_dir) else _read_summary(out_dir),
+        summary={} if is_bigquery(out_dir) else _redacted_summary(_read_summary(out_dir)),
     )
     paths = traces if traces else run.summary.get("inputs", [])
     wanted = {a["trace_id"] for a in run.answers}
@@ -159,8 +181,7 @@ def _records(path: str) -> Iterator[object]:
     matches = [m.path for r in FileSystems.match([path]) for m in r.metadata_list]
     for match in sorted(matches):
         if is_parquet(match, "auto"):
-            with FileSystems.open(match) as fh:
-                yield from pq.read_table(fh).to_pylist()
+            yield from read_parquet(match).to_pylist()
             continue
         with _open_text(match) as fh:
             yield from (line for line in fh if line.strip())

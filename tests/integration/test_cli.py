@@ -180,7 +180,8 @@ def test_bad_window_config_and_missing_input_fail(tmp_path, audit, capsys):
     assert audit("--example", "--window-size", "5", "--window-overlap", "5")[0] == 2
     assert "overlap" in capsys.readouterr().err
     code, _, _ = audit(str(tmp_path / "nothing-*.jsonl"))
-    assert code != 0
+    assert code == 2
+    assert "no input file matches" in capsys.readouterr().err
 
 
 def test_console_script_and_beam_flags_pass_through(tmp_path):
@@ -270,3 +271,33 @@ def test_final_progress_line_counts_what_the_tables_count(tmp_path, audit, caplo
         f"progress: 1 traces done, {s['judge_calls']} judge calls (0 failed), "
         f"{s['input_tokens']} input / {s['cached_tokens']} cached / {s['output_tokens']} output "
         f"tokens, ${s['cost_usd']:.4f} (final)"]
+
+
+def test_limits_are_options_of_audit_and_stream(tmp_path, audit):
+    from rt4chart.pipeline import args as cli_args
+    from rt4chart.pipeline.cli import parser
+
+    record = {"trace_id": "long", "contexts": ["Paris is the capital of France. It is big."],
+              "answer": "Paris is the capital of France. It is big. It has a river."}
+    path = write_jsonl(tmp_path / "t.jsonl", [record])
+    code, tables, _ = audit(str(path), "--judge", "offline", "--max-answer-sentences", "2",
+                            out=tmp_path / "reject")
+    assert code == 1  # nothing valid to audit
+    (dead,) = tables["dead_letters"]
+    assert dead["stage"] == "segment" and dead["reason"].startswith(
+        "over limit max_answer_sentences=2: ")
+    code, tables, _ = audit(str(path), "--judge", "offline", "--max-answer-sentences", "2",
+                            "--oversize", "truncate", out=tmp_path / "truncate")
+    assert code == 0 and not tables["dead_letters"]
+    assert {c["sentence_index"] for c in tables["claims"]} == {0, 1}
+    code, tables, _ = audit(str(path), "--judge", "offline", "--max-context-chars", "10",
+                            out=tmp_path / "chars")
+    assert code == 1 and "max_context_chars=10" in tables["dead_letters"][0]["reason"]
+    args = parser().parse_args(
+        ["stream", "--subscription", "projects/p/subscriptions/s", "--out", "o",
+         "--max-context-sentences", "7", "--max-claims-per-answer", "3", "--oversize",
+         "truncate"])
+    limits = cli_args.stream_config(args, cli_args.judge_spec(args)).stages.segment.limits
+    assert (limits.max_context_sentences, limits.max_claims_per_answer, limits.oversize) == (
+        7, 3, "truncate")
+    assert limits.max_answer_sentences == 250  # the default where no option is given

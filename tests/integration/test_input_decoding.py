@@ -309,6 +309,7 @@ def test_audit_of_a_file_with_an_undecodable_line_audits_the_rest(tmp_path, audi
 
 def test_audit_of_a_truncated_gzip_fails_naming_the_file(tmp_path, audit, capsys):
     path = _truncated(tmp_path / "t.jsonl.gz", gzip.compress, _lines(3000))
-    code, _, _ = audit(str(path), "--judge", "offline")
-    assert code != 0
+    code, _, out = audit(str(path), "--judge", "offline")
+    assert code == 1  # a failed run, not a usage error
     assert f"{path}: truncated or corrupt input" in capsys.readouterr().err
+    assert not out.exists()  # the run made the folder: a failed run leaves nothing

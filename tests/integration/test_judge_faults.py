@@ -227,7 +227,9 @@ def test_an_endpoint_echoing_the_key_leaves_it_in_no_output(tmp_path, audit, cap
     records = [*RECORDS, {"trace_id": "html", "contexts": [CTX],
                           "answer": "Osaka has about 14 million inhabitants."},
                {"trace_id": "five", "contexts": [CTX],
-                "answer": "The capital of France is Paris."}]
+                "answer": "The capital of France is Paris."},
+               # invalid (no contexts), with a key in what is kept of it as received
+               {"trace_id": "leaky", "answer": "x", "metadata": {"auth": f"Bearer {KEY}"}}]
     traces = write_jsonl(tmp_path / "t.jsonl", records)
     with FakeOpenAI(lexical_responder, raw=_echo_headers) as server:
         code, tables, out = audit(str(traces), *_openai(server.base_url, "max_attempts=2"))
@@ -247,5 +249,9 @@ def test_an_endpoint_echoing_the_key_leaves_it_in_no_output(tmp_path, audit, cap
         if path.is_file() and KEY.encode() in path.read_bytes():
             leaks.append(str(path))
     assert "not a chat completion" in html.read_text()  # the reasons are in the report
+    (leaky,) = [d for d in read_tables(out)["dead_letters"] if d["trace_id"] == "leaky"]
+    assert "Bearer [REDACTED]" in leaky["raw"]
+    assert "summary.json" in {p.name for p in out.iterdir()}  # grepped above
     assert not leaks
-    assert KEY not in capsys.readouterr().err
+    printed = capsys.readouterr()
+    assert KEY not in printed.out and KEY not in printed.err

@@ -1,15 +1,11 @@
 """The run folder: staging, manifest, swap on success; nothing rt4chart did not write is
-removed or written over; an earlier run survives a run that fails or is killed."""
+removed or written over; an earlier run survives a run that fails. (A run killed mid-way, through
+the console script: tests/integration/test_run_folder_cli.py.)"""
 
 from __future__ import annotations
 
 import json
 import logging
-import os
-import signal
-import subprocess
-import sys
-import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -304,39 +300,14 @@ def test_redo_into_the_same_folder_reads_the_dead_letters_before_anything_is_rep
     assert not (out / "dead_letters" / "part-00000-of-00001.parquet").exists()
 
 
-# A stand-in for `rt4chart audit --example --out R --overwrite` until the job runner uses
-# RunFolder: the same calls, a pipeline that writes part of its tables and then hangs.
-STUB = textwrap.dedent("""
-    import sys, time
-    from pathlib import Path
-    from rt4chart.pipeline.runfolder import RunFolder
-
-    folder = RunFolder(sys.argv[1], overwrite=True)
-    folder.check()
-    part = Path(folder.staging) / "answers" / "part-00000-of-00001.parquet"
-    part.parent.mkdir(parents=True)
-    part.write_text("half a run")
-    print("writing", flush=True)
-    time.sleep(600)
-    folder.commit()
-""")
-
-
-def test_a_run_killed_mid_way_leaves_the_earlier_run_intact(tmp_path):
+def test_table_files_a_stream_added_to_a_batch_run_are_the_runs(tmp_path):
+    """A stream writes as it goes (no manifest lists its files): in a batch run's folder its
+    part files are run files, not foreign files that would block the next run."""
     out = tmp_path / "out"
     _run(out, OLD)
-    before = _snapshot(out)
-    script = _write(tmp_path / "stub.py", STUB)
-    proc = subprocess.Popen([sys.executable, str(script), str(out)], stdout=subprocess.PIPE,
-                            text=True)
-    try:
-        assert proc.stdout.readline().strip() == "writing"
-    finally:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        proc.stdout.close()
-    assert proc.returncode == -signal.SIGKILL
-    staging = [p for p in out.iterdir() if p.name.startswith(".staging-")]
-    assert len(staging) == 1
-    assert {k: v for k, v in _snapshot(out).items()
-            if not k.startswith(staging[0].name)} == before
+    _write(out / "answers" / "part-1733000000-abcdef012345.parquet", "streamed")
+    state = scan(str(out))
+    assert "answers/part-1733000000-abcdef012345.parquet" in state.run_files
+    assert not state.foreign
+    _run(out, NEW, overwrite=True)
+    assert sorted(list_files(str(out))) == sorted([*NEW, MANIFEST])
