@@ -4,9 +4,7 @@ naming what was wrong, nothing else, exit 0.
 
 What each record must become is in tests/data/adversarial/expected.json (the README's table
 is written from it by make_corpus.py). Run-level cases get runs of their own: a truncated
-gzip, and an input with no valid record. What the pipeline still gets wrong, where the fix
-belongs to a module outside the validation and reading code, is listed in KNOWN_FAILURES and
-checked by a strict xfail test, so that a fix shows up as an unexpected pass.
+gzip (with and without --allow-partial-input), and an input with no valid record (exit 1).
 """
 
 from __future__ import annotations
@@ -123,23 +121,12 @@ def _no_valid_record_exits_1(tmp_path):
     assert proc.returncode == 1, "a run where every record is a dead letter must exit 1"
 
 
-# Run-level behaviour the issue asks for that the pipeline does not have yet; the fixes belong
-# to modules outside this test's scope (see each reason). strict: a fix shows as a failure here.
-KNOWN_FAILURES = [
-    pytest.param(_partial_input_gives_the_lines_read_and_one_dead_letter, id="allow-partial-input",
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "the CLI has no --allow-partial-input: ReadTraces(allow_partial_input=...) "
-                     "exists, but pipeline/args.py, config.py and graph.build never pass it, so "
-                     "the flag goes to Beam and the run fails on the truncated file"))),
-    pytest.param(_no_valid_record_exits_1, id="nothing-valid-exit-1",
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "a run whose every record is dead-lettered exits 0; the issue asks for 1 "
-                     "(pipeline/jobs.py / cli.py)"))),
-]
-
-
-@pytest.mark.parametrize("case", KNOWN_FAILURES)
-def test_known_failures(tmp_path, case):
+# Run-level cases: with --allow-partial-input a truncated file gives the lines read and one dead
+# letter; an input where every record is invalid exits 1.
+@pytest.mark.parametrize("case", [_partial_input_gives_the_lines_read_and_one_dead_letter,
+                                  _no_valid_record_exits_1],
+                         ids=["allow-partial-input", "nothing-valid-exit-1"])
+def test_run_level_cases(tmp_path, case):
     case(tmp_path)
 
 
