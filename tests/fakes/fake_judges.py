@@ -269,7 +269,7 @@ class FaultyJudge:
 
     async def decompose(self, sentence, answer, question):
         await self._misbehave("decompose", sentence)
-        return lexical.decompose_sentence(sentence)
+        return lexical_claims.decompose_sentence(sentence)
 
     async def verify_local(self, claim, chunk, question):
         await self._misbehave("local", claim)
