@@ -304,6 +304,10 @@ class TraceKey:
 
 @dataclass(frozen=True)
 class DecomposeRequest:
+    """One answer sentence to decompose. `answer` is the whole answer, or for a long answer a
+    bounded excerpt around the sentence (transforms/decompose.py `answer_excerpt`): one request
+    per sentence must not hold the whole answer."""
+
     key: TraceKey
     sentence: AnswerSentence
     answer: str

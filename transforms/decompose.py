@@ -10,7 +10,7 @@ that the answer is marked incomplete and the sentence is not silently skipped.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 import apache_beam as beam
@@ -42,12 +42,58 @@ def place(claim: DecomposedClaim, sentence: AnswerSentence) -> PlacedClaim:
     return PlacedClaim(claim.text, claim.kind, spans, source)
 
 
+# What a decomposition request carries of the answer. An answer up to WHOLE_ANSWER_MAX_CHARS is
+# given whole (every RAGTruth answer is under 2,100 characters); a longer one is given as an
+# excerpt around the sentence: up to EXCERPT_NEIGHBOURS whole sentences on each side, as many as
+# fit in EXCERPT_SIDE_MAX_CHARS on that side, with EXCERPT_CUT where the answer was cut. Each
+# request then holds a bounded text instead of the whole answer (one request per sentence: the
+# whole answer in each made memory grow with the square of the answer's length).
+WHOLE_ANSWER_MAX_CHARS = 8_000
+EXCERPT_NEIGHBOURS = 8
+EXCERPT_SIDE_MAX_CHARS = 1_500
+EXCERPT_CUT = "[…]"
+
+
+def _neighbours(sentences: Sequence[AnswerSentence], step: int, position: int) -> int:
+    """The position of the farthest neighbour kept on one side (step -1 before, +1 after)."""
+    here, kept = sentences[position], position
+    for _ in range(EXCERPT_NEIGHBOURS):
+        nxt = kept + step
+        if not 0 <= nxt < len(sentences):
+            break
+        # Characters the side would span, gaps between sentences included.
+        side = here.start - sentences[nxt].start if step < 0 else sentences[nxt].end - here.end
+        if side > EXCERPT_SIDE_MAX_CHARS:
+            break
+        kept = nxt
+    return kept
+
+
+def answer_excerpt(answer: str, sentences: Sequence[AnswerSentence], position: int) -> str:
+    """What a decomposition request carries of the answer for `sentences[position]`.
+
+    The whole answer when it is at most WHOLE_ANSWER_MAX_CHARS long (so its results and
+    judge_cache keys are those of a whole-answer request), else the excerpt around the sentence
+    (see above), marked with EXCERPT_CUT at each end where text was left out.
+    """
+    if len(answer) <= WHOLE_ANSWER_MAX_CHARS:
+        return answer
+    first = _neighbours(sentences, -1, position)
+    last = _neighbours(sentences, 1, position)
+    start, end = sentences[first].start, sentences[last].end
+    head = f"{EXCERPT_CUT} " if answer[:start].strip() else ""
+    tail = f" {EXCERPT_CUT}" if answer[end:].strip() else ""
+    return head + answer[start:end] + tail
+
+
 def requests_for(prepared: PreparedTrace) -> Iterable[DecomposeRequest]:
-    """One decomposition request per answer sentence."""
+    """One decomposition request per answer sentence, with the answer or an excerpt of it."""
     t = prepared.trace
     key = TraceKey(t.trace_id, t.route, t.day, t.event_time_us, t.late)
-    for sentence in prepared.answer_sentences:
-        yield DecomposeRequest(key, sentence, t.answer, t.question)
+    sentences = prepared.answer_sentences
+    for position, sentence in enumerate(sentences):
+        excerpt = answer_excerpt(t.answer, sentences, position)
+        yield DecomposeRequest(key, sentence, excerpt, t.question)
 
 
 class _DecomposeFn(JudgeCallFn):
