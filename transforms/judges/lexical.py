@@ -17,6 +17,8 @@ import re
 from collections import Counter
 from typing import NamedTuple
 
+from rt4chart.transforms.names import stem
+
 # Support thresholds (from the earlier tuning on RAGTruth): which sentences are quoted.
 ENT_SINGLE = 0.75  # coverage at which one sentence alone is quoted as the support
 ENT_UNION = 0.5  # weighted coverage the best union of sentences must reach for ENT
@@ -112,7 +114,6 @@ _CAMEL_RE = re.compile(r"(?<=[a-z])(?=[A-Z])")
 # not after a bare one- or two-digit number, which is a list marker ("4. Serve hot.").
 _BOUNDARY_RE = re.compile(r"(?<!\b\d)(?<!\b\d\d)[.!?…]+[\"'”’)\]]*(?=\s)|\n")
 _PART_RE = re.compile(r"[,;]\s+")
-_DOUBLE_END_RE = re.compile(r"([b-df-hj-km-np-rtv-y])\1$")
 
 
 class _Tok(NamedTuple):
@@ -131,19 +132,7 @@ class _Sent(NamedTuple):
 
 def _stem(word: str) -> str:
     """Strip possessives and common inflections; consistency matters more than linguistics."""
-    word = word.removesuffix("'s")
-    if len(word) > 4 and word.endswith("ies"):
-        word = word[:-3] + "y"
-    elif word.endswith(("sses", "xes", "zes", "ches", "shes")):
-        word = word[:-2]
-    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    if len(word) > 4 and word.endswith("ing"):
-        word = _DOUBLE_END_RE.sub(r"\1", word[:-3])
-    elif len(word) > 3 and word.endswith("ed") and not word.endswith("eed"):
-        word = _DOUBLE_END_RE.sub(r"\1", word[:-2])
-    # Dropping a final "e" makes "base", "based" and "basing" meet.
-    return word[:-1] if len(word) >= 3 and word.endswith("e") else word
+    return stem(word.removesuffix("'s"))
 
 
 def _norm_number(raw: str) -> str:
