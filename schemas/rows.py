@@ -106,6 +106,12 @@ class AnswerRow:
     late: bool = column(
         "BOOL", "REQUIRED",
         "streaming: arrived after its rate window closed (kept out of route_rates)")
+    # Added after the first release: NULLABLE, so that an existing table can take them.
+    partial: bool | None = column(
+        "BOOL", description="over a work limit with --oversize truncate: audited on its first "
+        "sentences or claims only")
+    partial_reason: str | None = column(
+        "STRING", description="the limit the trace was over and what was audited")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -37,6 +37,7 @@ def _answers() -> list[dict]:
         "judge_model": "gpt-4o-mini",
         "prompt_hash": "ab" * 32, "task": "QA", "generator": "llama-2-7b",
         "audited_at": dt.datetime(2024, 5, 1, 9, 31, 2, 654321, tzinfo=UTC), "late": False,
+        "partial": False, "partial_reason": None,
     }
     return [
         {**common, "trace_id": "t-1", "event_time": dt.datetime(2024, 5, 1, 9, 30, tzinfo=UTC),
