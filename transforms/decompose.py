@@ -31,6 +31,7 @@ from rt4chart.schemas.records import (
     Usage,
     UsageRecord,
 )
+from rt4chart.transforms.coverage import check_coverage
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_claims
 from rt4chart.transforms.judges.base import DecomposedClaim, JudgeSpec
@@ -80,7 +81,13 @@ class _DecomposeFn(JudgeCallFn):
 
 
 def number_claims(prepared: PreparedTrace, results: Iterable[DecomposeResult]) -> ClaimSet:
-    """Number the claims of a trace in answer order; failed sentences become failed claims."""
+    """Number the claims of a trace in answer order; failed sentences become failed claims.
+
+    Decomposition coverage: a sentence whose claims leave out its numbers, names, negation or
+    content words (no claims, or substituted ones) gets one more factual claim for it, spanning
+    the sentence (`coverage.check_coverage`), so that no false sentence can vanish; a sentence
+    that asserts nothing (`coverage.is_non_claim`) may stay without claims.
+    """
     by_sentence = {r.sentence_index: r for r in results}
     usage = sum((r.usage for r in by_sentence.values()), Usage())
     claims: list[Claim] = []
@@ -97,6 +104,10 @@ def number_claims(prepared: PreparedTrace, results: Iterable[DecomposeResult]) -
             index = len(claims) + len(failed)
             claims.append(Claim(trace_id, index, c.text, s.index, s.start, s.end, c.kind,
                                 c.spans, c.span_source))
+        extra = check_coverage(s.text, [c.text for c in result.claims]).extra_claim
+        if extra:
+            claims.append(Claim(trace_id, len(claims) + len(failed), extra, s.index, s.start,
+                                s.end))
     return ClaimSet(prepared, tuple(claims), tuple(failed), usage)
 
 
