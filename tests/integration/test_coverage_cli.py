@@ -4,6 +4,7 @@ claims, for a false sentence cannot make it vanish."""
 from __future__ import annotations
 
 import pytest
+
 from testutil import write_jsonl
 
 TRACE = {"trace_id": "trial", "question": "How long is the free trial?",
