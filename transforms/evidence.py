@@ -19,6 +19,7 @@ from rt4chart.schemas.records import Evidence, RenderedText, Sentence
 from rt4chart.transforms.judges.adapter import as_verdict
 from rt4chart.transforms.judges.base import VerdictLike
 from rt4chart.transforms.names import content_terms
+from rt4chart.transforms.quantities import read
 from rt4chart.transforms.support import check_support
 from rt4chart.transforms.tokens import content_words, json_key_paths, same_stem
 
@@ -238,9 +239,18 @@ _CONVERSION_RE = re.compile(
 
 
 def _restated(claim: str, quotes: Sequence[str]) -> bool:
+    """Whether a quote restates the claim with specifics of its own (its 14 for the claim's
+    30). A restating quote without any (the eligibility rule of a claim whose "21 days" adds
+    up the other quotes' 14 and 7) swaps nothing."""
     mine = content_terms(claim)
     return bool(mine) and any(
-        len(mine & content_terms(q)) >= RESTATED_SHARE * len(mine) for q in quotes)
+        len(mine & content_terms(q)) >= RESTATED_SHARE * len(mine) and _has_specifics(q)
+        for q in quotes)
+
+
+def _has_specifics(text: str) -> bool:
+    found = read(text)
+    return bool(found.quantities or found.whens)
 
 
 def unsupported_specifics(claim: str, quotes: Sequence[str], context: str) -> tuple[str, ...]:
@@ -249,7 +259,8 @@ def unsupported_specifics(claim: str, quotes: Sequence[str], context: str) -> tu
     A specific counts (a number with its unit, amount, percentage, date, weekday or time, see
     `support.check_support`) when the quotes lack it, the whole context (`context`: question
     and documents) lacks it too, and a quote restates the claim otherwise (RESTATED_SHARE of its
-    content terms): "The free trial lasts 30 days" quoted by "The free trial lasts 14 days".
+    content terms) with specifics of its own: "The free trial lasts 30 days" quoted by "The free
+    trial lasts 14 days".
     Narrower than `check_support` on purpose: a faithful judge quotes the sentence it found,
     not every sentence a number or a name comes from, and human labels (RAGTruth) accept
     conversions, counts and world knowledge; with the gold judge this loses no answer.

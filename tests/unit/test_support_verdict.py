@@ -65,3 +65,12 @@ def test_other_labels_pass_unchanged():
     assert supported_verdict(grounded, "The free trial lasts 30 days.", WHOLE) == grounded
     nic = ("NIC", (), None, 1.0)
     assert supported_verdict(nic, "The free trial lasts 30 days.", WHOLE) == nic
+
+
+def test_a_number_the_quotes_add_up_to_is_not_a_swapped_number():
+    # The paper's running example: 21 days = the trial's 14 + the extension's 7; the quote that
+    # restates the claim (the eligibility rule) states no number of its own.
+    rule = "Only new users who have verified their identity are eligible for the free trial."
+    quotes = [rule, "The free trial lasts 14 days.", "can extend the trial once by 7 days"]
+    claim = "A new identity-verified user can use the free trial for up to 21 days."
+    assert unsupported_specifics(claim, quotes, " ".join(quotes)) == ()
