@@ -56,7 +56,7 @@ class Audit(beam.PTransform):
         segmented = valid.traces | "Segment" >> Segment(st.segment)
         run, reuse = self._run, self._reuse
         decomposed = segmented.prepared | "DecomposeClaims" >> DecomposeClaims(
-            spec, streaming, timeout, run, reuse)
+            spec, streaming, timeout, run, reuse, st.segment.limits)
         local = decomposed.claim_sets | "VerifyLocal" >> VerifyLocal(
             spec, streaming, timeout, st.claims_per_call, run, reuse)
         final = local.pending | "VerifyGlobal" >> VerifyGlobal(spec, run, reuse)
@@ -66,7 +66,7 @@ class Audit(beam.PTransform):
             "failed": local.failed,
         } | "AggregateAnswers" >> AggregateAnswers(self._run, streaming, timeout)
         dead = (
-            (valid.dead_letters, segmented.dead_letters, answers.redo)
+            (valid.dead_letters, segmented.dead_letters, decomposed.dead_letters, answers.redo)
             | "DeadLetters" >> beam.Flatten()
             | "DeadLetterRows" >> beam.Map(rows.DeadLetterRow.of)
         )

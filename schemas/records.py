@@ -53,6 +53,9 @@ class Trace:
     metadata: tuple[tuple[str, str], ...] = ()
     # Streaming: the trace arrived after its rate window had closed (see transforms/windows.py).
     late: bool = False
+    # Instruction-like text aimed at an evaluator found in it ("where: snippet", see
+    # transforms/injection.py); audited as usual, marked suspicious_input.
+    suspicious: tuple[str, ...] = ()
 
     @property
     def day(self) -> str:

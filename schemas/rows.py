@@ -106,6 +106,17 @@ class AnswerRow:
     late: bool = column(
         "BOOL", "REQUIRED",
         "streaming: arrived after its rate window closed (kept out of route_rates)")
+    # Added after the first release: NULLABLE, so that an existing table can take them.
+    partial: bool | None = column(
+        "BOOL", description="over a work limit with --oversize truncate: audited on its first "
+        "sentences or claims only")
+    partial_reason: str | None = column(
+        "STRING", description="the limit the trace was over and what was audited")
+    suspicious_input: bool | None = column(
+        "BOOL", description="the trace holds instruction-like text aimed at an evaluator "
+        "(\"ignore previous instructions\", \"respond with ENT\", role tags, fake delimiters)")
+    suspicious_snippets: tuple[str, ...] = column(
+        "STRING", "REPEATED", "what matched, as \"where: snippet\" (question, context N, answer)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -193,6 +204,9 @@ class RouteRateRow(WindowColumns, _Route):
     cost_usd: float = column("FLOAT64", "REQUIRED")
     sample_trace_ids: tuple[str, ...] = column(
         "STRING", "REPEATED", "a few hallucinated traces, CON first")
+    # Added after the first release: NULLABLE, so that an existing table can take it.
+    suspicious: int | None = column(
+        "INT64", description="answers marked suspicious_input (incomplete ones too)")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -146,6 +146,8 @@ def answer_rows(
         **usage_columns(AnswerRow, usage),
         judge_model=run.judge_model, prompt_hash=run.prompt_hash, task=t.task,
         generator=t.generator, audited_at=audited_at or datetime.now(UTC), late=t.late,
+        partial=claim_set.prepared.partial, partial_reason=claim_set.prepared.partial_reason,
+        suspicious_input=bool(t.suspicious), suspicious_snippets=t.suspicious,
     )
     return answer, [claim_row(v, t.route, event_time, run, t.answer) for v in all_verdicts]
 

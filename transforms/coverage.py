@@ -73,7 +73,12 @@ _TITLE_RE = re.compile(r"(?i:^(?:passage|document|source|step|part|section|chapt
 _COURTESY = frozenset(
     """ask asking help helps helpful need needs question questions know further assist
     assistance happy glad hesitate reach contact clarification clarify anything else more feel
-    free best day great wonderful nice""".split())
+    free best day great wonderful nice concern concerns""".split())
+# Words a refusal or a statement about the answer hedges with, that state no fact: "it is not
+# possible to provide a complete answer", "here's a brief answer", "I am unable to answer the
+# question in its entirety".
+_HEDGES = frozenset(stem(w) for w in """possible complete completely brief briefly original
+    entirety entire reply able fully solely""".split())
 
 
 @dataclass(frozen=True)
@@ -122,9 +127,10 @@ def is_non_claim(sentence: str) -> bool:
     if _FORM_RE.match(body) or _CITATION_RE.match(body):
         return True
     if _GREETING_RE.match(body) or _OFFER_RE.search(body):
-        return not (_leftover(body) - _COURTESY) and not number_terms(claim_body(body))
+        return (not (_leftover(body) - _COURTESY - _HEDGES)
+                and not number_terms(claim_body(body)))
     if _REFUSAL_RE.search(body):
-        return not _leftover(body)
+        return not (_leftover(body) - _HEDGES)
     return False
 
 

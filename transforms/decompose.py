@@ -11,6 +11,7 @@ that the answer is marked incomplete and the sentence is not silently skipped.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import NamedTuple
 
 import apache_beam as beam
@@ -19,6 +20,7 @@ from rt4chart.schemas.records import (
     AnswerSentence,
     Claim,
     ClaimSet,
+    DeadLetter,
     DecomposeRequest,
     DecomposeResult,
     FailedClaim,
@@ -29,11 +31,14 @@ from rt4chart.schemas.records import (
     Usage,
     UsageRecord,
 )
+from rt4chart.transforms.coverage import check_coverage
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_claims
 from rt4chart.transforms.judges.base import DecomposedClaim, JudgeSpec
+from rt4chart.transforms.limits import LimitsConfig, claims_over_limit
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
 from rt4chart.transforms.spans import claim_spans
+from rt4chart.transforms.validate import raw_text
 
 
 def place(claim: DecomposedClaim, sentence: AnswerSentence) -> PlacedClaim:
@@ -122,7 +127,13 @@ class _DecomposeFn(JudgeCallFn):
 
 
 def number_claims(prepared: PreparedTrace, results: Iterable[DecomposeResult]) -> ClaimSet:
-    """Number the claims of a trace in answer order; failed sentences become failed claims."""
+    """Number the claims of a trace in answer order; failed sentences become failed claims.
+
+    Decomposition coverage: a sentence whose claims leave out its numbers, names, negation or
+    content words (no claims, or substituted ones) gets one more factual claim for it, spanning
+    the sentence (`coverage.check_coverage`), so that no false sentence can vanish; a sentence
+    that asserts nothing (`coverage.is_non_claim`) may stay without claims.
+    """
     by_sentence = {r.sentence_index: r for r in results}
     usage = sum((r.usage for r in by_sentence.values()), Usage())
     claims: list[Claim] = []
@@ -139,22 +150,61 @@ def number_claims(prepared: PreparedTrace, results: Iterable[DecomposeResult]) -
             index = len(claims) + len(failed)
             claims.append(Claim(trace_id, index, c.text, s.index, s.start, s.end, c.kind,
                                 c.spans, c.span_source))
+        extra = check_coverage(s.text, [c.text for c in result.claims]).extra_claim
+        if extra:
+            claims.append(Claim(trace_id, len(claims) + len(failed), extra, s.index, s.start,
+                                s.end))
     return ClaimSet(prepared, tuple(claims), tuple(failed), usage)
+
+
+def limit_claims(claim_set: ClaimSet, limits: LimitsConfig) -> ClaimSet | DeadLetter:
+    """`claim_set` within `max_claims_per_answer` (failed sentences count as claims).
+
+    Over the limit: with oversize "reject" the trace's dead letter (stage "decompose") naming the
+    limit; with "truncate" the first N claims (in answer order), the trace marked partial.
+    """
+    n = len(claim_set.claims) + len(claim_set.failed)
+    over = claims_over_limit(n, limits)
+    if over is None:
+        return claim_set
+    trace = claim_set.prepared.trace
+    if not limits.truncate:
+        return DeadLetter("decompose", over, raw_text(trace), trace.trace_id, trace.route)
+    keep = limits.max_claims_per_answer
+    note = f"{over}; audited the first {keep} claims"
+    prepared = claim_set.prepared
+    reason = "; ".join(r for r in (prepared.partial_reason, note) if r)
+    prepared = replace(prepared, partial=True, partial_reason=reason)
+    claims = tuple(c for c in claim_set.claims if c.claim_index < keep)
+    failed = tuple(f for f in claim_set.failed if f.claim.claim_index < keep)
+    return ClaimSet(prepared, claims, failed, claim_set.usage)
+
+
+def _numbered(prepared: PreparedTrace, results: Iterable[DecomposeResult],
+              limits: LimitsConfig) -> Iterable:
+    out = limit_claims(number_claims(prepared, results), limits)
+    yield beam.pvalue.TaggedOutput("dead", out) if isinstance(out, DeadLetter) else out
 
 
 class DecomposeOutputs(NamedTuple):
     claim_sets: beam.PCollection[ClaimSet]
     usage: beam.PCollection[UsageRecord]
     cache: beam.PCollection[dict]
+    dead_letters: beam.PCollection[DeadLetter]
 
 
 class DecomposeClaims(beam.PTransform):
-    """PreparedTrace -> ClaimSet (numbered claims), plus the usage of the calls."""
+    """PreparedTrace -> ClaimSet (numbered claims), plus the usage of the calls.
+
+    A trace over `limits.max_claims_per_answer` is a dead letter (or, with oversize "truncate",
+    cut to its first claims and marked partial).
+    """
 
     def __init__(self, spec: JudgeSpec, streaming: bool = False,
                  join_timeout_s: float = DEFAULT_TIMEOUT_S, run: RunInfo | None = None,
-                 reuse: beam.PCollection | None = None):
+                 reuse: beam.PCollection | None = None, limits: LimitsConfig | None = None):
         super().__init__()
+        self._limits = limits or LimitsConfig()
         self._spec = spec
         self._streaming = streaming
         self._timeout_s = join_timeout_s
@@ -167,12 +217,13 @@ class DecomposeClaims(beam.PTransform):
             | "Requests" >> beam.FlatMap(requests_for)
             | "Judge" >> RunJudge(_DecomposeFn(self._spec, run=self._run), self._reuse)
         )
-        claim_sets = {"head": prepared, "parts": judged.results} | "Regroup" >> Regroup(
+        limits = self._limits
+        joined = {"head": prepared, "parts": judged.results} | "Regroup" >> Regroup(
             key_head=lambda p: p.trace.trace_id,
             key_part=lambda r: r.trace_id,
             expected=lambda p: len(p.answer_sentences),
-            join=lambda p, results: [number_claims(p, results)],
+            join=lambda p, results: _numbered(p, results, limits),
             event_time=lambda p: p.trace.event_time_us / 1e6,
-            streaming=self._streaming, timeout_s=self._timeout_s,
+            streaming=self._streaming, timeout_s=self._timeout_s, tags=("dead",),
         )
-        return DecomposeOutputs(claim_sets, judged.usage, judged.cache)
+        return DecomposeOutputs(joined.main, judged.usage, judged.cache, joined.dead)

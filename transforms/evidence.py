@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from rt4chart.schemas.records import Evidence, RenderedText, Sentence
 from rt4chart.transforms.judges.adapter import as_verdict
 from rt4chart.transforms.judges.base import VerdictLike
+from rt4chart.transforms.names import content_terms
+from rt4chart.transforms.quantities import read
+from rt4chart.transforms.support import check_support
 from rt4chart.transforms.tokens import content_words, json_key_paths, same_stem
 
 # A fragment shorter than this (in letters and digits) is too unspecific to be evidence: "the"
@@ -218,3 +221,72 @@ def grounded_verdict(
     label, evidence, note = ground(verdict.label, evidence, missing, len(verdict.quotes), claim,
                                    key_words(rendered) if evidence else None)
     return label, evidence, note, claim_probability(verdict.label, label, verdict.p_unsupported)
+
+
+
+# What a lucky quote gets wrong: a number, amount, percentage, date, weekday or time.
+SPECIFIC_KINDS = frozenset({"number", "amount", "percentage", "date", "weekday", "time"})
+# A quote restates the claim when it holds this share of the claim's content terms: "The free
+# trial lasts 14 days" restates "The free trial lasts 30 days", and its 14 is the claim's 30.
+RESTATED_SHARE = 0.75
+# "79 degrees Fahrenheit (26 degrees Celsius)", "350°F (175°C)": a conversion in parentheses
+# restates the quantity before it; it is not a fact of the source.
+_CONVERSION_RE = re.compile(
+    r"\(\s*(?:about |approximately |approx\.? |~)?[\d.,]+\s*(?:°\s*[CF]\b|degrees?\s+"
+    r"(?:Celsius|Fahrenheit|C|F)\b|(?:km|mi|miles?|kilomet(?:er|re)s?|m|met(?:er|re)s?|ft|feet|cm|"
+    r"inch(?:es)?|kg|kilograms?|lbs?|pounds?|g|grams?|oz|ounces?|l|lit(?:er|re)s?|ml|gallons?)"
+    r"\b)\s*\)")
+
+
+def _restated(claim: str, quotes: Sequence[str]) -> bool:
+    """Whether a quote restates the claim with specifics of its own (its 14 for the claim's
+    30). A restating quote without any (the eligibility rule of a claim whose "21 days" adds
+    up the other quotes' 14 and 7) swaps nothing."""
+    mine = content_terms(claim)
+    return bool(mine) and any(
+        len(mine & content_terms(q)) >= RESTATED_SHARE * len(mine) and _has_specifics(q)
+        for q in quotes)
+
+
+def _has_specifics(text: str) -> bool:
+    found = read(text)
+    return bool(found.quantities or found.whens)
+
+
+def unsupported_specifics(claim: str, quotes: Sequence[str], context: str) -> tuple[str, ...]:
+    """The specifics of `claim` its quotes restate with another value: what makes an ENT NIC.
+
+    A specific counts (a number with its unit, amount, percentage, date, weekday or time, see
+    `support.check_support`) when the quotes lack it, the whole context (`context`: question
+    and documents) lacks it too, and a quote restates the claim otherwise (RESTATED_SHARE of its
+    content terms) with specifics of its own: "The free trial lasts 30 days" quoted by "The free
+    trial lasts 14 days".
+    Narrower than `check_support` on purpose: a faithful judge quotes the sentence it found,
+    not every sentence a number or a name comes from, and human labels (RAGTruth) accept
+    conversions, counts and world knowledge; with the gold judge this loses no answer.
+    """
+    body = _CONVERSION_RE.sub(" ", claim)
+    missing = check_support(body, quotes, context=context).missing
+    specifics = [m for m in missing if m.split(" ", 1)[0] in SPECIFIC_KINDS]
+    if not specifics or not _restated(body, quotes):
+        return ()
+    anywhere = set(check_support(body, [*quotes, context], context=context).missing)
+    return tuple(m for m in specifics if m in anywhere)
+
+
+def supported_verdict(
+    grounded: tuple[str, tuple[Evidence, ...], str | None, float], claim: str, context: str
+) -> tuple[str, tuple[Evidence, ...], str | None, float]:
+    """Support, not just presence: a grounded ENT stands only if its quotes do not restate the
+    claim with other specifics (`unsupported_specifics`). Otherwise it is NIC, with no
+    evidence, p_unsupported 1 and a note naming what the evidence lacks. Other labels pass
+    unchanged.
+    """
+    label, evidence, note, _ = grounded
+    if label != "ENT":
+        return grounded
+    lacks = unsupported_specifics(claim, [e.text for e in evidence], context)
+    if not lacks:
+        return grounded
+    why = f"ENT overturned: evidence lacks {', '.join(lacks)}"
+    return "NIC", (), f"{why}; {note}" if note else why, 1.0

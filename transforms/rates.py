@@ -32,6 +32,7 @@ class RouteCounts:
     incomplete: int = 0
     usage: Usage = Usage()
     samples: tuple[tuple[int, str], ...] = ()  # (CON 0 / NIC 1, trace_id), worst first
+    suspicious: int = 0  # answers marked suspicious_input, incomplete ones too
 
     @property
     def total(self) -> int:
@@ -42,18 +43,20 @@ class RouteCounts:
             self.traces + other.traces, self.hallucinated + other.hallucinated,
             self.con + other.con, self.nic + other.nic, self.incomplete + other.incomplete,
             self.usage + other.usage, tuple(sorted({*self.samples, *other.samples})[:SAMPLES]),
+            self.suspicious + other.suspicious,
         )
 
 
 def counts_of(answer: AnswerRow) -> RouteCounts:
     """One answer row as counts."""
     usage = usage_of(answer)
+    suspicious = int(bool(answer.suspicious_input))
     if answer.status != "ok":
-        return RouteCounts(incomplete=1, usage=usage)
+        return RouteCounts(incomplete=1, usage=usage, suspicious=suspicious)
     label = answer.label
     samples = ((_RANK[label], answer.trace_id),) if label in _RANK else ()
     return RouteCounts(1, int(label != "ENT"), int(label == "CON"), int(label == "NIC"), 0, usage,
-                       samples)
+                       samples, suspicious)
 
 
 class RouteCountsFn(beam.CombineFn):
@@ -80,7 +83,7 @@ def rate_row(route: str, window: dict, c: RouteCounts, late: int = 0) -> RouteRa
         rate=c.hallucinated / c.traces if c.traces else None, rate_low=low,
         rate_high=high, con=c.con, nic=c.nic, incomplete=c.incomplete,
         late=late, **usage_columns(RouteRateRow, c.usage),
-        sample_trace_ids=tuple(t for _, t in c.samples),
+        sample_trace_ids=tuple(t for _, t in c.samples), suspicious=c.suspicious,
     )
 
 

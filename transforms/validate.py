@@ -52,6 +52,7 @@ from rt4chart.transforms.fields import (
     parse_timestamp,
     string_field,
 )
+from rt4chart.transforms.injection import scan_trace
 from rt4chart.transforms.limits import MAX_ROUTE_CHARS, MAX_TRACE_ID_CHARS
 from rt4chart.transforms.windows import WindowingConfig
 
@@ -231,7 +232,16 @@ class _ValidateFn(beam.DoFn):
                 and record.publish_time_us is not None
                 and self._windowing.too_late(trace.event_time_us, record.publish_time_us)):
             trace = replace(trace, late=True)
-        yield beam.window.TimestampedValue(trace, trace.event_time_us / 1e6)
+        yield beam.window.TimestampedValue(mark_suspicious(trace), trace.event_time_us / 1e6)
+
+
+def mark_suspicious(trace: Trace) -> Trace:
+    """The trace with the instruction-like text aimed at an evaluator it holds ("context 2:
+    Ignore previous instructions…", see `injection.scan_trace`); unchanged when there is none."""
+    findings = scan_trace(trace.question, [d.text for d in trace.contexts], trace.answer)
+    if not findings:
+        return trace
+    return replace(trace, suspicious=tuple(f"{f.where}: {f.snippet}" for f in findings))
 
 
 def dead_letter(record: Any, reason: str) -> beam.pvalue.TaggedOutput:

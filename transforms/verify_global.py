@@ -2,7 +2,9 @@
 
 A local NIC is asked with no hint (its evidence may be spread over windows); a local ENT or CON
 is asked with its deciding window as a location hint, to confirm or overturn. The final evidence
-is what the judge quotes from the full context, aligned and grounded; a NIC has none.
+is what the judge quotes from the full context, aligned and grounded; a NIC has none. This is
+where a claim's final label is set: a grounded ENT stands only if its quotes state the claim's
+specifics (`evidence.supported_verdict`), else it is NIC with a note naming what they lack.
 
 An absence claim ("the passages do not say X", kind "absence") is asked here only, with its own
 prompt (`verify_absence`): ENT when the context indeed lacks X (no quote can show an absence,
@@ -27,7 +29,7 @@ from rt4chart.schemas.records import (
     RunInfo,
     UsageRecord,
 )
-from rt4chart.transforms.evidence import claim_probability, grounded_verdict
+from rt4chart.transforms.evidence import claim_probability, grounded_verdict, supported_verdict
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_verdict
 from rt4chart.transforms.judges.base import JudgeSpec
@@ -74,8 +76,14 @@ class _GlobalFn(JudgeCallFn):
                 element.hint)
 
     def on_result(self, element: GlobalRequest, result, usage) -> Iterable[ClaimVerdict]:
-        ground = grounded_absence if element.claim.kind == ABSENCE else grounded_verdict
-        label, evidence, note, p = ground(as_verdict(result), element.context, element.claim.text)
+        claim, verdict = element.claim, as_verdict(result)
+        if claim.kind == ABSENCE:
+            grounded = grounded_absence(verdict, element.context, claim.text)
+        else:
+            grounded = supported_verdict(
+                grounded_verdict(verdict, element.context, claim.text), claim.text,
+                f"{element.question}\n{element.context.text}")
+        label, evidence, note, p = grounded
         yield ClaimVerdict(element.claim, element.window_labels, element.local_label,
                            element.deciding_window, label, "ok", evidence, note,
                            element.usage + usage, p)

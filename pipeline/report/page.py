@@ -93,6 +93,24 @@ def problems(run: Run) -> str:
             f'{_counts_table("dead-letter-reasons", "Dead letters by stage and reason", dead)}')
 
 
+def suspicious(run: Run) -> str:
+    """Traces whose text holds instructions aimed at an evaluator, with what matched (audited
+    as usual; a judge may have obeyed them)."""
+    rows = [a for a in run.answers if a.get("suspicious_input")]
+    head = (f'<h3>Suspicious input</h3><p><strong id="n-suspicious">{len(rows)}</strong> traces '
+            "hold instruction-like text aimed at an evaluator (their verdicts deserve a look).</p>")
+    if not rows:
+        return head
+    body = "".join(
+        f'<tr><td><code>{esc(a["trace_id"])}</code></td><td>{esc(a["route"])}</td>'
+        f'<td>{esc(a["label"] or a["status"])}</td><td>'
+        + "<br>".join(esc(x) for x in a.get("suspicious_snippets") or ()) + "</td></tr>"
+        for a in rows)
+    return (head + '<table id="suspicious-table"><thead><tr><th scope="col">Trace</th>'
+            '<th scope="col">Route</th><th scope="col">Label</th><th scope="col">What matched'
+            f'</th></tr></thead><tbody>{body}</tbody></table>')
+
+
 def _stats(run: Run) -> str:
     complete = [a for a in run.answers if a["status"] == "ok"]
     halluc = sum(bool(a["hallucinated"]) for a in complete)
@@ -122,7 +140,7 @@ def overview(run: Run) -> str:
         '<section id="overview" aria-labelledby="overview-title">'
         '<h2 id="overview-title">Overview</h2>' + _stats(run) + routes_table(totals)
         + '<div class="charts">' + "".join(charts.figure_html(*f) for f in figs) + "</div>"
-        + windows_table(run.route_rates) + problems(run) + "</section>")
+        + windows_table(run.route_rates) + problems(run) + suspicious(run) + "</section>")
 
 
 def _flag_row(rank: int, a: dict, claims: Counter) -> str:

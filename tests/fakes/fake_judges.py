@@ -282,3 +282,28 @@ class FaultyJudge:
 
 def faulty(options: dict[str, str]) -> FaultyJudge:
     return FaultyJudge(options)
+
+
+class DroppingJudge:
+    """Decomposes badly, verifies honestly (lexically): with option `claims=none` every sentence
+    gets no claim; with `claims=substitute` every sentence gets the claim in option `claim`
+    ("Plans renew monthly." by default) instead of its own."""
+
+    model = "dropping"
+
+    def __init__(self, options: dict[str, str]):
+        self.mode = options.get("claims", "none")
+        self.claim = options.get("claim", "Plans renew monthly.")
+
+    async def decompose(self, sentence, answer, question):
+        return [] if self.mode == "none" else [self.claim]
+
+    async def verify_local(self, claim, chunk, question):
+        return lexical.verify(claim, chunk)
+
+    async def verify_global(self, claim, context, question, local_label, hint):
+        return lexical.verify(claim, context, hint)
+
+
+def dropping(options: dict[str, str]) -> DroppingJudge:
+    return DroppingJudge(options)

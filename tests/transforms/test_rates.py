@@ -51,7 +51,7 @@ def _rate(route: str, day: datetime, counts: tuple[int, int, int, int, int], n: 
         traces=traces, hallucinated=hallucinated, rate=hallucinated / traces, rate_low=low,
         rate_high=high, con=con, nic=nic, incomplete=incomplete, late=0,
         input_tokens=100 * n, cached_tokens=10 * n, output_tokens=n, cost_usd=0.25 * n,
-        sample_trace_ids=samples,
+        sample_trace_ids=samples, suspicious=0,
     )
 
 

@@ -39,13 +39,13 @@ def test_one_decomposition_request_per_answer_sentence():
 
 def test_claims_are_numbered_in_answer_order_and_failures_kept():
     results = [
-        DecomposeResult("t", 2, _placed("c3"), "ok"),
-        DecomposeResult("t", 0, _placed("c1a", "c1b"), "ok"),
+        DecomposeResult("t", 2, _placed("Third sentence."), "ok"),
+        DecomposeResult("t", 0, _placed("First sentence.", "A first sentence."), "ok"),
         DecomposeResult("t", 1, (), "judge_error", "boom"),
     ]
     claim_set = number_claims(PREPARED, results)
     assert [(c.claim_index, c.text, c.sentence_index) for c in claim_set.claims] == [
-        (0, "c1a", 0), (1, "c1b", 0), (3, "c3", 2)]
+        (0, "First sentence.", 0), (1, "A first sentence.", 0), (3, "Third sentence.", 2)]
     (failed,) = claim_set.failed
     assert (failed.claim.claim_index, failed.claim.text, failed.reason) == (
         2, "Second sentence.", "boom")
@@ -59,8 +59,9 @@ def test_missing_decomposition_result_is_a_failure_not_a_skip():
 
 
 def test_local_fan_out_and_or_join_plan():
-    claim_set = number_claims(PREPARED, [DecomposeResult("t", i, _placed(f"c{i}"), "ok")
-                                         for i in range(3)])
+    claim_set = number_claims(PREPARED, [
+        DecomposeResult("t", i, _placed(PREPARED.answer_sentences[i].text), "ok")
+        for i in range(3)])
     requests = list(local_requests(claim_set))
     assert len(requests) == 3 * 2
     verdicts = [

@@ -1,0 +1,76 @@
+"""Support, not just presence: where the final label is set, a grounded ENT must state the
+claim's specifics."""
+
+from __future__ import annotations
+
+from rt4chart.schemas.records import Document, Trace
+from rt4chart.transforms.evidence import (
+    grounded_verdict,
+    supported_verdict,
+    unsupported_specifics,
+)
+from rt4chart.transforms.judges.base import Verdict
+from rt4chart.transforms.segment import SegmentConfig, prepare, render_context
+
+CONTEXT = "The free trial lasts 14 days. Acme Corp sells plans. Plans renew monthly."
+TRACE = Trace("t", "r", 0, "How long is the trial?", (Document("d", CONTEXT),), "x")
+RENDERED = render_context(prepare(TRACE, SegmentConfig(5, 0)))
+WHOLE = f"{TRACE.question}\n{RENDERED.text}"
+
+
+def _final(claim: str, verdict: Verdict):
+    return supported_verdict(grounded_verdict(verdict, RENDERED, claim), claim, WHOLE)
+
+
+def test_an_ent_whose_quote_states_another_number_is_nic_naming_the_number():
+    label, evidence, note, p = _final("The free trial lasts 30 days.",
+                                      Verdict("ENT", ("The free trial lasts 14 days.",), 0.1))
+    assert (label, evidence, p) == ("NIC", (), 1.0)
+    assert note.startswith("ENT overturned: evidence lacks") and "30 days" in note
+
+
+def test_an_ent_whose_quote_states_the_specifics_stands():
+    label, evidence, note, p = _final("The trial lasts fourteen days.",
+                                      Verdict("ENT", ("The free trial lasts 14 days.",), 0.1))
+    assert (label, note, p) == ("ENT", None, 0.1)
+    assert [e.text for e in evidence] == ["The free trial lasts 14 days"]
+
+
+def test_a_number_the_quote_does_not_restate_stands_where_the_context_states_it():
+    # The quote is about the trial; the claim's 14 is in the context: not a swapped number.
+    label, _, note, _ = _final("The free trial lasts 14 days and plans renew monthly.",
+                               Verdict("ENT", ("Plans renew monthly.",)))
+    assert (label, note) == ("ENT", None)
+
+
+def test_a_conversion_in_parentheses_is_not_a_specific_of_its_own():
+    assert unsupported_specifics("The trail is 5 miles (8 km) long.", ["The trail is 5 miles "
+                                 "long."], "The trail is 5 miles long.") == ()
+    assert unsupported_specifics("The trail is 6 miles long.", ["The trail is 5 miles long."],
+                                 "The trail is 5 miles long.") == ("number 6 miles",)
+    assert unsupported_specifics("It is 79 degrees Fahrenheit (26 degrees Celsius) today.",
+                                 ["It is 79 degrees today."], "It is 79 degrees today.") == ()
+
+
+def test_only_specifics_overturn_a_name_the_quote_lacks_is_left_to_the_judge():
+    # Names are where human labels accept world knowledge ("the Holocaust", "Great Britain").
+    label, _, _, _ = _final("The company Globex sells plans.",
+                            Verdict("ENT", ("Acme Corp sells plans.",)))
+    assert label == "ENT"
+
+
+def test_other_labels_pass_unchanged():
+    grounded = grounded_verdict(Verdict("CON", ("The free trial lasts 14 days.",)), RENDERED,
+                                "The free trial lasts 30 days.")
+    assert supported_verdict(grounded, "The free trial lasts 30 days.", WHOLE) == grounded
+    nic = ("NIC", (), None, 1.0)
+    assert supported_verdict(nic, "The free trial lasts 30 days.", WHOLE) == nic
+
+
+def test_a_number_the_quotes_add_up_to_is_not_a_swapped_number():
+    # The paper's running example: 21 days = the trial's 14 + the extension's 7; the quote that
+    # restates the claim (the eligibility rule) states no number of its own.
+    rule = "Only new users who have verified their identity are eligible for the free trial."
+    quotes = [rule, "The free trial lasts 14 days.", "can extend the trial once by 7 days"]
+    claim = "A new identity-verified user can use the free trial for up to 21 days."
+    assert unsupported_specifics(claim, quotes, " ".join(quotes)) == ()
