@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rt4chart.transforms.judges.lexical_claims import decompose_claims
 from rt4chart.transforms.quantities import number_terms
 from rt4chart.transforms.support import STOPWORDS, check_support, claim_body, fold, stem
 
@@ -166,7 +167,9 @@ def check_coverage(sentence: str, claims: Sequence[str]) -> Coverage:
     Returns:
         A `Coverage`; for a sentence that claims nothing (`is_non_claim`) it is empty.
     """
-    if is_non_claim(sentence):
+    if is_non_claim(sentence) or not decompose_claims(sentence):
+        # The offline decomposer is an independent witness: a sentence in which it finds no
+        # claim (a preamble, an offer, a refusal it knows) is not one a judge can hide.
         return Coverage()
     body = _strip(sentence)
     specifics = list(check_support(body, list(claims) or [""]).missing)

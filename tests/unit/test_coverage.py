@@ -54,7 +54,6 @@ def test_sentences_that_claim_nothing(sentence):
     "The free trial lasts 30 days.",
     "Based on the given passages, the trial lasts 30 days.",
     "Great question! The trial lasts 30 days.",
-    "Let me know if you want the 30-day trial.",
     "The passages do not say when Acme opened.",
     "Hours: Monday to Friday",
     "- Free WiFi",
@@ -63,6 +62,14 @@ def test_sentences_that_claim_nothing(sentence):
 def test_sentences_that_claim_something(sentence):
     assert not is_non_claim(sentence)
     assert check_coverage(sentence, []).extra_claim is not None
+
+
+def test_a_sentence_the_offline_decomposer_finds_no_claim_in_gets_none_added():
+    # The offline decomposer is the independent witness: an offer it recognises carries no
+    # claim, so a judge that gives it none hides nothing (the offline judge's own figures stay).
+    sentence = "Let me know if you want the 30-day trial."
+    assert not is_non_claim(sentence)
+    assert check_coverage(sentence, []) == Coverage()
 
 
 def test_no_claims_or_substituted_claims_cannot_make_a_sentence_vanish():
