@@ -80,6 +80,22 @@ def add_stream_parser(sub: argparse._SubParsersAction) -> None:
                         "stage as attributes")
     p.add_argument("--alerts-topic", "--alerts_topic", dest="alerts_topic",
                    help="projects/P/topics/T: one JSON message per alert")
+    add_window_and_alert_args(p)
+    p.add_argument("--dedupe-horizon", "--dedupe_horizon", dest="dedupe_horizon", type=float,
+                   default=86_400.0, help="seconds a trace_id is remembered (default 86400)")
+    p.add_argument("--join-timeout", "--join_timeout", dest="join_timeout", type=float,
+                   default=900.0, help="seconds a trace waits for its judge results before "
+                                       "the missing ones are recorded as failures "
+                                       "(default 900)")
+    p.add_argument("--id-attribute", "--id_attribute", dest="id_attribute",
+                   help="message attribute with a unique id for Pub/Sub's own dedupe "
+                        "(Dataflow only; the local runner hangs with it)")
+    add_judge_args(p)
+    add_limits_args(p)
+
+
+def add_window_and_alert_args(p: argparse.ArgumentParser) -> None:
+    """The stream's rate windows, their firings and the alert rules."""
     p.add_argument("--rate-window", "--rate_window", "--window", dest="window", type=int,
                    default=300,
                    help="rate window in seconds of event time (default 300)")
@@ -103,17 +119,6 @@ def add_stream_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--alert-baseline-windows", "--alert_baseline_windows",
                    dest="alert_baseline_windows", type=int, default=12,
                    help="windows in the trailing baseline (default 12)")
-    p.add_argument("--dedupe-horizon", "--dedupe_horizon", dest="dedupe_horizon", type=float,
-                   default=86_400.0, help="seconds a trace_id is remembered (default 86400)")
-    p.add_argument("--join-timeout", "--join_timeout", dest="join_timeout", type=float,
-                   default=900.0, help="seconds a trace waits for its judge results before "
-                                       "the missing ones are recorded as failures "
-                                       "(default 900)")
-    p.add_argument("--id-attribute", "--id_attribute", dest="id_attribute",
-                   help="message attribute with a unique id for Pub/Sub's own dedupe "
-                        "(Dataflow only; the local runner hangs with it)")
-    add_judge_args(p)
-    add_limits_args(p)
 
 
 def add_judge_args(p: argparse.ArgumentParser) -> None:
