@@ -32,6 +32,7 @@ from rt4chart.schemas.records import (
     UsageRecord,
 )
 from rt4chart.transforms.coverage import check_coverage
+from rt4chart.transforms.guard import guarded
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_claims
 from rt4chart.transforms.judges.base import DecomposedClaim, JudgeSpec
@@ -222,7 +223,8 @@ class DecomposeClaims(beam.PTransform):
             key_head=lambda p: p.trace.trace_id,
             key_part=lambda r: r.trace_id,
             expected=lambda p: len(p.answer_sentences),
-            join=lambda p, results: _numbered(p, results, limits),
+            join=guarded("decompose", lambda p, results: _numbered(p, results, limits),
+                         lambda p: p.trace),
             event_time=lambda p: p.trace.event_time_us / 1e6,
             streaming=self._streaming, timeout_s=self._timeout_s, tags=("dead",),
         )

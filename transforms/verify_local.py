@@ -31,6 +31,7 @@ from rt4chart.schemas.records import (
     UsageRecord,
 )
 from rt4chart.transforms.evidence import grounded_verdict
+from rt4chart.transforms.guard import fault_reason
 from rt4chart.transforms.joins import or_join
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_verdict, as_verdicts
@@ -159,7 +160,17 @@ def plan_global(claim_set: ClaimSet, verdicts: Iterable[LocalVerdict]) -> Iterab
 
 
 def _plan(claim_set: ClaimSet, verdicts: list[LocalVerdict]) -> Iterable[object]:
-    for item in plan_global(claim_set, verdicts):
+    """The trace's global requests and failed claims (tag "failed").
+
+    The trace has fanned out to the answer join, so a fault here must not drop it: every claim
+    fails with stage "verify_local" and the answer comes out incomplete (kept for --redo).
+    """
+    try:
+        items = list(plan_global(claim_set, verdicts))
+    except Exception as exc:  # noqa: BLE001 - one trace's fault must not stop the run
+        reason = fault_reason("verify_local", exc)
+        items = [FailedClaim(claim, "verify_local", reason) for claim in claim_set.claims]
+    for item in items:
         if isinstance(item, FailedClaim):
             yield beam.pvalue.TaggedOutput("failed", item)
         else:
