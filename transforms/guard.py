@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 import apache_beam as beam
 
@@ -37,7 +37,7 @@ def guarded(stage: str, fn: Callable[..., Iterable[Any]], trace_of: Callable[[An
             tag: str = "dead") -> Callable[..., Iterable[Any]]:
     """`fn(element, *args)` whose exception on one element becomes that trace's dead letter."""
 
-    def run(element: Any, *args: Any, **kwargs: Any) -> Iterable[Any]:
+    def run(element, *args, **kwargs):  # no hints: Beam would type-check *args
         try:
             out = list(fn(element, *args, **kwargs))
         except Exception as exc:  # noqa: BLE001 - one trace's fault must not stop the run
@@ -48,3 +48,41 @@ def guarded(stage: str, fn: Callable[..., Iterable[Any]], trace_of: Callable[[An
         yield from out
 
     return run
+
+
+def _with_parts(parts_of: Callable[[Any], Iterable[Any]]) -> Callable[[Any], Iterable[Any]]:
+    def run(item: Any) -> Iterable[tuple[Any, tuple]]:
+        yield item, tuple(parts_of(item))
+
+    return run
+
+
+class GuardedPartsOutputs(NamedTuple):
+    heads: beam.PCollection
+    parts: beam.PCollection
+    dead_letters: beam.PCollection[DeadLetter]
+
+
+class GuardedParts(beam.PTransform):
+    """Items -> `.heads` (items whose parts were built), `.parts`, `.dead_letters`.
+
+    A fan-out (one item to its requests) whose builder raises on one item would leave that
+    item's join waiting for parts that never come: the item is held back from `.heads` and
+    becomes one dead letter instead, so that the trace ends exactly once.
+    """
+
+    def __init__(self, stage: str, parts_of: Callable[[Any], Iterable[Any]],
+                 trace_of: Callable[[Any], Trace]):
+        super().__init__()
+        self._stage, self._parts_of, self._trace_of = stage, parts_of, trace_of
+
+    def expand(self, items: beam.PCollection) -> GuardedPartsOutputs:
+        built = items | "Build" >> beam.FlatMap(
+            guarded(self._stage, _with_parts(self._parts_of), self._trace_of)
+        ).with_outputs("dead", main="built")
+        return GuardedPartsOutputs(
+            built.built | "Heads" >> beam.Map(lambda b: b[0]),
+            built.built | "Parts" >> beam.FlatMap(lambda b: b[1]),
+            built.dead,
+        )
+
