@@ -62,11 +62,12 @@ class Audit(beam.PTransform):
         final = local.pending | "VerifyGlobal" >> VerifyGlobal(spec, run, reuse)
         usage = (decomposed.usage, local.usage, final.usage) | "AllUsage" >> beam.Flatten()
         answers = {
-            "claim_sets": decomposed.claim_sets, "verdicts": final.verdicts,
+            "claim_sets": local.claim_sets, "verdicts": final.verdicts,
             "failed": local.failed,
         } | "AggregateAnswers" >> AggregateAnswers(self._run, streaming, timeout)
         dead = (
-            (valid.dead_letters, segmented.dead_letters, decomposed.dead_letters, answers.redo)
+            (valid.dead_letters, segmented.dead_letters, decomposed.dead_letters,
+             local.dead_letters, answers.redo)
             | "DeadLetters" >> beam.Flatten()
             | "DeadLetterRows" >> beam.Map(rows.DeadLetterRow.of)
         )

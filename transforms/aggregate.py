@@ -29,6 +29,7 @@ from rt4chart.schemas.rows import (
     SpanRow,
     usage_columns,
 )
+from rt4chart.transforms.guard import guarded
 from rt4chart.transforms.joins import and_join
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
 from rt4chart.transforms.spans import label_spans
@@ -201,7 +202,8 @@ class AggregateAnswers(beam.PTransform):
             key_head=lambda c: c.key.trace_id,
             key_part=lambda v: v.claim.trace_id,
             expected=lambda c: len(c.claims),
-            join=_Assemble(self._run),
+            join=guarded("aggregate", _Assemble(self._run), lambda c: c.prepared.trace,
+                         tag="redo"),
             event_time=lambda c: c.prepared.trace.event_time_us / 1e6,
             streaming=self._streaming, timeout_s=self._timeout_s, tags=("claims", "redo"),
         )

@@ -32,6 +32,7 @@ from rt4chart.schemas.records import (
     UsageRecord,
 )
 from rt4chart.transforms.coverage import check_coverage
+from rt4chart.transforms.guard import GuardedParts, guarded
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_claims
 from rt4chart.transforms.judges.base import DecomposedClaim, JudgeSpec
@@ -212,18 +213,19 @@ class DecomposeClaims(beam.PTransform):
         self._reuse = reuse
 
     def expand(self, prepared: beam.PCollection[PreparedTrace]) -> DecomposeOutputs:
-        judged = (
-            prepared
-            | "Requests" >> beam.FlatMap(requests_for)
-            | "Judge" >> RunJudge(_DecomposeFn(self._spec, run=self._run), self._reuse)
-        )
+        built = prepared | "Requests" >> GuardedParts("decompose", requests_for,
+                                                      lambda p: p.trace)
+        judged = built.parts | "Judge" >> RunJudge(_DecomposeFn(self._spec, run=self._run),
+                                                   self._reuse)
         limits = self._limits
-        joined = {"head": prepared, "parts": judged.results} | "Regroup" >> Regroup(
+        joined = {"head": built.heads, "parts": judged.results} | "Regroup" >> Regroup(
             key_head=lambda p: p.trace.trace_id,
             key_part=lambda r: r.trace_id,
             expected=lambda p: len(p.answer_sentences),
-            join=lambda p, results: _numbered(p, results, limits),
+            join=guarded("decompose", lambda p, results: _numbered(p, results, limits),
+                         lambda p: p.trace),
             event_time=lambda p: p.trace.event_time_us / 1e6,
             streaming=self._streaming, timeout_s=self._timeout_s, tags=("dead",),
         )
-        return DecomposeOutputs(joined.main, judged.usage, judged.cache, joined.dead)
+        dead = (built.dead_letters, joined.dead) | "DeadLetters" >> beam.Flatten()
+        return DecomposeOutputs(joined.main, judged.usage, judged.cache, dead)

@@ -13,6 +13,7 @@ Whatever a window could show against it (X said after all), the full context sho
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 from typing import NamedTuple
 
 import apache_beam as beam
@@ -21,6 +22,7 @@ from rt4chart.schemas.records import (
     ABSENCE,
     Claim,
     ClaimSet,
+    DeadLetter,
     FailedClaim,
     GlobalRequest,
     LocalBatchRequest,
@@ -31,6 +33,7 @@ from rt4chart.schemas.records import (
     UsageRecord,
 )
 from rt4chart.transforms.evidence import grounded_verdict
+from rt4chart.transforms.guard import GuardedParts, fault_reason
 from rt4chart.transforms.joins import or_join
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_verdict, as_verdicts
@@ -159,7 +162,17 @@ def plan_global(claim_set: ClaimSet, verdicts: Iterable[LocalVerdict]) -> Iterab
 
 
 def _plan(claim_set: ClaimSet, verdicts: list[LocalVerdict]) -> Iterable[object]:
-    for item in plan_global(claim_set, verdicts):
+    """The trace's global requests and failed claims (tag "failed").
+
+    The trace has fanned out to the answer join, so a fault here must not drop it: every claim
+    fails with stage "verify_local" and the answer comes out incomplete (kept for --redo).
+    """
+    try:
+        items = list(plan_global(claim_set, verdicts))
+    except Exception as exc:  # noqa: BLE001 - one trace's fault must not stop the run
+        reason = fault_reason("verify_local", exc)
+        items = [FailedClaim(claim, "verify_local", reason) for claim in claim_set.claims]
+    for item in items:
         if isinstance(item, FailedClaim):
             yield beam.pvalue.TaggedOutput("failed", item)
         else:
@@ -171,6 +184,8 @@ class LocalOutputs(NamedTuple):
     failed: beam.PCollection[FailedClaim]
     usage: beam.PCollection[UsageRecord]
     cache: beam.PCollection[dict]
+    claim_sets: beam.PCollection[ClaimSet]  # those whose requests could be built
+    dead_letters: beam.PCollection[DeadLetter]
 
 
 class VerifyLocal(beam.PTransform):
@@ -191,14 +206,14 @@ class VerifyLocal(beam.PTransform):
 
     def expand(self, claim_sets: beam.PCollection[ClaimSet]) -> LocalOutputs:
         if self._per_call == 1:
-            requests = claim_sets | "Requests" >> beam.FlatMap(requests_for)
-            fn: JudgeCallFn = _LocalFn(self._spec, run=self._run)
+            parts_of, fn = requests_for, _LocalFn(self._spec, run=self._run)
         else:
-            requests = claim_sets | "Requests" >> beam.FlatMap(batch_requests_for,
-                                                               self._per_call)
+            parts_of = partial(batch_requests_for, claims_per_call=self._per_call)
             fn = _LocalBatchFn(self._spec, run=self._run)
-        judged = requests | "Judge" >> RunJudge(fn, self._reuse)
-        planned = {"head": claim_sets, "parts": judged.results} | "Regroup" >> Regroup(
+        built = claim_sets | "Requests" >> GuardedParts("verify_local", parts_of,
+                                                        lambda c: c.prepared.trace)
+        judged = built.parts | "Judge" >> RunJudge(fn, self._reuse)
+        planned = {"head": built.heads, "parts": judged.results} | "Regroup" >> Regroup(
             key_head=lambda c: c.key.trace_id,
             key_part=lambda v: v.trace_id,
             expected=lambda c: len(local_claims(c)) * len(c.prepared.windows),
@@ -206,4 +221,5 @@ class VerifyLocal(beam.PTransform):
             event_time=lambda c: c.prepared.trace.event_time_us / 1e6,
             streaming=self._streaming, timeout_s=self._timeout_s, tags=("failed",),
         )
-        return LocalOutputs(planned.main, planned.failed, judged.usage, judged.cache)
+        return LocalOutputs(planned.main, planned.failed, judged.usage, judged.cache,
+                            built.heads, built.dead_letters)
