@@ -14,6 +14,7 @@ import os
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from rt4chart.pipeline.annotate import cli as annotate_cli
 from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.judges.base import JudgeSpec
@@ -61,6 +62,7 @@ def add_audit_parser(sub: argparse._SubParsersAction) -> None:
                         "failing the run")
     add_judge_args(p)
     add_limits_args(p)
+    annotate_cli.add_annotate_args(p)
 
 
 def add_stream_parser(sub: argparse._SubParsersAction) -> None:
@@ -92,6 +94,7 @@ def add_stream_parser(sub: argparse._SubParsersAction) -> None:
                         "(Dataflow only; the local runner hangs with it)")
     add_judge_args(p)
     add_limits_args(p)
+    annotate_cli.add_annotate_args(p, streaming=True)
 
 
 def add_window_and_alert_args(p: argparse.ArgumentParser) -> None:

@@ -16,6 +16,7 @@ import threading
 from rt4chart import __version__
 from rt4chart.pipeline import args as cli_args
 from rt4chart.pipeline import jobs
+from rt4chart.pipeline.annotate import cli as annotate_cli
 from rt4chart.pipeline.eval import cli as eval_cli
 from rt4chart.pipeline.report import cli as report_cli
 from rt4chart.transforms.redact import redact_configured
@@ -34,6 +35,7 @@ def parser() -> argparse.ArgumentParser:
     cli_args.add_stream_parser(sub)
     eval_cli.add_parsers(sub)
     report_cli.add_parser(sub)
+    annotate_cli.add_parser(sub)
     return root
 
 
@@ -41,9 +43,11 @@ def audit(args: argparse.Namespace, beam_args: list[str]) -> int:
     with jobs.usage_errors():
         config = cli_args.audit_config(args, jobs.example_traces())
         options = jobs.beam_options(beam_args)
+        phoenix = annotate_cli.target(args)
     summary = jobs.run_audit(config, options)
     for line in summary.lines():
         print(line)
+    annotate_cli.after_audit(phoenix, config.out)
     if jobs.nothing_valid(summary):
         print(f"rt4chart: {jobs.NOTHING_VALID.format(dead=summary.dead_letters)}",
               file=sys.stderr)
@@ -58,6 +62,7 @@ def stream(args: argparse.Namespace, beam_args: list[str]) -> int:
     with jobs.usage_errors():
         config = cli_args.stream_config(args, cli_args.judge_spec(args))
         options = jobs.beam_options(beam_args, streaming=True)
+        phoenix = annotate_cli.target(args)
     stop = threading.Event()
 
     def _stop(signum, _frame):
@@ -67,7 +72,8 @@ def stream(args: argparse.Namespace, beam_args: list[str]) -> int:
 
     previous = {s: signal.signal(s, _stop) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        run = jobs.run_stream(config, options, stop)
+        with annotate_cli.periodic(phoenix, args):
+            run = jobs.run_stream(config, options, stop)
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
@@ -124,6 +130,9 @@ def _command(args: argparse.Namespace, beam_args: list[str]) -> int:
             return eval_cli.run(args, beam_args)
     if args.command == "stream":
         return stream(args, beam_args)
+    if args.command == "annotate":
+        with jobs.usage_errors():  # annotate reports its usage errors as ValueError
+            return annotate_cli.run(args, beam_args)
     return audit(args, beam_args)
 
 

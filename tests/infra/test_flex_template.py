@@ -29,8 +29,10 @@ STREAM_OPTIONS = {
     "alert_relative": "--alert-relative", "alert_min_traces": "--alert-min-traces",
     "judge": "--judge", "model": "--model", "base_url": "--base-url",
 }
-# Stream options a template need not expose: local output and log verbosity.
-NOT_TEMPLATED = {"out", "verbose", "help"}
+# Stream options a template need not expose: local output and log verbosity; the Phoenix
+# write-back, which runs in the launcher (a Dataflow job outlives it: `annotate phoenix bq:P:D`).
+NOT_TEMPLATED = {"out", "verbose", "help", "annotate", "phoenix_endpoint", "phoenix_project",
+                 "annotation_name", "annotate_interval"}
 
 
 def _stream_parser() -> argparse.ArgumentParser:

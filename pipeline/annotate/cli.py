@@ -1,0 +1,200 @@
+"""`rt4chart annotate phoenix RUN_DIR|bq:P:D --endpoint URL [--project NAME]`, and the
+`--annotate phoenix` option of `audit` (after the tables are written) and `stream` (every
+`--annotate-interval` seconds while it runs, and once more when it stops).
+
+Registered by one call each: `add_parser` (the command), `add_annotate_args` (the options of
+`audit`/`stream`); `target` turns the options into a :class:`PhoenixTarget` (or None).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator
+
+from apache_beam.io.filesystems import FileSystems
+
+from rt4chart.pipeline.annotate.phoenix import (
+    ENDPOINT_ENV,
+    AnnotateResult,
+    PhoenixClient,
+    PhoenixError,
+    PhoenixTarget,
+    write_back,
+)
+from rt4chart.pipeline.annotate.verdicts import (
+    DEFAULT_NAME,
+    TraceVerdict,
+    Verdicts,
+    load_verdicts,
+)
+from rt4chart.pipeline.report.data import is_bigquery, table_reader
+
+logger = logging.getLogger(__name__)
+
+SINKS = ("phoenix",)
+DEFAULT_INTERVAL_S = 60.0
+
+
+def _add_target_args(p: argparse.ArgumentParser, prefix: str) -> None:
+    p.add_argument(f"--{prefix}endpoint", dest="phoenix_endpoint", metavar="URL",
+                   help=f"Phoenix server URL, e.g. http://127.0.0.1:6006 (default: "
+                        f"${ENDPOINT_ENV}); its key, if any, is read from $PHOENIX_API_KEY")
+    p.add_argument(f"--{prefix}project", dest="phoenix_project", metavar="NAME",
+                   help="the Phoenix project holding the traces (default: default)")
+    p.add_argument("--annotation-name", dest="annotation_name", default=DEFAULT_NAME,
+                   help="the span annotation's name (default: %(default)s); a second write "
+                        "with the same name replaces the first")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register `annotate phoenix` on the root parser's sub-commands."""
+    p = sub.add_parser("annotate", allow_abbrev=False,
+                       help="write a run's verdicts onto the traces where they are kept",
+                       description="Write each audited answer's verdict back to the "
+                                   "observability tool that holds its trace.")
+    kinds = p.add_subparsers(dest="annotate", required=True)
+    ph = kinds.add_parser(
+        "phoenix", allow_abbrev=False, help="span annotations in Arize Phoenix",
+        description="Annotate the root span of each audited trace (trace_id = the "
+                    "OpenTelemetry trace id) in Phoenix: label ENT/CON/NIC, score "
+                    "p_hallucinated, the non-ENT claims with spans and evidence. Idempotent.")
+    ph.add_argument("source", metavar="RUN_DIR|bq:P:D",
+                    help="output directory of `rt4chart audit`/`stream`, or its BigQuery "
+                         "dataset as bq:PROJECT:DATASET")
+    _add_target_args(ph, "")
+    ph.add_argument("-v", "--verbose", action="store_true")
+
+
+def add_annotate_args(p: argparse.ArgumentParser, streaming: bool = False) -> None:
+    """`--annotate phoenix` and its options, on `audit` (or `stream`, with `streaming`)."""
+    p.add_argument("--annotate", choices=SINKS,
+                   help="also write the verdicts back as span annotations (phoenix)"
+                        + (", while the stream runs" if streaming else
+                           ", once the tables are written"))
+    _add_target_args(p, "phoenix-")
+    if streaming:
+        p.add_argument("--annotate-interval", dest="annotate_interval", type=float,
+                       default=DEFAULT_INTERVAL_S, metavar="SECONDS",
+                       help="seconds between write-backs of new verdicts (default 60)")
+
+
+def target(args: argparse.Namespace) -> PhoenixTarget | None:
+    """Where `--annotate` writes, or None when it is not given; ValueError on a bad option."""
+    if getattr(args, "annotate", None) is None:
+        return None
+    endpoint = args.phoenix_endpoint or os.environ.get(ENDPOINT_ENV)
+    if not endpoint:
+        raise ValueError(f"annotate phoenix needs the Phoenix URL: give --endpoint (on audit "
+                         f"and stream: --phoenix-endpoint) or set ${ENDPOINT_ENV}")
+    if getattr(args, "annotate_interval", 1.0) <= 0:
+        raise ValueError("--annotate-interval must be > 0")
+    return PhoenixTarget(endpoint, args.phoenix_project or "default", args.annotation_name)
+
+
+def annotate(target: PhoenixTarget, source: str, client: PhoenixClient | None = None,
+             fresh: Callable[[Verdicts], Verdicts] | None = None,
+             ) -> tuple[AnnotateResult, list[TraceVerdict]]:
+    """Write the verdicts of the run at `source` (a folder or bq:P:D) to Phoenix; `fresh`
+    narrows them (the stream's passes leave out what they already wrote). The result and the
+    verdicts written."""
+    verdicts = load_verdicts(table_reader(source))
+    verdicts = fresh(verdicts) if fresh else verdicts
+    with contextlib.ExitStack() as stack:
+        client = client or stack.enter_context(PhoenixClient(target))
+        return write_back(verdicts, target, client)
+
+
+def _check_source(source: str) -> None:
+    if not is_bigquery(source) and not FileSystems.exists(
+            FileSystems.join(source.rstrip("/"), "answers")):
+        raise ValueError(f"no answers table under {source}: is it the output of "
+                         f"`rt4chart audit` or `stream`?")
+
+
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    """`annotate phoenix`: 0 when done (traces Phoenix lacks are counted, not an error), 1 when
+    Phoenix fails or holds none of the run's traces; a usage error (ValueError) before."""
+    # No pipeline runs here: what was split off as Beam's (`--project` is also a Beam
+    # option) is this command's.
+    extra = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    extra.add_argument("--project", dest="phoenix_project")
+    known, unknown = extra.parse_known_args(beam_args)
+    if unknown:
+        raise ValueError(f"annotate phoenix: unrecognized arguments: {' '.join(unknown)}")
+    if known.phoenix_project:
+        args.phoenix_project = known.phoenix_project
+    phoenix = target(args)
+    _check_source(args.source)
+    result, _ = annotate(phoenix, args.source)
+    print(result.line(phoenix))
+    if result.not_found and not result.annotated:
+        print(f"rt4chart: none of the run's traces is in Phoenix project "
+              f"{phoenix.project!r}: check --project and that the traces' ids are their "
+              f"OpenTelemetry trace ids", file=sys.stderr)
+        return 1
+    return 0
+
+
+def after_audit(phoenix: PhoenixTarget | None, out: str) -> None:
+    """`audit --annotate phoenix`: the write-back once the run's tables are in `out`."""
+    if phoenix is not None:
+        print(annotate(phoenix, out)[0].line(phoenix))
+
+
+class StreamWriteBack:
+    """The stream's periodic write-back: each pass writes the verdicts not written yet (a
+    trace's latest audited_at), and retries the traces Phoenix did not have yet."""
+
+    def __init__(self, phoenix: PhoenixTarget, source: str, client: PhoenixClient | None = None):
+        self._target, self._source, self._client = phoenix, source, client
+        self._written: dict[str, object] = {}
+
+    def _fresh(self, verdicts: Verdicts) -> Verdicts:
+        ready = [v for v in verdicts.ready
+                 if self._written.get(v.trace_id) != v.answer.get("audited_at")]
+        return Verdicts(ready, verdicts.undecided, verdicts.pending)
+
+    def run_once(self) -> AnnotateResult | None:
+        """One pass; None (logged) when Phoenix or the tables fail: the next pass retries."""
+        try:
+            result, written = annotate(self._target, self._source, self._client, self._fresh)
+        except (PhoenixError, OSError, ValueError) as exc:
+            logger.warning("annotate phoenix: write-back failed, retried next pass: %s", exc)
+            return None
+        for v in written:
+            self._written[v.trace_id] = v.answer.get("audited_at")
+        if written:
+            logger.info("%s", result.line(self._target))
+        return result
+
+
+@contextlib.contextmanager
+def periodic(phoenix: PhoenixTarget | None, args: argparse.Namespace) -> Iterator[None]:
+    """`stream --annotate phoenix`: a pass every --annotate-interval seconds while the body
+    (the stream) runs, and a last one when it ends. A job submitted to Dataflow outlives this
+    launcher: there, run `rt4chart annotate phoenix bq:P:D` on a schedule instead."""
+    if phoenix is None:
+        yield
+        return
+    source = args.out or f"bq:{args.bigquery}"
+    back, stop = StreamWriteBack(phoenix, source), threading.Event()
+
+    def loop() -> None:
+        while not stop.wait(args.annotate_interval):
+            if args.out is None or FileSystems.exists(FileSystems.join(source, "answers")):
+                back.run_once()
+
+    thread = threading.Thread(target=loop, name="annotate-phoenix", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        if args.out is None or FileSystems.exists(FileSystems.join(source, "answers")):
+            back.run_once()

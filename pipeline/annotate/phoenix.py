@@ -1,0 +1,206 @@
+"""Phoenix's REST API, as the write-back needs it: root spans by trace id, span annotations.
+
+Two calls, both batched: `GET /v1/projects/{project}/spans?trace_id=..&parent_id=null` finds
+the root span (the span without a parent) of up to `batch_size` traces at a time, and
+`POST /v1/span_annotations?sync=true` writes up to `batch_size` annotations. Phoenix updates an
+annotation with the same (span, name, identifier) in place, so a second write-back replaces
+the first instead of adding to it. Transport errors, 429 and 5xx are retried (tenacity, with
+exponential back-off); the key (`PHOENIX_API_KEY`) is sent as a bearer token and registered
+for redaction, so that no log line or error shows it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import httpx
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+
+from rt4chart.pipeline.annotate.verdicts import (
+    DEFAULT_NAME,
+    TraceVerdict,
+    Verdicts,
+    annotation,
+    otel_trace_id,
+)
+from rt4chart.transforms.redact import redact_configured, register_key_env
+
+logger = logging.getLogger(__name__)
+
+API_KEY_ENV = "PHOENIX_API_KEY"
+ENDPOINT_ENV = "PHOENIX_COLLECTOR_ENDPOINT"
+_RETRIED_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+
+
+class PhoenixError(RuntimeError):
+    """Phoenix refused a request, or did not answer after the retries."""
+
+
+class _Transient(Exception):
+    """A response worth retrying (429, 5xx)."""
+
+    def __init__(self, response: httpx.Response):
+        super().__init__(f"{response.status_code} {response.reason_phrase}")
+        self.response = response
+
+
+@dataclass(frozen=True)
+class PhoenixTarget:
+    """Where and how the verdicts are written (validated once)."""
+
+    endpoint: str
+    project: str = "default"
+    name: str = DEFAULT_NAME
+    batch_size: int = 100
+    timeout_s: float = 30.0
+    attempts: int = 5
+    backoff_s: float = 0.5  # first retry's wait; doubles, at most 20 s
+
+    def __post_init__(self) -> None:
+        if not self.endpoint.startswith(("http://", "https://")):
+            raise ValueError(f"the Phoenix endpoint must be an http(s) URL, got "
+                             f"{self.endpoint!r}")
+        if not self.project or any(ch in self.project for ch in "/?#"):
+            raise ValueError(f"bad Phoenix project name {self.project!r}")
+        if not self.name.strip():
+            raise ValueError("the annotation name must not be empty")
+        if self.batch_size < 1 or self.attempts < 1:
+            raise ValueError("batch size and attempts must be >= 1")
+
+    @property
+    def base_url(self) -> str:
+        """The server's root URL (a collector endpoint's `/v1/traces` is dropped)."""
+        url = self.endpoint.rstrip("/")
+        return url[:-len("/v1/traces")] if url.endswith("/v1/traces") else url
+
+
+@dataclass
+class AnnotateResult:
+    """What one write-back did: traces annotated, traces whose root span Phoenix does not have
+    (`not_found`, ids kept), answers skipped as undecided or pending (claims not all written)."""
+
+    annotated: int = 0
+    not_found: list[str] = field(default_factory=list)
+    undecided: int = 0
+    pending: int = 0
+
+    def line(self, target: PhoenixTarget) -> str:
+        examples = ", ".join(self.not_found[:3]) + (", ..." if len(self.not_found) > 3 else "")
+        parts = [f"annotate phoenix: {self.annotated} trace(s) annotated ({target.name!r}) in "
+                 f"project {target.project!r} at {target.base_url}",
+                 f"{len(self.not_found)} not found in Phoenix" + (f" ({examples})"
+                                                                   if examples else "")]
+        if self.undecided:
+            parts.append(f"{self.undecided} undecided (incomplete, no label) skipped")
+        if self.pending:
+            parts.append(f"{self.pending} waiting for their claim rows")
+        return "; ".join(parts)
+
+
+def _chunks(items: Sequence, size: int) -> Iterator[Sequence]:
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
+class PhoenixClient:
+    """A small client of Phoenix's REST API (httpx); `transport` is a test hook."""
+
+    def __init__(self, target: PhoenixTarget, api_key: str | None = None,
+                 transport: httpx.BaseTransport | None = None):
+        self._target = target
+        key = api_key if api_key is not None else os.environ.get(API_KEY_ENV)
+        if key:
+            register_key_env(API_KEY_ENV)
+        self._http = httpx.Client(
+            base_url=target.base_url, timeout=target.timeout_s, transport=transport,
+            headers={"Authorization": f"Bearer {key}"} if key else {})
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> PhoenixClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _send(self, method: str, url: str, **kwargs) -> httpx.Response:
+        response = self._http.request(method, url, **kwargs)
+        if response.status_code in _RETRIED_STATUS:
+            raise _Transient(response)
+        return response
+
+    def _request(self, method: str, url: str, **kwargs) -> httpx.Response:
+        """The response to a request, retried on transport errors, 429 and 5xx; PhoenixError
+        when it fails for good or Phoenix refuses it (4xx)."""
+        t = self._target
+        retrying = Retrying(
+            stop=stop_after_attempt(t.attempts), reraise=True,
+            wait=wait_exponential(multiplier=t.backoff_s, max=20),
+            retry=retry_if_exception(lambda e: isinstance(e, _Transient | httpx.TransportError)))
+        try:
+            response = retrying(self._send, method, url, **kwargs)
+        except (_Transient, httpx.TransportError) as exc:
+            raise PhoenixError(redact_configured(
+                f"{method} {url} failed after {t.attempts} attempt(s): {exc}")) from None
+        if response.status_code >= 400:
+            raise PhoenixError(redact_configured(
+                f"{method} {url}: {response.status_code} {response.reason_phrase}: "
+                f"{response.text[:300]}"))
+        return response
+
+    def root_spans(self, trace_ids: Sequence[str]) -> dict[str, str]:
+        """{trace id: span id of its root span} for the traces Phoenix has (the earliest root
+        when a trace has several)."""
+        found: dict[str, tuple[str, str]] = {}
+        url = f"/v1/projects/{self._target.project}/spans"
+        for chunk in _chunks(list(trace_ids), self._target.batch_size):
+            cursor = None
+            while True:
+                params = {"trace_id": list(chunk), "parent_id": "null", "limit": 1000,
+                          **({"cursor": cursor} if cursor else {})}
+                body = self._request("GET", url, params=params).json()
+                for span in body["data"]:
+                    ctx, start = span["context"], span.get("start_time") or ""
+                    seen = found.get(ctx["trace_id"])
+                    if seen is None or start < seen[0]:
+                        found[ctx["trace_id"]] = (start, ctx["span_id"])
+                cursor = body.get("next_cursor")
+                if not cursor:
+                    break
+        return {tid: span_id for tid, (_, span_id) in found.items()}
+
+    def upsert(self, annotations: Iterable[dict]) -> int:
+        """Write span annotations (each with its span_id), in batches; how many were written."""
+        written = 0
+        for chunk in _chunks(list(annotations), self._target.batch_size):
+            body = self._request("POST", "/v1/span_annotations", params={"sync": "true"},
+                                 json={"data": list(chunk)}).json()
+            written += len(body.get("data", ()))
+        return written
+
+
+def write_back(verdicts: Verdicts, target: PhoenixTarget,
+               client: PhoenixClient) -> tuple[AnnotateResult, list[TraceVerdict]]:
+    """Annotate the root span of each ready verdict's trace; the result and the verdicts
+    written (those whose trace Phoenix has)."""
+    todo = verdicts.ready
+    result = AnnotateResult(undecided=len(verdicts.undecided), pending=len(verdicts.pending))
+    ids = {v.trace_id: otel_trace_id(v.trace_id) for v in todo}
+    roots = client.root_spans(sorted({tid for tid in ids.values() if tid}))
+    written: list[TraceVerdict] = []
+    bodies: list[dict] = []
+    for v in todo:
+        span_id = roots.get(ids[v.trace_id] or "")
+        if span_id is None:
+            result.not_found.append(v.trace_id)
+            continue
+        bodies.append({**annotation(v, target.name), "span_id": span_id})
+        written.append(v)
+    result.annotated = client.upsert(bodies) if bodies else 0
+    logger.debug("phoenix: %d annotation(s) written, %d trace(s) not found", result.annotated,
+                 len(result.not_found))
+    return result, written

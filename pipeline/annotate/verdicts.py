@@ -1,0 +1,166 @@
+"""A run's verdicts per trace, and the span annotation that carries one (no network here).
+
+The answers and claims tables are read back (a run folder or `bq:PROJECT:DATASET`, as the
+report reads them); each answer with all its claim rows is a :class:`TraceVerdict`, turned into
+the body of one Phoenix span annotation by :func:`annotation`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from rt4chart import __version__
+
+ANNOTATOR_KIND = "LLM"  # the verdicts are a judge model's
+DEFAULT_NAME = "rt4chart"
+MAX_QUOTE_CHARS = 300  # one evidence quote or answer span in the explanation
+MAX_EXPLANATION_CHARS = 8_000
+_OTEL_TRACE_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def otel_trace_id(trace_id: str) -> str | None:
+    """The OpenTelemetry trace id (32 lowercase hex) an audited trace_id stands for, or None:
+    the readers of OTLP, OpenInference and Phoenix exports keep the OTel trace id as the
+    trace_id; any other id cannot name a span in Phoenix."""
+    tid = trace_id.strip().lower()
+    return tid if _OTEL_TRACE_ID.fullmatch(tid) and tid != "0" * 32 else None
+
+
+@dataclass(frozen=True)
+class TraceVerdict:
+    """One audited answer (an answers-table row) with its claim rows, by claim index."""
+
+    answer: dict
+    claims: tuple[dict, ...]
+
+    @property
+    def trace_id(self) -> str:
+        return self.answer["trace_id"]
+
+    @property
+    def flagged(self) -> list[dict]:
+        """The claims that are not ENT (CON, NIC, or without a verdict)."""
+        return [c for c in self.claims if c.get("label") != "ENT"]
+
+
+@dataclass
+class Verdicts:
+    """What a run holds to annotate: `ready` verdicts, and the trace ids of answers with no
+    label (`undecided`: incomplete, nothing decided) or whose claim rows are not all there yet
+    (`pending`: a stream writes the two tables apart)."""
+
+    ready: list[TraceVerdict] = field(default_factory=list)
+    undecided: list[str] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)
+
+
+def _latest_answers(answers: Iterable[dict]) -> dict[str, dict]:
+    """One answer per trace: the latest verdict (a stream or redo may hold several)."""
+    latest: dict[str, dict] = {}
+    for row in answers:
+        seen = latest.get(row["trace_id"])
+        if seen is None or not (row.get("audited_at") and seen.get("audited_at")) or (
+                row["audited_at"] >= seen["audited_at"]):
+            latest[row["trace_id"]] = row
+    return latest
+
+
+def group_verdicts(answers: Iterable[dict], claims: Iterable[dict]) -> Verdicts:
+    """Answer rows and claim rows (as the tables are read) -> verdicts per trace."""
+    by_trace: dict[str, dict[int, dict]] = {}
+    for row in claims:
+        by_trace.setdefault(row["trace_id"], {})[row["claim_index"]] = row
+    out = Verdicts()
+    for trace_id, answer in sorted(_latest_answers(answers).items()):
+        claim_rows = by_trace.get(trace_id, {})
+        if answer.get("label") is None:
+            out.undecided.append(trace_id)
+        elif len(claim_rows) < answer["n_claims"]:
+            out.pending.append(trace_id)
+        else:
+            out.ready.append(TraceVerdict(answer, tuple(v for _, v in sorted(claim_rows.items()))))
+    return out
+
+
+def load_verdicts(read_table: Callable[[str], list[dict]]) -> Verdicts:
+    """The verdicts of a run, from a table reader (`report.data.table_reader`)."""
+    return group_verdicts(read_table("answers"), read_table("claims"))
+
+
+def _quote(text: str) -> str:
+    text = " ".join((text or "").split())
+    return '"' + (text if len(text) <= MAX_QUOTE_CHARS else text[:MAX_QUOTE_CHARS] + "…") + '"'
+
+
+def _answer_spans(claim: dict) -> str:
+    """The answer words a claim restates, with their offsets in the answer."""
+    sentence, start = claim.get("sentence") or "", claim.get("answer_start") or 0
+    spans = claim.get("spans") or [{"char_start": start, "char_end": claim.get("answer_end")}]
+    parts = []
+    for span in spans:
+        s, e = span["char_start"], span["char_end"]
+        text = sentence[s - start:e - start] if start <= s <= e <= start + len(sentence) else ""
+        parts.append(f"[{s}:{e}] {_quote(text)}" if text else f"[{s}:{e}]")
+    return "; ".join(parts)
+
+
+def _claim_lines(n: int, claim: dict) -> list[str]:
+    label = claim.get("label") or "no verdict"
+    lines = [f"{n}. [{label}] {_quote(claim['claim'])}", f"   answer: {_answer_spans(claim)}"]
+    for ev in claim.get("evidence") or ():
+        lines.append(f"   evidence: {ev['doc_id']} sentence {ev['sentence_index']} "
+                     f"[{ev['char_start']}:{ev['char_end']}] {_quote(ev['text'])}")
+    if not claim.get("evidence"):
+        lines.append("   evidence: none (nothing in the context supports or contradicts it)"
+                     if label == "NIC" else "   evidence: none")
+    if claim.get("note"):
+        lines.append(f"   note: {claim['note']}")
+    return lines
+
+
+def explanation(verdict: TraceVerdict) -> str:
+    """The verdict in words: the label, then each non-ENT claim with its label, the answer
+    spans it restates and the evidence (document, sentence, offsets, quote)."""
+    a, flagged = verdict.answer, verdict.flagged
+    n = len(verdict.claims)
+    if not flagged:
+        head = (f"{a['label']}: the answer makes no claim." if not n else
+                f"{a['label']}: all {n} claim(s) are supported by the retrieved context.")
+    else:
+        counts = ", ".join(f"{lbl} {sum(1 for c in flagged if c.get('label') == lbl)}"
+                           for lbl in ("CON", "NIC") if any(c.get("label") == lbl
+                                                            for c in flagged))
+        head = (f"{a['label']}: {len(flagged)} of {n} claim(s) not supported by the retrieved "
+                f"context ({counts or 'no verdict'}).")
+    lines = [head]
+    if a.get("status") != "ok":
+        lines.append(f"Incomplete: {a.get('reason') or 'a judge call failed'}.")
+    for i, claim in enumerate(flagged, 1):
+        lines.extend(_claim_lines(i, claim))
+    text = "\n".join(lines)
+    return text if len(text) <= MAX_EXPLANATION_CHARS else (
+        text[:MAX_EXPLANATION_CHARS - 40] + "\n… (truncated; see the claims table)")
+
+
+def annotation(verdict: TraceVerdict, name: str = DEFAULT_NAME) -> dict:
+    """The body of the span annotation for one verdict (without its span_id).
+
+    Its `identifier` is the annotation name: Phoenix updates the annotation with the same
+    (span, name, identifier) instead of adding one, so writing it again does not duplicate."""
+    a = verdict.answer
+    metadata = {
+        "judge_model": a["judge_model"], "prompt_hash": a["prompt_hash"],
+        "trace_id": a["trace_id"], "route": a["route"], "status": a["status"],
+        "n_claims": a["n_claims"], "con_claims": sum(c.get("label") == "CON"
+                                                     for c in verdict.claims),
+        "nic_claims": sum(c.get("label") == "NIC" for c in verdict.claims),
+        "audited_at": str(a.get("audited_at") or ""), "rt4chart_version": __version__,
+    }
+    return {
+        "name": name, "annotator_kind": ANNOTATOR_KIND, "identifier": name,
+        "result": {"label": a["label"], "score": a.get("p_hallucinated"),
+                   "explanation": explanation(verdict)},
+        "metadata": metadata,
+    }
