@@ -60,7 +60,7 @@ def add_rate_and_price_args(p: argparse.ArgumentParser) -> None:
     """How the openai judge holds `--rpm`/`--tpm`, and its price table (argparse API: works on
     Beam's parser too)."""
     p.add_argument("--rate-limiter", "--rate_limiter", dest="rate_limiter",
-                   choices=LIMITERS, default=None,
+                   metavar="|".join(LIMITERS),  # checked with the judge's options
                    help="how --rpm/--tpm (the whole job's limits) are held: static (each "
                         "worker process budgets its share; default) or envoy (one Envoy "
                         "rate-limit service for the job, see --rate-limit-service)")
