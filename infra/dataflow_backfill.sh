@@ -2,7 +2,8 @@
 # Batch backfill on Dataflow: audit trace files in GCS into the BigQuery dataset (file loads),
 # with the Parquet tables kept under gs://BUCKET/audits/RUN.
 # Usage: infra/dataflow_backfill.sh 'gs://TRACES_BUCKET/traces/2024-05-*.parquet' IMAGE_TAG \
-#          [rt4chart audit or Beam options, e.g. --rpm 250 --tpm 90000 --max_num_workers 4]
+#          [rt4chart audit or Beam options, e.g. --rpm 500 --tpm 200000 --max_num_workers 4]
+# --rpm/--tpm are the provider's limits for the whole job (see infra/README.md, Rate limits).
 # Needs: `terraform apply` in infra/terraform (names are read from its outputs), the image
 # built by infra/flex_template/build.sh (the workers run it: rt4chart installed, the API key
 # read from Secret Manager), the traces bucket in the trace_buckets variable, and rt4chart

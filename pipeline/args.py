@@ -18,6 +18,7 @@ from rt4chart.pipeline.annotate import cli as annotate_cli
 from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.job_limits import add_rate_and_price_args, rate_and_price_options
 from rt4chart.transforms.limits import OVERSIZE_MODES, LimitsConfig
 from rt4chart.transforms.segment import SegmentConfig
 from rt4chart.transforms.windows import WindowingConfig
@@ -133,9 +134,10 @@ def add_judge_args(p: argparse.ArgumentParser) -> None:
                    help="option passed to the judge factory (repeatable)")
     p.add_argument("--model", help="openai judge: model (default gpt-4o-mini)")
     p.add_argument("--base-url", dest="base_url", help="openai judge: endpoint base URL")
-    p.add_argument("--rpm", help="openai judge: requests per minute in all (default 500; "
-                                 "split over local worker processes, see rate_share)")
-    p.add_argument("--tpm", help="openai judge: tokens per minute in all (default 200000)")
+    p.add_argument("--rpm", help="openai judge: requests per minute for the whole job "
+                                 "(default 500; see --rate-limiter)")
+    p.add_argument("--tpm", help="openai judge: tokens per minute for the whole job "
+                                 "(default 200000)")
     p.add_argument("--max-concurrency", dest="max_concurrency",
                    help="openai judge: calls in flight per worker (default 32)")
     p.add_argument("--claims-per-call", type=int, default=1, metavar="N",
@@ -144,6 +146,7 @@ def add_judge_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--window-size", type=int, default=25, help="W, sentences (default 25)")
     p.add_argument("--window-overlap", type=int, default=10, help="O, sentences (default 10)")
     p.add_argument("-v", "--verbose", action="store_true")
+    add_rate_and_price_args(p)
 
 
 # The work limits per trace as options: (flag, LimitsConfig field, help).
@@ -192,6 +195,7 @@ def judge_spec(args: argparse.Namespace) -> JudgeSpec:
             raise ValueError(f"--judge-option expects KEY=VALUE, got {item!r}")
         options[key.strip()] = value
     shorthand = {k: getattr(args, k) for k in OPENAI_FLAGS if getattr(args, k) is not None}
+    shorthand.update(rate_and_price_options(args))
     name = args.judge
     if name == "auto":
         configured = args.base_url or os.environ.get("OPENAI_BASE_URL") or os.environ.get(

@@ -20,7 +20,6 @@ import apache_beam as beam
 import orjson
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import (
-    DirectOptions,
     PipelineOptions,
     StandardOptions,
 )
@@ -34,6 +33,7 @@ from rt4chart.pipeline.runfolder import REDO_INPUT, SUMMARY, RunFolder
 from rt4chart.pipeline.summary import Summary, read_table, summarise
 from rt4chart.schemas.records import RunInfo
 from rt4chart.transforms.aggregate import REDO_STAGE
+from rt4chart.transforms.judges import job_limits, pricing
 from rt4chart.transforms.judges.base import JudgeSpec, judge_model
 
 logger = logging.getLogger("rt4chart")
@@ -68,17 +68,8 @@ def beam_options(beam_args: list[str], streaming: bool = False) -> PipelineOptio
 
 
 def share_limits(spec: JudgeSpec, options: PipelineOptions) -> JudgeSpec:
-    """Split the openai judge's rpm/tpm over local worker processes, so that the limits hold in
-    total: each process of `--direct_running_mode multi_processing --direct_num_workers N` gets
-    1/N (unless `rate_share` is given)."""
-    direct = options.view_as(DirectOptions)
-    processes = direct.direct_num_workers or 1
-    if spec.name != "openai" or direct.direct_running_mode != "multi_processing" or (
-            processes <= 1 or "rate_share" in dict(spec.options)):
-        return spec
-    logger.info("rate limits shared by %d worker processes: each budgets 1/%d", processes,
-                processes)
-    return JudgeSpec.of(spec.name, {**dict(spec.options), "rate_share": str(processes)})
+    """The openai judge's share of the job's rpm/tpm per worker process (job_limits.py)."""
+    return job_limits.share_limits(spec, options)
 
 
 def ensure_bigquery(spec: str) -> None:
@@ -220,6 +211,7 @@ def _write_summary(config: AuditConfig, run: RunInfo, summary: Summary, folder: 
     record = {"judge": config.judge.name, "judge_model": run.judge_model,
               "prompt_hash": run.prompt_hash, "window_size": config.segment.window_size,
               "window_overlap": config.segment.window_overlap, "inputs": list(config.inputs),
+              "warnings": pricing.run_warnings(config.judge.name, dict(config.judge.options)),
               **summary.__dict__, "traces_per_second": summary.traces_per_second}
     with FileSystems.create(FileSystems.join(folder, SUMMARY)) as fh:
         fh.write(orjson.dumps(record, option=orjson.OPT_INDENT_2))
@@ -267,6 +259,8 @@ def run_stream(config: StreamConfig, options: PipelineOptions,
             RunFolder(config.out, overwrite=True).check()
         check_dataset(config.bigquery)
         run = run_info(config.stages.judge)
+        config = dataclasses.replace(config, stages=dataclasses.replace(
+            config.stages, judge=share_limits(config.stages.judge, options)))
     if config.bigquery:
         ensure_bigquery(config.bigquery)
     logger.info("streaming audit of %s with judge %s (model %s), prompts %s, windows of %d s "

@@ -73,7 +73,7 @@ class Summary:
     input_tokens: int = 0
     cached_tokens: int = 0
     output_tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0  # None: a judge model with no price
     seconds: float = 0.0
 
     @property
@@ -100,7 +100,7 @@ class Summary:
             f"CON {self.con}, NIC {self.nic}; incomplete: {self.incomplete}",
             f"judge: {self.judge_calls} calls{self._reused()}, {self.input_tokens} input "
             f"({self.cached_tokens} cached) / {self.output_tokens} output tokens, "
-            f"${self.cost_usd:.4f}",
+            + usd(self.cost_usd),
             f"dead letters: {self.dead_letters}",
         ]
         if self.incomplete:
@@ -109,6 +109,11 @@ class Summary:
         for reason, n in sorted(self.dead_letter_reasons.items(), key=lambda kv: -kv[1])[:5]:
             out.append(f"  {n} x {reason}")
         return out
+
+
+def usd(cost: float | None) -> str:
+    """A cost for people: "$0.0123", or "cost unknown" for a model with no price."""
+    return "cost unknown" if cost is None else f"${cost:.4f}"
 
 
 def summarise(out: str, seconds: float) -> Summary:

@@ -6,6 +6,7 @@ that any stage's output can be keyed, joined and accounted for without a lookup.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
 
@@ -150,7 +151,7 @@ class Usage:
     input_tokens: int = 0
     cached_tokens: int = 0
     output_tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0  # None: unknown (a model with no price), in every sum too
     reused: int = 0  # results taken from an earlier run (`--reuse`): no call, no cost
 
     def __add__(self, other: Usage) -> Usage:
@@ -159,9 +160,22 @@ class Usage:
             self.input_tokens + other.input_tokens,
             self.cached_tokens + other.cached_tokens,
             self.output_tokens + other.output_tokens,
-            self.cost_usd + other.cost_usd,
+            add_cost(self.cost_usd, other.cost_usd),
             self.reused + other.reused,
         )
+
+
+def add_cost(a: float | None, b: float | None) -> float | None:
+    """A sum of costs: unknown (None) when either is."""
+    return None if a is None or b is None else a + b
+
+
+def total_cost(costs: Iterable[float | None]) -> float | None:
+    """The sum of costs (0 for none), unknown (None) when any is."""
+    total: float | None = 0.0
+    for cost in costs:
+        total = add_cost(total, cost)
+    return total
 
 
 @dataclass(frozen=True)

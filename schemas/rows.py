@@ -72,6 +72,7 @@ class ClaimSpanRow:
 
 
 REUSED = "results reused from an earlier run (--reuse)"
+UNPRICED = "USD; null when the judge model has no price (see the run's warnings)"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,7 +98,7 @@ class AnswerRow:
     output_tokens: int = column("INT64", "REQUIRED")
     judge_calls: int = column("INT64", "REQUIRED")
     reused_calls: int = column("INT64", "REQUIRED", REUSED)
-    cost_usd: float = column("FLOAT64", "REQUIRED")
+    cost_usd: float | None = column("FLOAT64", description=UNPRICED)
     judge_model: str = column("STRING", "REQUIRED")
     prompt_hash: str = column("STRING", "REQUIRED")
     task: str | None = column("STRING")
@@ -201,7 +202,7 @@ class RouteRateRow(WindowColumns, _Route):
     input_tokens: int = column("INT64", "REQUIRED")
     cached_tokens: int = column("INT64", "REQUIRED")
     output_tokens: int = column("INT64", "REQUIRED")
-    cost_usd: float = column("FLOAT64", "REQUIRED")
+    cost_usd: float | None = column("FLOAT64", description=UNPRICED)
     sample_trace_ids: tuple[str, ...] = column(
         "STRING", "REPEATED", "a few hallucinated traces, CON first")
     # Added after the first release: NULLABLE, so that an existing table can take it.
@@ -218,7 +219,7 @@ class CostRow(WindowColumns, _RouteModel):
     input_tokens: int = column("INT64", "REQUIRED")
     cached_tokens: int = column("INT64", "REQUIRED")
     output_tokens: int = column("INT64", "REQUIRED")
-    cost_usd: float = column("FLOAT64", "REQUIRED")
+    cost_usd: float | None = column("FLOAT64", description=UNPRICED)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -22,6 +22,7 @@ from apache_beam.utils.windowed_value import WindowedValue
 from rt4chart.schemas.records import RunInfo, TraceKey, Usage, UsageRecord
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.judges.base import Judge, JudgeSpec, judge_model, metered
+from rt4chart.transforms.judges.ratelimit import report_throttled
 from rt4chart.transforms.redact import redact_configured
 from rt4chart.transforms.reuse import SplitReused, cache_key, cache_row
 
@@ -164,7 +165,9 @@ class _UsageCounters:
         self._input.inc(usage.input_tokens)
         self._cached.inc(usage.cached_tokens)
         self._output.inc(usage.output_tokens)
-        self._cost.inc(round(usage.cost_usd * 1_000_000))
+        if usage.cost_usd is not None:  # unknown for a model with no price
+            self._cost.inc(round(usage.cost_usd * 1_000_000))
+        report_throttled()  # time held by the rate limit, from this (bundle) thread
 
 
 @dataclass

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Start the streaming auditor on Dataflow from the Flex Template built by build.sh.
 # Usage: infra/flex_template/run.sh IMAGE_TAG [NAME=VALUE ...]
-#   NAME=VALUE: more template parameters (see metadata.json), e.g. model=gpt-4o-mini rpm=250
-#   alert_rate=0.5. Environment: MAX_WORKERS (default 4), MACHINE_TYPE (default
+#   NAME=VALUE: more template parameters (see metadata.json), e.g. model=gpt-4o-mini rpm=500
+#   tpm=200000 alert_rate=0.5 (rpm/tpm: the provider's limits for the whole job). Environment: MAX_WORKERS (default 4), MACHINE_TYPE (default
 #   n2-standard-2), JOB_NAME.
 # The resource names come from `terraform output` in infra/terraform.
 set -euo pipefail

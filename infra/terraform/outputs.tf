@@ -73,3 +73,8 @@ output "project" {
 output "region" {
   value = var.region
 }
+
+output "ratelimit_service" {
+  description = "The Envoy rate-limit service (--rate-limit-service HOST:PORT), when ratelimit_enabled."
+  value       = var.ratelimit_enabled ? "${google_compute_instance.ratelimit[0].network_interface[0].network_ip}:8081" : null
+}

@@ -84,3 +84,45 @@ variable "trace_buckets" {
   type        = list(string)
   default     = []
 }
+
+variable "ratelimit_enabled" {
+  description = "Deploy the Envoy rate-limit service for --rate-limiter envoy (one job-wide budget)."
+  type        = bool
+  default     = false
+}
+
+variable "ratelimit_rpm" {
+  description = "Requests per minute for the whole job, held by the rate-limit service (the provider's limit; the same number as the job's --rpm)."
+  type        = number
+  default     = 500
+}
+
+variable "ratelimit_tpm" {
+  description = "Tokens per minute for the whole job, held by the rate-limit service (the provider's limit; the same number as the job's --tpm)."
+  type        = number
+  default     = 200000
+}
+
+variable "ratelimit_domain" {
+  description = "Rate-limit domain (--rate-limit-domain); one per provider budget shared by jobs."
+  type        = string
+  default     = "rt4chart"
+}
+
+variable "ratelimit_image" {
+  description = "envoyproxy/ratelimit image; pin a tag or digest you have tested."
+  type        = string
+  default     = "docker.io/envoyproxy/ratelimit:master"
+}
+
+variable "redis_image" {
+  description = "Redis image that stores the rate-limit service's counters."
+  type        = string
+  default     = "docker.io/library/redis:7-alpine"
+}
+
+variable "network" {
+  description = "VPC network of the Dataflow workers and the rate-limit service."
+  type        = string
+  default     = "default"
+}

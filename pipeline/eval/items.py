@@ -42,6 +42,7 @@ def _prediction(answer: dict | None, claims: list[dict]) -> dict:
         "score_from": "p_hallucinated" if p is not None else "verdict",
         "pred_evidence": [list(e) for e in _evidence(claims)],
         **{k: answer.get(k) or 0 for k in USAGE},
+        "cost_usd": answer.get("cost_usd"),  # None: a judge model with no price
     }
 
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from rt4chart.pipeline.eval import measures, plots
 from rt4chart.pipeline.eval.items import USAGE
+from rt4chart.schemas.records import total_cost
 
 SYSTEMS = ("judge", "flag_all", "length")
 METHOD = (
@@ -55,8 +56,9 @@ def _counts(items: list[dict]) -> dict:
 
 def _cost(items: list[dict]) -> dict:
     n = len(items)
-    totals = {k: float(sum(it[k] for it in items)) for k in USAGE}
-    per_1000 = {k: (v * 1000 / n if n else None) for k, v in totals.items()}
+    totals = {k: float(sum(it[k] for it in items)) for k in USAGE if k != "cost_usd"}
+    totals["cost_usd"] = total_cost(it["cost_usd"] for it in items)  # None: no price
+    per_1000 = {k: (v * 1000 / n if n and v is not None else None) for k, v in totals.items()}
     return {"answers": n, "total": totals, "per_1000_answers": per_1000}
 
 

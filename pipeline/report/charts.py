@@ -12,6 +12,7 @@ from html import escape
 import plotly.graph_objects as go
 
 from rt4chart.pipeline.report.data import RouteRate
+from rt4chart.pipeline.summary import usd
 
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies.
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
@@ -96,7 +97,7 @@ def tokens_and_cost(totals: list[RouteRate]) -> go.Figure:
         go.Scatter(x=x, y=[t.cost_usd for t in totals], name="cost (USD)", yaxis="y2",
                    mode="markers+text", marker={"symbol": "diamond", "size": 12,
                                                 "color": "#000000"},
-                   text=[f"${t.cost_usd:.4f}" for t in totals], textposition="top center"),
+                   text=[usd(t.cost_usd) for t in totals], textposition="top center"),
     ])
     fig.update_layout(barmode="stack",
                       yaxis2={"title": {"text": "USD"}, "overlaying": "y", "side": "right",

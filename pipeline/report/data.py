@@ -17,7 +17,7 @@ from apache_beam.io.filesystems import FileSystems
 from rt4chart.pipeline.io import is_parquet
 from rt4chart.pipeline.sinks import REDACTED_COLUMNS
 from rt4chart.pipeline.summary import read_parquet, read_table
-from rt4chart.schemas.records import PreparedTrace
+from rt4chart.schemas.records import PreparedTrace, add_cost
 from rt4chart.transforms.joins import wilson
 from rt4chart.transforms.redact import redact_configured
 from rt4chart.transforms.segment import SegmentConfig, prepare
@@ -59,7 +59,7 @@ class RouteRate:
     input_tokens: int
     cached_tokens: int
     output_tokens: int
-    cost_usd: float
+    cost_usd: float | None  # None: a judge model with no price
 
     @property
     def rate(self) -> float | None:
@@ -90,7 +90,8 @@ def route_totals(route_rates: list[dict]) -> list[RouteRate]:
     for row in route_rates:
         acc = totals.setdefault(row["route"], dict.fromkeys(_SUMMED, 0))
         for name in _SUMMED:
-            acc[name] += row[name] or 0
+            acc[name] = (add_cost(acc[name], row[name]) if name == "cost_usd"
+                         else acc[name] + (row[name] or 0))
     return [RouteRate(route, **acc) for route, acc in sorted(totals.items())]
 
 

@@ -15,6 +15,8 @@ from rt4chart.pipeline.report import charts
 from rt4chart.pipeline.report.compare import compare_section
 from rt4chart.pipeline.report.data import SEVERITY, RouteRate, Run, route_totals
 from rt4chart.pipeline.report.trace_view import anchor, badge, esc, trace_section
+from rt4chart.pipeline.summary import usd
+from rt4chart.schemas.records import total_cost
 
 STATIC = "rt4chart.pipeline.report"
 
@@ -43,7 +45,7 @@ def _route_row(t: RouteRate) -> str:
             f'<td class="rate" data-value="{value}">{_num(t.rate, ".1%")}</td>'
             f'<td>{interval}</td><td>{t.con}</td><td>{t.nic}</td><td>{t.incomplete}</td>'
             f'<td>{t.input_tokens}</td><td>{t.cached_tokens}</td><td>{t.output_tokens}</td>'
-            f'<td>${t.cost_usd:.4f}</td></tr>')
+            f'<td>{usd(t.cost_usd)}</td></tr>')
 
 
 def routes_table(totals: list[RouteRate]) -> str:
@@ -66,7 +68,7 @@ def windows_table(route_rates: list[dict]) -> str:
         f'<td class="rate" data-value="{_num(r["rate"], ".6f")}">{_num(r["rate"], ".1%")}</td>'
         f'<td>{_num(r["rate_low"], ".1%")} – {_num(r["rate_high"], ".1%")}</td>'
         f'<td>{r["con"]}</td><td>{r["nic"]}</td><td>{r["incomplete"]}</td><td>{r["late"]}</td>'
-        f'<td>${r["cost_usd"]:.4f}</td></tr>' for r in route_rates)
+        f'<td>{usd(r["cost_usd"])}</td></tr>' for r in route_rates)
     return (f'<details><summary>Rates per window (table)</summary><table id="window-rates">'
             f'<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></details>')
 
@@ -120,7 +122,7 @@ def _stats(run: Run) -> str:
              ("CON", sum(a["label"] == "CON" for a in complete)),
              ("NIC", sum(a["label"] == "NIC" for a in complete)),
              ("Claims", len(run.claims)),
-             ("Judge cost", f"${sum(a['cost_usd'] for a in run.answers):.4f}"))
+             ("Judge cost", usd(total_cost(a["cost_usd"] for a in run.answers))))
     return '<dl class="stats">' + "".join(
         f"<div><dt>{k}</dt><dd>{esc(v)}</dd></div>" for k, v in items) + "</dl>"
 

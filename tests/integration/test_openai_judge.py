@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from rt4chart.transforms.judges.pricing import DEFAULT_PRICES
+from rt4chart.transforms.judges.pricing import default_table
 
 import fake_judges as fj
 from fake_openai_server import FakeOpenAI, lexical_responder, tag
@@ -60,7 +60,8 @@ def test_running_example_through_openai_client(tmp_path, audit):
     assert len({k for ks in keys.values() for k in ks}) == 5
     assert not any("trial" in body["prompt_cache_key"] for body in server.requests)
     # Cost from the usage report and the gpt-4o-mini price table.
-    price_in, price_cached, price_out = DEFAULT_PRICES["gpt-4o-mini"]
+    prices = default_table().lookup("gpt-4o-mini")
+    price_in, price_cached, price_out = prices.input, prices.cached, prices.output
     expected = (
         (answer["input_tokens"] - answer["cached_tokens"]) * price_in
         + answer["cached_tokens"] * price_cached + answer["output_tokens"] * price_out

@@ -25,7 +25,8 @@ def test_wheel_holds_only_the_rt4chart_namespace(tmp_path):
                      "rt4chart/schemas/tables.py", "rt4chart/prompts/verify_many.schema.json",
                      "rt4chart/pipeline/eval/metrics.py",
                      "rt4chart/pipeline/report/static/report.js",
-                     "rt4chart/pipeline/report/static/report.css"):
+                     "rt4chart/pipeline/report/static/report.css",
+                     "rt4chart/transforms/judges/prices.json"):
         assert expected in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "rt4chart = rt4chart.pipeline.cli:main" in zipfile.ZipFile(wheel).read(

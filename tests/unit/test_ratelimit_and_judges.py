@@ -87,7 +87,9 @@ def test_openai_options_are_validated(monkeypatch):
     with pytest.raises(ValueError, match="rpm"):
         OpenAIConfig.from_options({"rpm": "fast"})
     judge = OpenAIJudge({"model": "local-model"})
-    assert judge.prices == Prices(0.0, 0.0, 0.0)  # unknown model, no prices given: free
+    assert judge.prices is None  # unknown model, no prices given: cost unknown, not free
+    free = OpenAIJudge({"model": "local-model", "price_input": "0", "price_output": "0"})
+    assert free.prices == Prices(0.0, 0.0, 0.0)  # a local model said to be free
     monkeypatch.delenv("OPENAI_API_KEY")
     with pytest.raises(ValueError, match="OPENAI_API_KEY"):
         OpenAIJudge({})

@@ -30,12 +30,11 @@ import orjson
 
 from rt4chart.transforms.judges.base import JudgeError, queued
 from rt4chart.transforms.judges.openai_judge import OpenAIConfig, OpenAIJudge
-from rt4chart.transforms.judges.pricing import Prices
+from rt4chart.transforms.judges.pricing import batch_prices
 
 logger = logging.getLogger(__name__)
 
 ENDPOINT = "/v1/chat/completions"
-BATCH_DISCOUNT = 0.5  # Batch API price relative to the synchronous API
 ENDED = ("completed", "failed", "expired", "cancelled")
 
 
@@ -217,9 +216,7 @@ class BatchOpenAIJudge(OpenAIJudge):
         options = dict(options or {})
         self.batch_config = BatchConfig.pop_from(options)
         super().__init__(options)
-        p = self.prices
-        self.prices = Prices(p.input * BATCH_DISCOUNT, p.cached * BATCH_DISCOUNT,
-                             p.output * BATCH_DISCOUNT)
+        self.prices = batch_prices(self.prices, self.config)  # the table's batch_discount
         self._batcher: _Batcher | None = None
 
     async def _attempt(self, messages: list[dict], schema_name: str, logprobs: bool,

@@ -43,6 +43,7 @@ from rt4chart.transforms.judges.base import (
     record_usage,
 )
 from rt4chart.transforms.judges.breaker import CircuitBreaker
+from rt4chart.transforms.judges.job_limits import limiter_factory
 from rt4chart.transforms.judges.logprobs import p_unsupported
 from rt4chart.transforms.judges.openai_faults import (
     DEADLINE_TIMEOUTS,
@@ -50,7 +51,7 @@ from rt4chart.transforms.judges.openai_faults import (
     failure_reason,
     is_endpoint_failure,
 )
-from rt4chart.transforms.judges.pricing import Prices, prices_for
+from rt4chart.transforms.judges.pricing import Prices, cost_of, prices_for
 from rt4chart.transforms.judges.ratelimit import RateLimiter, exhausted_for, retry_after_seconds
 from rt4chart.transforms.judges.schema_check import SchemaMismatch, validate
 from rt4chart.transforms.redact import redact, register_key_env
@@ -85,6 +86,8 @@ class OpenAIConfig:
     price_input: float | None = None
     price_cached: float | None = None
     price_output: float | None = None
+    price_model: str | None = None  # the table's model for an Azure deployment's name
+    prices: str | None = None  # a price table file that adds to or replaces the packaged one
     # Ask for the label token's log-probabilities on the final (global) verification, for
     # p_unsupported; turn off for an endpoint that rejects `logprobs`.
     logprobs: bool = True
@@ -92,9 +95,13 @@ class OpenAIConfig:
     # Send `prompt_cache_key` (a hash of the shared prefix: the answer, window or context) so
     # that the provider routes a trace's calls to the same prompt cache.
     prompt_cache_key: bool = True
-    # The number of worker processes that share `rpm` and `tpm`: each process budgets its share
-    # (set by the CLI for local multi-process runs; on Dataflow, the number of SDK processes).
+    # `rpm` and `tpm` are the whole job's limits. rate_limiter "static": each of the job's
+    # `rate_share` worker processes budgets its share (set at launch, see job_limits.py);
+    # "envoy": one Envoy rate-limit service at `rate_limit_service` holds them for the job.
     rate_share: int = 1
+    rate_limiter: str = "static"
+    rate_limit_service: str | None = None
+    rate_limit_domain: str = "rt4chart"
     # Circuit breaker: after this many seconds in which every call failed (connection, timeout,
     # HTTP error, a reply that is not a completion), calls fail fast (0: never); while open, one
     # call every breaker_probe_s tries the endpoint, and its success closes the breaker.
@@ -180,7 +187,8 @@ class OpenAIJudge:
     def __init__(self, options: dict[str, str] | None = None):
         self.config = OpenAIConfig.from_options(dict(options or {}))
         self.model = self.config.model
-        self.prices: Prices = prices_for(self.config)
+        self.prices: Prices | None = prices_for(self.config)
+        self._new_limiter = limiter_factory(self.config)  # ValueError now, not on a worker
         self._client: openai.AsyncOpenAI | None = None
         self._limiter: RateLimiter | None = None
         self._semaphore = None
@@ -210,7 +218,7 @@ class OpenAIJudge:
                 self._client = openai.AsyncOpenAI(
                     api_key=key, base_url=self.base_url, max_retries=0, timeout=cfg.timeout_s
                 )
-            self._limiter = RateLimiter(cfg.rpm / cfg.rate_share, cfg.tpm / cfg.rate_share)
+            self._limiter = self._new_limiter()
             self._semaphore = asyncio.Semaphore(cfg.max_concurrency)
         return self._client
 
@@ -276,7 +284,7 @@ class OpenAIJudge:
             cached = (getattr(details, "cached_tokens", 0) or 0) if details else 0
             record_usage(
                 usage.prompt_tokens, cached, usage.completion_tokens,
-                self.prices.cost(usage.prompt_tokens, cached, usage.completion_tokens),
+                cost_of(self.prices, usage.prompt_tokens, cached, usage.completion_tokens),
             )
         if not completion.choices:
             raise SchemaMismatch("response has no choices")

@@ -1,18 +1,31 @@
-"""USD prices per million tokens, by model; defaults overridable per run."""
+"""USD prices per million tokens, by model, from one data file; overridable per run.
+
+The table is `prices.json` next to this module (package data), with its source and date. A run
+can add to or replace its entries with `--prices FILE` (judge option `prices`; a local path or
+any path Beam's FileSystems reads, such as gs:// for Dataflow workers), name the base model of
+an Azure deployment with `price_model`, or price a model directly with `price_input`,
+`price_cached` and `price_output`. A model with no price is not free: its cost is unknown
+(None, a NULL cost column), with a warning when the judge is built and in summary.json.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+import logging
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any
 
-# (input, cached input, output) USD per 1M tokens, list prices.
-DEFAULT_PRICES: dict[str, tuple[float, float, float]] = {
-    "gpt-4o-mini": (0.15, 0.075, 0.60),
-    "gpt-4o": (2.50, 1.25, 10.00),
-    "gpt-4.1-mini": (0.40, 0.10, 1.60),
-    "gpt-4.1-nano": (0.10, 0.025, 0.40),
-    "gpt-4.1": (2.00, 0.50, 8.00),
-}
+import orjson
+
+logger = logging.getLogger("rt4chart")
+
+PACKAGE = "rt4chart.transforms.judges"
+PRICES_FILE = "prices.json"
+_SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")  # gpt-4o-mini-2024-07-18 -> gpt-4o-mini
+OPENAI_JUDGES = ("openai", "openai-batch")
 
 
 @dataclass(frozen=True)
@@ -29,17 +42,129 @@ class Prices:
             uncached * self.input + cached_tokens * self.cached + output_tokens * self.output
         ) / 1e6
 
+    def scaled(self, factor: float) -> Prices:
+        return Prices(self.input * factor, self.cached * factor, self.output * factor)
 
-def prices_for(config: Any) -> Prices:
-    """Prices for a judge config: explicit price_* options win over the model's defaults.
 
-    An unknown model with no explicit prices costs 0 (a local vLLM or Ollama endpoint).
-    """
-    base = DEFAULT_PRICES.get(config.model, (0.0, 0.0, 0.0))
-    inp = config.price_input if config.price_input is not None else base[0]
-    out = config.price_output if config.price_output is not None else base[2]
-    if config.price_cached is not None:
-        cached = config.price_cached
-    else:
-        cached = base[1] if config.model in DEFAULT_PRICES else inp
-    return Prices(inp, cached, out)
+@dataclass(frozen=True)
+class PriceTable:
+    """Prices by model name, where they come from, and the Batch API's discount."""
+
+    models: Mapping[str, Prices] = field(default_factory=dict)
+    source: str = ""
+    date: str = ""
+    batch_discount: float = 0.5
+
+    def lookup(self, model: str) -> Prices | None:
+        """A model's prices: its own entry, else its base model's (a dated snapshot)."""
+        if model in self.models:
+            return self.models[model]
+        return self.models.get(_SNAPSHOT.sub("", model))
+
+    def updated(self, other: Mapping[str, Any]) -> PriceTable:
+        """This table with a file's entries added or replaced (and its discount, source)."""
+        models = {**self.models, **_models(other.get("models", {}))}
+        return PriceTable(models, other.get("source", self.source), other.get("date", self.date),
+                          float(other.get("batch_discount", self.batch_discount)))
+
+
+def _models(entries: Mapping[str, Any]) -> dict[str, Prices]:
+    out = {}
+    for name, entry in entries.items():
+        try:
+            inp, output = float(entry["input"]), float(entry["output"])
+            cached = float(entry.get("cached_input", inp))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"price table entry {name!r}: needs numbers input and output "
+                             f"(and cached_input), got {entry!r}") from exc
+        out[name] = Prices(inp, cached, output)
+    return out
+
+
+def _read(path: str) -> Mapping[str, Any]:
+    from apache_beam.io.filesystems import FileSystems
+
+    try:
+        with FileSystems.open(path) as fh:
+            data = orjson.loads(fh.read())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise ValueError(f"price table {path}: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("models", {}), dict):
+        raise ValueError(f"price table {path}: expected an object with a 'models' object")
+    return data
+
+
+@functools.cache
+def default_table() -> PriceTable:
+    """The packaged table."""
+    text = resources.files(PACKAGE).joinpath(PRICES_FILE).read_bytes()
+    return PriceTable().updated(orjson.loads(text))
+
+
+def load_table(path: str | None = None) -> PriceTable:
+    """The packaged table, with the entries of the file at `path` added or replaced."""
+    table = default_table()
+    return table.updated(_read(path)) if path else table
+
+
+def _resolve(config: Any) -> Prices | None:
+    """Prices for a judge config (explicit price_* options win), None when unknown."""
+    name = config.price_model or config.model
+    base = load_table(config.prices).lookup(name)
+    explicit = (config.price_input, config.price_cached, config.price_output)
+    if base is None and (config.price_input is None or config.price_output is None):
+        if any(v is not None for v in explicit):
+            raise ValueError(f"model {name!r} is not in the price table: give both "
+                             "price_input and price_output (or price_model)")
+        return None
+    base = base or Prices(config.price_input, config.price_input, config.price_output)
+    return Prices(*(given if given is not None else default
+                    for given, default in zip(explicit, (base.input, base.cached, base.output),
+                                              strict=True)))
+
+
+def unpriced_message(model: str) -> str:
+    return (f"no price for model {model!r}: its cost is unknown (NULL cost columns). Name its "
+            "base model with --judge-option price_model=NAME (an Azure deployment), add it "
+            "with --prices FILE, or set price_input/price_output (0 for a free local model)")
+
+
+def prices_for(config: Any) -> Prices | None:
+    """Prices for a judge config; None (and a warning) for a model with no price."""
+    prices = _resolve(config)
+    if prices is None:
+        logger.warning(unpriced_message(config.price_model or config.model))
+    return prices
+
+
+def batch_prices(prices: Prices | None, config: Any) -> Prices | None:
+    """The Batch API's prices: the table's discount on the synchronous ones."""
+    if prices is None:
+        return None
+    return prices.scaled(load_table(config.prices).batch_discount)
+
+
+def cost_of(prices: Prices | None, input_tokens: int, cached_tokens: int,
+            output_tokens: int) -> float | None:
+    """What a call cost, None when the model's prices are unknown."""
+    return None if prices is None else prices.cost(input_tokens, cached_tokens, output_tokens)
+
+
+def price_warning(name: str, options: Mapping[str, str]) -> str | None:
+    """The warning for a run whose openai judge's model has no price (None otherwise, and for
+    other judges, which report their own costs)."""
+    if name not in OPENAI_JUDGES:
+        return None
+    from rt4chart.transforms.judges.openai_judge import OpenAIConfig
+
+    known = OpenAIConfig.__dataclass_fields__
+    config = OpenAIConfig.from_options({k: v for k, v in options.items() if k in known})
+    if _resolve(config) is not None:
+        return None
+    return unpriced_message(config.price_model or config.model)
+
+
+def run_warnings(name: str, options: Mapping[str, str]) -> list[str]:
+    """The run's warnings about prices, for summary.json (empty when every cost is known)."""
+    warning = price_warning(name, options)
+    return [warning] if warning else []

@@ -4,6 +4,13 @@ Requests/min and tokens/min are metered with two leaky buckets (aiolimiter) befo
 sent, with tokens estimated from the prompt. When the provider answers 429, or reports that a
 budget is exhausted in its ``x-ratelimit-*`` headers, every call of the worker pauses until the
 provider says the budget is back.
+
+The time calls are held back is reported through Beam's ``ThrottlingSignaler`` (the counter
+``cumulativeThrottlingSeconds``), so that Dataflow's autoscaler does not add workers to a job
+that only waits for its rate budget. Beam's metrics are recorded per bundle-processing thread
+and the calls wait on the judge's event loop thread: the held time is summed here
+(:data:`THROTTLED`) and the judge stages report it from their own thread
+(:func:`report_throttled`).
 """
 
 from __future__ import annotations
@@ -11,10 +18,12 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import re
+import threading
 import time
 from collections.abc import Mapping
 
 from aiolimiter import AsyncLimiter
+from apache_beam.io.components.adaptive_throttler import ThrottlingSignaler
 
 _DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
 _UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -88,6 +97,50 @@ def _fill(limiter: AsyncLimiter) -> None:
         limiter._last_check = asyncio.get_running_loop().time()
 
 
+# The namespace of the throttling counter (Dataflow reads `cumulativeThrottlingSeconds` in any).
+THROTTLING_NAMESPACE = "rt4chart"
+
+
+class ThrottleClock:
+    """Seconds calls were held back by a rate limit, summed over calls (as Beam's limiters
+    count them), handed out in whole seconds; thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seconds = 0.0
+        self.total = 0.0
+
+    def add(self, seconds: float) -> None:
+        if seconds > 0:
+            with self._lock:
+                self._seconds += seconds
+                self.total += seconds
+
+    def signal_throttled(self, seconds: int) -> None:
+        """The `ThrottlingSignaler` interface, for limiters that report their own waits."""
+        self.add(float(seconds))
+
+    def take(self) -> int:
+        """The whole seconds held since the last take (the fraction is kept for the next)."""
+        with self._lock:
+            whole = int(self._seconds)
+            self._seconds -= whole
+            return whole
+
+
+# One per worker process, as the limiters are (they live in the process's judge runtime).
+THROTTLED = ThrottleClock()
+
+
+def report_throttled(signaler: ThrottlingSignaler | None = None) -> int:
+    """Report the held time summed since the last report through Beam's ThrottlingSignaler.
+    Call it from a bundle-processing thread (a DoFn method), where Beam records metrics."""
+    seconds = THROTTLED.take()
+    if seconds:
+        (signaler or ThrottlingSignaler(THROTTLING_NAMESPACE)).signal_throttled(seconds)
+    return seconds
+
+
 class RateLimiter:
     """Requests/min and tokens/min budget plus a shared pause, for one event loop."""
 
@@ -110,7 +163,20 @@ class RateLimiter:
             self.pauses += 1
 
     async def acquire(self, estimated_tokens: int) -> None:
-        """Wait for the shared pause, then for a request slot and the estimated tokens."""
+        """Wait for the shared pause, then for a request slot and the estimated tokens; the
+        time waited counts as throttled."""
+        started = time.monotonic()
+        try:
+            await self._acquire(estimated_tokens)
+        finally:
+            THROTTLED.add(time.monotonic() - started)
+        await self._admit(estimated_tokens)
+
+    async def _admit(self, estimated_tokens: int) -> None:
+        """A further admission after the local budget, which reports its own held time (none
+        here; a job-wide limiter asks its service)."""
+
+    async def _acquire(self, estimated_tokens: int) -> None:
         if not self._started:
             self._started = True
             _fill(self._requests)
