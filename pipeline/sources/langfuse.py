@@ -188,11 +188,3 @@ def documents(output: Any) -> list[tuple[str | None, str]]:
                 out.append((None if doc_id is None else str(doc_id), text))
     return out
 
-
-def document_spans(text: str | bytes) -> list[SourceSpan]:
-    """The spans of a whole export file, or of one line of a JSON lines export."""
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        raise SpanDecodeError(f"not valid JSON: {exc}") from exc
-    return [span for obj in objects(value) for span in object_spans(obj)]
