@@ -13,7 +13,7 @@ def add_source_args(p: argparse.ArgumentParser, stream: bool = False) -> None:
     """The span mapping options; `stream`: also the stream's --input-format and --trace-gap."""
     if stream:
         p.add_argument("--input-format", "--input_format", dest="input_format", default="json",
-                       choices=STREAM_FORMATS,
+                       metavar="|".join(STREAM_FORMATS),
                        help="message bodies: json (one trace in rt4chart's schema) or otlp "
                             "(OTLP traces as the OpenTelemetry Collector's googlecloudpubsub "
                             "exporter publishes them, assembled by trace id)")

@@ -156,8 +156,11 @@ def test_source_options_reach_the_configs():
     assert (config.input_format, config.spans) == ("otlp", SpanMapping("metadata.app", None, 5))
 
 
-def test_bad_trace_gap_is_a_usage_error(capsys):
+@pytest.mark.parametrize(("options", "message"), [
+    (["--input-format", "otlp", "--trace-gap", "0"], "--trace-gap must be positive"),
+    (["--input-format", "jsonl"], "--input-format must be one of json, otlp"),
+])
+def test_bad_stream_source_options_are_usage_errors(options, message, capsys):
     assert cli.main(["stream", "--judge", "offline", "--subscription",
-                     "projects/p/subscriptions/s", "--out", "o", "--input-format", "otlp",
-                     "--trace-gap", "0"]) == 2
-    assert "--trace-gap" in capsys.readouterr().err
+                     "projects/p/subscriptions/s", "--out", "o", *options]) == 2
+    assert message in capsys.readouterr().err
