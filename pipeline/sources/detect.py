@@ -23,7 +23,8 @@ HEAD_BYTES = 1 << 16
 # Keys that tell a format when the first line is not a whole JSON value (a pretty-printed
 # export); checked in this order.
 _MARKS = ((b'"resourceSpans"', "otlp"), (b'"resource_spans"', "otlp"),
-          (b'"traceId"', "langfuse"), (b'"observations"', "langfuse"))
+          (b'"traceId"', "langfuse"), (b'"observations"', "langfuse"),
+          (b'"span_kind"', "openinference"))
 
 
 def _parquet_format(path: str) -> str:

@@ -6,11 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import apache_beam as beam
 import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
 
 from rt4chart.pipeline import cli, jobs
+from rt4chart.pipeline.io import ReadTraces
+from rt4chart.pipeline.runfolder import REDO_INPUT
 
-from span_export import write_format
+from span_export import hex_id, write_format
 from testutil import load_traces, read_tables
 
 FORMATS = ("otlp", "openinference", "phoenix", "langfuse")
@@ -49,3 +54,15 @@ def test_each_format_audits_like_the_original_jsonl(fmt, original, tmp_path):
     (dead,) = tables["dead_letters"]
     assert dead["stage"] == "assemble" and dead["trace_id"] == "broken-example"
     assert dead["reason"].startswith("no retriever span") and "no answer" in dead["reason"]
+
+
+def test_a_redo_file_is_read_as_trace_jsonl_whatever_the_input_format(tmp_path):
+    redo = tmp_path / REDO_INPUT
+    redo.parent.mkdir()
+    redo.write_text('{"trace_id": "t-1", "contexts": ["c"], "answer": "a"}\n')
+    spans = write_format("otlp", load_traces(Path(jobs.example_traces()))[:1], tmp_path / "in")
+    with TestPipeline(options=jobs.beam_options([])) as p:
+        read = p | ReadTraces((str(spans), str(redo)), "otlp")
+        ids = read.records | beam.Map(lambda r: r["trace_id"] if isinstance(r, dict) else r)
+        assert_that(ids, equal_to([hex_id("paper-running-example", 32),
+                                   '{"trace_id": "t-1", "contexts": ["c"], "answer": "a"}']))
