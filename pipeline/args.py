@@ -16,6 +16,12 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from rt4chart.pipeline.annotate import cli as annotate_cli
 from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
+from rt4chart.pipeline.sources.options import (
+    AUDIT_FORMAT_HELP,
+    AUDIT_FORMATS,
+    add_source_args,
+    span_mapping,
+)
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.judges.job_limits import add_rate_and_price_args, rate_and_price_options
@@ -45,8 +51,7 @@ def add_audit_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reuse", metavar="RUN_DIR",
                    help="reuse the judge results of an earlier run (its judge_cache table) "
                         "wherever a call's inputs, model and prompts are unchanged")
-    p.add_argument("--input-format", default="auto", choices=("auto", "jsonl", "parquet"),
-                   help="input format (default: by suffix, .parquet/.pq else JSON lines)")
+    p.add_argument("--input-format", default="auto", choices=AUDIT_FORMATS, help=AUDIT_FORMAT_HELP)
     p.add_argument("--out", default="rt4chart-out", help="output directory (default: %(default)s)")
     p.add_argument("--overwrite", action="store_true",
                    help="replace the earlier run in --out, once this run has succeeded (it "
@@ -64,6 +69,7 @@ def add_audit_parser(sub: argparse._SubParsersAction) -> None:
     add_judge_args(p)
     add_limits_args(p)
     annotate_cli.add_annotate_args(p)
+    add_source_args(p)
 
 
 def add_stream_parser(sub: argparse._SubParsersAction) -> None:
@@ -96,6 +102,7 @@ def add_stream_parser(sub: argparse._SubParsersAction) -> None:
     add_judge_args(p)
     add_limits_args(p)
     annotate_cli.add_annotate_args(p, streaming=True)
+    add_source_args(p, stream=True)
 
 
 def add_window_and_alert_args(p: argparse.ArgumentParser) -> None:
@@ -226,7 +233,7 @@ def audit_config(args: argparse.Namespace, example: str | None = None) -> AuditC
         inputs=inputs, out=args.out, judge=judge_spec(args), overwrite=args.overwrite,
         input_format=args.input_format, segment=segment_config(args), bigquery=args.bigquery,
         claims_per_call=args.claims_per_call, reuse=args.reuse, redo=args.redo,
-        allow_partial_input=args.allow_partial_input,
+        allow_partial_input=args.allow_partial_input, spans=span_mapping(args),
     )
 
 
@@ -239,7 +246,8 @@ def stream_config(args: argparse.Namespace, spec: JudgeSpec) -> StreamConfig:
     alerts = AlertConfig(args.alert_rate, args.alert_relative or None, args.alert_min_traces,
                          args.alert_baseline_windows)
     return StreamConfig(args.subscription, stages, args.out, args.bigquery,
-                        args.dead_letter_topic, args.alerts_topic, alerts, args.id_attribute)
+                        args.dead_letter_topic, args.alerts_topic, alerts, args.id_attribute,
+                        args.input_format, span_mapping(args))
 
 
 def _beam_parser() -> argparse.ArgumentParser:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rt4chart.pipeline.sources.detect import INPUT_FORMATS, STREAM_FORMATS
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S
 from rt4chart.transforms.segment import SegmentConfig
+from rt4chart.transforms.span_mapping import SpanMapping
 from rt4chart.transforms.windows import WindowingConfig
 
 
@@ -46,10 +48,11 @@ class AuditConfig:
     reuse: str | None = None  # an earlier run's output directory: reuse its judge results
     redo: str | None = None  # an earlier run's output directory: audit its incomplete answers
     allow_partial_input: bool = False  # a truncated input file: a dead letter, not a failure
+    spans: SpanMapping = SpanMapping()  # span formats: route and trace id attributes
 
     def __post_init__(self) -> None:
-        if self.input_format not in ("auto", "jsonl", "parquet"):
-            raise ValueError(f"--input-format must be auto, jsonl or parquet, "
+        if self.input_format not in INPUT_FORMATS:
+            raise ValueError(f"--input-format must be one of {', '.join(INPUT_FORMATS)}, "
                              f"got {self.input_format!r}")
         if not (self.inputs or self.redo):
             raise ValueError("no input given: pass trace files (JSONL or Parquet) or --example")
@@ -75,8 +78,13 @@ class StreamConfig:
     alerts_topic: str | None = None
     alerts: AlertConfig = field(default_factory=AlertConfig)
     id_attribute: str | None = None
+    input_format: str = "json"  # or "otlp": spans assembled into traces (pipeline/sources)
+    spans: SpanMapping = SpanMapping()
 
     def __post_init__(self) -> None:
+        if self.input_format not in STREAM_FORMATS:
+            raise ValueError(f"--input-format must be one of {', '.join(STREAM_FORMATS)}, "
+                             f"got {self.input_format!r}")
         if not self.subscription.startswith("projects/") or "/subscriptions/" not in (
                 self.subscription):
             raise ValueError("--subscription must be projects/PROJECT/subscriptions/NAME, got "

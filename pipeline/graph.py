@@ -90,7 +90,7 @@ def build(pipeline: beam.Pipeline, config: AuditConfig, run: RunInfo,
     """
     reuse = (pipeline | "ReadReuse" >> ReadCache(config.reuse)) if config.reuse else None
     read = pipeline | "ReadTraces" >> ReadTraces(config.inputs, config.input_format,
-                                                 config.allow_partial_input)
+                                                 config.allow_partial_input, config.spans)
     tables = read.records | "Audit" >> Audit(config.stages, run, reuse)
     unread = read.dead_letters | "ReadDeadLetterRows" >> beam.Map(rows.DeadLetterRow.of)
     tables = tables._replace(dead_letters=(tables.dead_letters, unread)
@@ -110,6 +110,15 @@ def to_message(msg: beam.io.PubsubMessage, timestamp=beam.DoFn.TimestampParam) -
                    msg.message_id)
 
 
+@beam.ptransform_fn
+def otlp_traces(messages, config: StreamConfig):
+    """OTLP messages -> (a Message per assembled trace, dead letter rows)."""
+    from rt4chart.pipeline.sources.read import AssembleOtlpMessages
+
+    out = messages | "Spans" >> AssembleOtlpMessages(config.spans, config.stages.dedupe_horizon_s)
+    return out.messages, out.dead_letters | "Rows" >> beam.Map(rows.DeadLetterRow.of)
+
+
 class StreamTables(NamedTuple):
     tables: AuditTables
     alerts: beam.PCollection[rows.AlertRow]
@@ -124,12 +133,13 @@ def build_stream(pipeline: beam.Pipeline, config: StreamConfig, run: RunInfo,
     """
     read = beam.io.ReadFromPubSub(subscription=config.subscription, with_attributes=True,
                                   id_label=config.id_attribute)
-    tables = (
-        pipeline
-        | "ReadMessages" >> read
-        | "Messages" >> beam.Map(to_message)
-        | "Audit" >> Audit(config.stages, run)
-    )
+    messages = pipeline | "ReadMessages" >> read | "Messages" >> beam.Map(to_message)
+    if config.input_format == "otlp":  # spans -> one message per trace (pipeline/sources)
+        messages, unassembled = messages | "AssembleTraces" >> otlp_traces(config)
+    tables = messages | "Audit" >> Audit(config.stages, run)
+    if config.input_format == "otlp":
+        tables = tables._replace(dead_letters=(tables.dead_letters, unassembled)
+                                 | "WithAssemblyDeadLetters" >> beam.Flatten())
     alerts = tables.route_rates | "RouteAlerts" >> RouteAlerts(config.alerts)
     sinks = Sinks(config.out, streaming=True, bigquery=config.bigquery,
                   dead_letter_topic=config.dead_letter_topic, alerts_topic=config.alerts_topic,

@@ -21,6 +21,8 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
+from rt4chart.pipeline.runfolder import REDO_INPUT
+from rt4chart.pipeline.sources.detect import SPAN_FORMATS, pattern_format
 from rt4chart.pipeline.textfiles import (
     READ_ERRORS,
     STAGE,
@@ -246,21 +248,34 @@ class ReadTraces(beam.PTransform):
     is a dead letter naming its file and line, and the other lines are audited. A truncated or
     corrupt file raises `InputFileError` naming it, or with `allow_partial_input` becomes a
     warning and a dead letter saying how far it was read. A pattern matching no file raises
-    FileNotFoundError when the pipeline is built.
+    FileNotFoundError when the pipeline is built. Span formats (OTLP JSON, OpenInference span
+    JSON, a Phoenix spans export, a Langfuse export; `input_format` or told by the file) are
+    assembled into trace records by `pipeline/sources` with the SpanMapping `spans`.
     """
 
     def __init__(self, inputs: tuple[str, ...], input_format: str = "auto",
-                 allow_partial_input: bool = False):
+                 allow_partial_input: bool = False, spans=None):
         super().__init__()
         self._inputs = tuple(inputs)
         self._format = input_format
         self._partial = allow_partial_input
+        self._spans = spans  # SpanMapping of the span formats (docs/sources.md)
 
     def expand(self, pbegin: beam.pvalue.PBegin) -> ReadOutputs:
         check_inputs(self._inputs)
-        parquet = [p for p in self._inputs if is_parquet(p, self._format)]
-        text = [p for p in self._inputs if not is_parquet(p, self._format)]
+        # Span formats (OTLP, OpenInference, Phoenix, Langfuse) are read and assembled into
+        # traces by pipeline/sources; a run's own redo file is always trace JSON lines.
+        formats = {p: "jsonl" if p.endswith(REDO_INPUT) else pattern_format(p, self._format)
+                   for p in self._inputs}
+        spans = {p: f for p, f in formats.items() if f in SPAN_FORMATS}
+        parquet = [p for p in self._inputs if p not in spans and is_parquet(p, formats[p])]
+        text = [p for p in self._inputs if p not in spans and not is_parquet(p, formats[p])]
         parts = []
+        if spans:
+            from rt4chart.pipeline.sources.read import ReadSpanTraces  # it reads through here
+
+            read = pbegin | "Spans" >> ReadSpanTraces(spans, self._partial, self._spans)
+            parts.append(_Parts(read.records, read.dead_letters))
         if text:
             parts.append(pbegin | "Jsonl" >> _read_text(tuple(text), self._partial))
         if parquet:

@@ -1,0 +1,74 @@
+"""What every span source shares: flattening nested attributes into OpenTelemetry's dotted
+keys, and reading times."""
+
+from __future__ import annotations
+
+import base64
+import math
+from datetime import UTC, datetime
+from typing import Any
+
+from rt4chart.schemas.spans import Scalar
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class SpanDecodeError(ValueError):
+    """A record that does not hold spans of the format it was read as; the message says why."""
+
+
+def flatten(value: Any, prefix: str = "", into: dict[str, Scalar] | None = None,
+            ) -> dict[str, Scalar]:
+    """Nested objects and lists as flat dotted keys (`a.b.0.c`), as OpenTelemetry attributes
+    spell OpenInference's structured values; None and non-finite numbers are left out, bytes
+    become base64 text, other values their text."""
+    out: dict[str, Scalar] = {} if into is None else into
+    if isinstance(value, dict):
+        for key, item in value.items():
+            flatten(item, f"{prefix}.{key}" if prefix else str(key), out)
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            flatten(item, f"{prefix}.{i}" if prefix else str(i), out)
+    elif value is None or (isinstance(value, float) and not math.isfinite(value)):
+        pass
+    elif isinstance(value, str | bool | int | float):
+        out[prefix] = value
+    elif isinstance(value, bytes):
+        out[prefix] = base64.b64encode(value).decode()
+    elif isinstance(value, datetime):
+        out[prefix] = value.isoformat()
+    else:
+        out[prefix] = str(value)
+    return out
+
+
+def as_items(values: dict[str, Scalar]) -> tuple[tuple[str, Scalar], ...]:
+    return tuple(sorted(values.items()))
+
+
+def time_ns(value: Any) -> int:
+    """Nanoseconds since the epoch from a datetime (naive: UTC), RFC 3339 text, or a number of
+    nanoseconds (text or int); 0 when absent.
+
+    Raises:
+        SpanDecodeError: a value that is none of these.
+    """
+    if value is None or value == "":
+        return 0
+    if isinstance(value, bool):
+        raise SpanDecodeError(f"not a time: {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        if value.isdigit():
+            return int(value)
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError as exc:
+            raise SpanDecodeError(f"not an RFC 3339 time: {value[:60]!r}") from exc
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        delta = value - _EPOCH
+        return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
+    raise SpanDecodeError(f"not a time: {type(value).__name__}")

@@ -1,0 +1,62 @@
+"""OpenInference spans as Phoenix keeps them -> SourceSpans: the rows of its spans dataframe
+(`px.Client().get_spans_dataframe()` saved as Parquet: `context.trace_id`, `context.span_id`,
+`parent_id`, `span_kind`, `start_time`, `end_time`, `attributes.*` columns, structured values
+such as `attributes.retrieval.documents` as lists of structs), and OpenInference span JSON, one
+span a line (`{"name", "context": {"trace_id", "span_id"}, "parent_id", "span_kind",
+"start_time", "end_time", "attributes": {...}}`, attributes nested or dotted)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from openinference.semconv.trace import SpanAttributes
+
+from rt4chart.pipeline.sources.common import SpanDecodeError, as_items, flatten, time_ns
+from rt4chart.schemas.spans import SourceSpan
+
+ATTRIBUTES = "attributes"
+TRACE_ID = "context.trace_id"
+SPAN_ID = "context.span_id"
+PARENT_ID = "parent_id"
+SPAN_KIND = "span_kind"
+# The columns that make a Parquet file a Phoenix spans export.
+MARK_COLUMNS = (TRACE_ID, SPAN_ID)
+
+
+def _text_id(value: Any) -> str:
+    return value.lower() if isinstance(value, str) else ""
+
+
+def row_span(row: dict[str, Any]) -> SourceSpan:
+    """One span from a dataframe row or an OpenInference span JSON object.
+
+    Raises:
+        SpanDecodeError: no trace or span id, or a time that is not one.
+    """
+    flat = flatten(row)
+    trace_id, span_id = _text_id(flat.get(TRACE_ID)), _text_id(flat.get(SPAN_ID))
+    if not trace_id or not span_id:
+        raise SpanDecodeError(f"not an OpenInference span: no {TRACE_ID} or {SPAN_ID}")
+    prefix = ATTRIBUTES + "."
+    attributes = {k[len(prefix):]: v for k, v in flat.items() if k.startswith(prefix)}
+    kind = flat.get(SPAN_KIND)
+    if isinstance(kind, str) and kind:
+        attributes.setdefault(SpanAttributes.OPENINFERENCE_SPAN_KIND, kind.upper())
+    name = flat.get("name")
+    return SourceSpan(
+        trace_id=trace_id, span_id=span_id, parent_id=_text_id(flat.get(PARENT_ID)),
+        name=name if isinstance(name, str) else "",
+        start_ns=time_ns(row.get("start_time")), end_ns=time_ns(row.get("end_time")),
+        attributes=as_items(attributes))
+
+
+def line_spans(line: str | bytes) -> list[SourceSpan]:
+    """The span of one line of OpenInference span JSON."""
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        raise SpanDecodeError(f"not valid JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise SpanDecodeError(f"a span must be a JSON object, got {type(value).__name__}")
+    return [row_span(value)]
