@@ -19,7 +19,12 @@ from rt4chart import __version__
 from rt4chart.pipeline import args as cli_args
 from rt4chart.pipeline import jobs
 from rt4chart.pipeline.eval import cli as eval_cli
-from rt4chart.pipeline.options import check_unknown, split_beam_args, with_command_options
+from rt4chart.pipeline.options import (
+    check_unknown,
+    reject_unknown,
+    split_beam_args,
+    with_command_options,
+)
 from rt4chart.pipeline.report import cli as report_cli
 from rt4chart.transforms.redact import redact_configured
 
@@ -149,8 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     _logging(argv)
     ours, beam_args = split_beam_args(argv)
     root, commands = parsers()
+    reject_unknown(commands, ours)  # exit 2, naming the closest known option
     args, unknown = root.parse_known_args(ours)  # -h/--help: the usage, exit 0
-    check_unknown(commands[args.command], unknown)  # exit 2, naming the closest known option
+    check_unknown(commands[args.command], unknown)
     try:
         return _command(args, beam_args)
     except jobs.UsageError as exc:

@@ -7,7 +7,7 @@ beside its own and a job's options list them (the Dataflow console shows them). 
 may be given anywhere on the command line (`--runner X`, `--direct_num_workers=2`,
 `--streaming`): :func:`split_beam_args` sets them apart before rt4chart's parser runs, so that a
 Beam option's value is never taken for an input file; an option neither knows is a usage error
-naming the closest known one (:func:`check_unknown`). Only Beam's public API is used: option
+naming the closest known one (:func:`reject_unknown`). Only Beam's public API is used: option
 classes, `view_as`, and `get_all_options` (whose `add_extra_args_fn` hands over its parser).
 """
 
@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import re
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from rt4chart.pipeline.args import add_audit_args, add_stream_args
 from rt4chart.transforms.redact import redact_configured
 
+_NUMBER = re.compile(r"^-\.?\d")  # a negative number is a value, not an option
 
 class _ForBeam:
     """A parser as Beam's option registry sees it: options only (positionals stay on rt4chart's
@@ -149,7 +151,7 @@ def _beam_tokens(parser: argparse.ArgumentParser, tokens: list[str]) -> int:
 def split_beam_args(argv: list[str]) -> tuple[list[str], list[str]]:
     """Separate Beam's own pipeline options (`--runner X`, `--direct_num_workers=2`,
     `--streaming`) from rt4chart's arguments, so that a Beam option's value is not taken for an
-    input. An option neither knows stays with rt4chart's arguments (see `check_unknown`)."""
+    input. An option neither knows stays with rt4chart's arguments (see `reject_unknown`)."""
     parser = _beam_parser()
     ours_everywhere = rt4chart_option_strings() | {"--help"}
     ours: list[str] = []
@@ -172,13 +174,37 @@ def unknown_option_message(token: str, known: list[str]) -> str:
     return f"unknown option {name}" + (f"; did you mean {close[0]}?" if close else "")
 
 
+def _all_option_strings(parser: argparse.ArgumentParser) -> list[str]:
+    """A parser's option strings, its sub-commands' included (`eval compare`)."""
+    out = _option_strings(parser)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                out += _all_option_strings(sub)
+    return out
+
+
+def reject_unknown(commands: dict[str, argparse.ArgumentParser], tokens: list[str]) -> None:
+    """Exit 2 through the command's parser (its usage, then the error) on an option neither
+    rt4chart nor Beam knows, named with the closest known one. Checked before the command's
+    parser runs, so that the unknown option's value is not taken for an input or a
+    sub-command. `tokens`: rt4chart's part of the command line (Beam's options set apart);
+    with -h/--help, the help comes first."""
+    words = [t for t in tokens if not t.startswith("-")]
+    if not words or words[0] not in commands or {"-h", "--help"} & set(tokens):
+        return  # the root parser's help, version or error
+    command = commands[words[0]]
+    known = _all_option_strings(command)
+    at = tokens.index(words[0])
+    for token in tokens[:at] + tokens[at + 1:]:
+        if token == "--":
+            return
+        if token.startswith("-") and not _NUMBER.match(token) and (
+                token.split("=", 1)[0] not in known):
+            command.error(unknown_option_message(token, known + beam_option_strings()))
+
+
 def check_unknown(command: argparse.ArgumentParser, unknown: list[str]) -> None:
-    """Exit 2 through `command`'s parser (its usage, then the error) on what it did not
-    take: an option neither rt4chart nor Beam knows, named with the closest known one."""
-    if not unknown:
-        return
-    options = [t for t in unknown if t.startswith("-") and t != "-"]
-    if not options:
-        command.error(f"unexpected argument(s): {' '.join(unknown)}")
-    known = _option_strings(command) + beam_option_strings()
-    command.error(unknown_option_message(options[0], known))
+    """Exit 2 through `command`'s parser on what it did not take (arguments left over)."""
+    if unknown:
+        command.error(f"unrecognized arguments: {' '.join(unknown)}")

@@ -113,7 +113,8 @@ class Tally:
         self._baseline = local()
 
     def snapshot(self) -> dict[str, int]:
-        totals = {k: v - self._baseline.get(k, 0) for k, v in local().items()}
+        totals = {k: v - self._baseline.get(k, 0) for k, v in local().items()
+                  if v != self._baseline.get(k, 0)}
         for counts in _worker_files(self.folder):
             for k, v in counts.items():
                 totals[k] = totals.get(k, 0) + int(v)
