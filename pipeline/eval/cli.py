@@ -2,7 +2,7 @@
 `rt4chart eval compare RUN_A RUN_B`.
 
 The `rt4chart` command line adds the parser with `add_parsers(subparsers)` and dispatches to
-`run(args, beam_args)`; unknown options go to Beam, as for `audit`.
+`run(args, beam_args)`; Beam's options go to Beam, as for `audit`.
 """
 
 from __future__ import annotations
