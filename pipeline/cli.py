@@ -44,6 +44,7 @@ def parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
                 "stream": cli_args.add_stream_parser(sub),
                 "eval": eval_cli.add_parsers(sub),
                 "report": report_cli.add_parser(sub)}
+    commands = {name: p for name, p in commands.items() if p is not None}
     for command in commands.values():
         command.allow_abbrev = False  # a misspelt option is an error, never another option
     return root, commands
@@ -156,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     root, commands = parsers()
     reject_unknown(commands, ours)  # exit 2, naming the closest known option
     args, unknown = root.parse_known_args(ours)  # -h/--help: the usage, exit 0
-    check_unknown(commands[args.command], unknown)
+    check_unknown(commands.get(args.command, root), unknown)
     try:
         return _command(args, beam_args)
     except jobs.UsageError as exc:
