@@ -1,9 +1,9 @@
 """rt4chart's command-line options: the parsers of `audit` and `stream`, the judge options they
-share with `eval`, their conversion to typed configs, and the split from Beam's options.
+share with `eval`, and their conversion to typed configs.
 
-Beam's options may be given anywhere on the command line (`--runner X`, `--direct_num_workers=2`,
-`--streaming`); :func:`split_beam_args` sets them apart before rt4chart's parser runs, so that a
-Beam option's value is never taken for an input file.
+Each command's options are added by an `add_*_args(parser)` function, which serves both the
+command's argparse parser (help, positionals) and its Beam `PipelineOptions` view
+(`options.py`): an option added there is a Beam pipeline option as well.
 """
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-
-from apache_beam.options.pipeline_options import PipelineOptions
 
 from rt4chart.pipeline.annotate import cli as annotate_cli
 from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
@@ -39,11 +37,24 @@ OFFLINE_NOTICE = (
 OPENAI_FLAGS = ("model", "base_url", "rpm", "tpm", "max_concurrency")
 
 
-def add_audit_parser(sub: argparse._SubParsersAction) -> None:
+BEAM_EPILOG = (
+    "Beam's pipeline options (--runner DataflowRunner --project P --region R, "
+    "--direct_num_workers N, ...) are accepted anywhere on the line. rt4chart's own options are "
+    "Beam pipeline options too: a Dataflow job lists them with its options.")
+
+
+def add_audit_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the `audit` command to the root parser's sub-commands."""
     p = sub.add_parser("audit", allow_abbrev=False, help="audit trace files (batch)",
-                       description="Audit RAG traces; unknown options go to Beam.")
+                       description="Audit RAG traces from JSONL or Parquet files.",
+                       epilog=BEAM_EPILOG)
     p.add_argument("inputs", nargs="*", help="JSONL or Parquet trace files or globs")
+    add_audit_args(p)
+    return p
+
+
+def add_audit_args(p: argparse.ArgumentParser) -> None:
+    """The `audit` command's options (its input files are positional, added by the parser)."""
     p.add_argument("--example", action="store_true", help="audit the bundled example traces")
     p.add_argument("--redo", metavar="RUN_DIR",
                    help="audit again the traces whose answers were incomplete in an earlier "
@@ -66,19 +77,27 @@ def add_audit_parser(sub: argparse._SubParsersAction) -> None:
                    help="audit what can be read of a truncated or corrupt input file (a "
                         "warning, and a dead letter saying how far it was read) instead of "
                         "failing the run")
+    p.add_argument("--progress-every", type=float, default=10.0, metavar="SECONDS",
+                   help="seconds between progress lines while the job runs (default 10)")
     add_judge_args(p)
     add_limits_args(p)
     annotate_cli.add_annotate_args(p)
     add_source_args(p)
 
 
-def add_stream_parser(sub: argparse._SubParsersAction) -> None:
+def add_stream_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the `stream` command to the root parser's sub-commands."""
     p = sub.add_parser(
         "stream", allow_abbrev=False, help="audit a Pub/Sub subscription (streaming)",
         description="Audit RAG traces published to Pub/Sub, continuously, with windowed "
-                    "per-route rates and alerts. Stop with Ctrl-C or SIGTERM. Unknown options "
-                    "go to Beam (e.g. --runner DataflowRunner --project P --region R).")
+                    "per-route rates and alerts. Stop with Ctrl-C or SIGTERM.",
+        epilog=BEAM_EPILOG)
+    add_stream_args(p)
+    return p
+
+
+def add_stream_args(p: argparse.ArgumentParser) -> None:
+    """The `stream` command's options."""
     p.add_argument("--subscription", required=True,
                    help="projects/PROJECT/subscriptions/NAME; a message body is one JSON trace")
     p.add_argument("--out", help="write the tables as Parquet files under this directory")
@@ -234,6 +253,7 @@ def audit_config(args: argparse.Namespace, example: str | None = None) -> AuditC
         input_format=args.input_format, segment=segment_config(args), bigquery=args.bigquery,
         claims_per_call=args.claims_per_call, reuse=args.reuse, redo=args.redo,
         allow_partial_input=args.allow_partial_input, spans=span_mapping(args),
+        progress_every_s=args.progress_every,
     )
 
 
@@ -250,35 +270,8 @@ def stream_config(args: argparse.Namespace, spec: JudgeSpec) -> StreamConfig:
                         args.input_format, span_mapping(args))
 
 
-def _beam_parser() -> argparse.ArgumentParser:
-    """Beam's parser with every registered option: `get_all_options` hands it to its public
-    `add_extra_args_fn` callback once all option classes have added their arguments."""
-    parsers: list[argparse.ArgumentParser] = []
-    PipelineOptions([]).get_all_options(add_extra_args_fn=parsers.append)
-    return parsers[0]
-
-
-def _beam_tokens(parser: argparse.ArgumentParser, tokens: list[str]) -> int:
-    """How many of `tokens` (an option, and the token after it if any) Beam's parser takes:
-    0 when the option is not Beam's."""
-    if len(tokens) > 1 and tokens[1].startswith("-"):
-        tokens = tokens[:1]
-    _, unknown = parser.parse_known_args(tokens)
-    if not unknown:
-        return len(tokens)
-    return 1 if unknown == tokens[1:] else 0
-
-
 def split_beam_args(argv: list[str]) -> tuple[list[str], list[str]]:
-    """Separate Beam's pipeline options (`--runner X`, `--direct_num_workers=2`, `--streaming`)
-    from rt4chart's own arguments, so that a Beam option's value is not taken for an input."""
-    parser = _beam_parser()
-    ours: list[str] = []
-    beams: list[str] = []
-    i = 0
-    while i < len(argv):
-        ours_only = not argv[i].startswith("--") or argv[i] == "--help"  # help is rt4chart's
-        taken = 0 if ours_only else _beam_tokens(parser, argv[i:i + 2])
-        (beams if taken else ours).extend(argv[i:i + max(taken, 1)])
-        i += max(taken, 1)
-    return ours, beams
+    """Beam's own options set apart from rt4chart's arguments (see `options.split_beam_args`)."""
+    from rt4chart.pipeline.options import split_beam_args as split  # it imports this module
+
+    return split(argv)

@@ -1,14 +1,16 @@
 """The `rt4chart` command line: parses, runs a job (jobs.py) and prints.
 
 `rt4chart audit INPUT... --out DIR` runs the batch audit; `rt4chart stream --subscription S`
-audits a Pub/Sub subscription continuously. Any option they do not know is passed to Beam
-(`--runner`, `--direct_num_workers`, Dataflow options, ...).
+audits a Pub/Sub subscription continuously. Beam's options (`--runner`, `--direct_num_workers`,
+Dataflow options, ...) may be given anywhere on the line; an option neither rt4chart nor Beam
+knows is a usage error (exit 2) naming the closest known option.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import re
 import signal
 import sys
 import threading
@@ -18,6 +20,12 @@ from rt4chart.pipeline import args as cli_args
 from rt4chart.pipeline import jobs
 from rt4chart.pipeline.annotate import cli as annotate_cli
 from rt4chart.pipeline.eval import cli as eval_cli
+from rt4chart.pipeline.options import (
+    check_unknown,
+    reject_unknown,
+    split_beam_args,
+    with_command_options,
+)
 from rt4chart.pipeline.report import cli as report_cli
 from rt4chart.transforms.redact import redact_configured
 
@@ -26,23 +34,32 @@ MAX_ERROR_CHARS = 500
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
-def parser() -> argparse.ArgumentParser:
+def parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The root parser, and each command's parser by name."""
     root = argparse.ArgumentParser(prog="rt4chart", allow_abbrev=False,
-                                   description="Claim-level hallucination audit of RAG traces.")
+                                   description="Claim-level hallucination audit of RAG traces.",
+                                   epilog="`rt4chart COMMAND --help` shows a command's options.")
     root.add_argument("--version", action="version", version=f"rt4chart {__version__}")
     sub = root.add_subparsers(dest="command", required=True)
-    cli_args.add_audit_parser(sub)
-    cli_args.add_stream_parser(sub)
-    eval_cli.add_parsers(sub)
-    report_cli.add_parser(sub)
-    annotate_cli.add_parser(sub)
-    return root
+    commands = {"audit": cli_args.add_audit_parser(sub),
+                "stream": cli_args.add_stream_parser(sub),
+                "eval": eval_cli.add_parsers(sub),
+                "report": report_cli.add_parser(sub),
+                "annotate": annotate_cli.add_parser(sub)}
+    commands = {name: p for name, p in commands.items() if p is not None}
+    for command in commands.values():
+        command.allow_abbrev = False  # a misspelt option is an error, never another option
+    return root, commands
+
+
+def parser() -> argparse.ArgumentParser:
+    return parsers()[0]
 
 
 def audit(args: argparse.Namespace, beam_args: list[str]) -> int:
     with jobs.usage_errors():
         config = cli_args.audit_config(args, jobs.example_traces())
-        options = jobs.beam_options(beam_args)
+        options = with_command_options(jobs.beam_options(beam_args), args)
         phoenix = annotate_cli.target(args)
     summary = jobs.run_audit(config, options)
     for line in summary.lines():
@@ -61,7 +78,7 @@ def audit(args: argparse.Namespace, beam_args: list[str]) -> int:
 def stream(args: argparse.Namespace, beam_args: list[str]) -> int:
     with jobs.usage_errors():
         config = cli_args.stream_config(args, cli_args.judge_spec(args))
-        options = jobs.beam_options(beam_args, streaming=True)
+        options = with_command_options(jobs.beam_options(beam_args, streaming=True), args)
         phoenix = annotate_cli.target(args)
     stop = threading.Event()
 
@@ -113,12 +130,16 @@ def _logging(argv: list[str]) -> None:
 
 def main_error(exc: BaseException) -> str:
     """A failed run's main error in one line, redacted: the exception's type and the first
-    line of its message (a runner re-raises a worker's error with the step appended, e.g.
-    "[while running 'ReadTraces/Jsonl/Lines']"); its cause's when it has no message."""
+    line of its message, and the step the runner names (it re-raises a worker's error with the
+    step appended, e.g. "[while running 'ReadTraces/Jsonl/Lines']"); its cause's when it has no
+    message."""
     while not str(exc).strip() and exc.__cause__ is not None:
         exc = exc.__cause__
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     text = f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+    step = re.search(r"\[while running '[^']*'\]", str(exc))
+    if step and step.group(0) not in text:  # the stage, when the runner named it further down
+        text = f"{text[:MAX_ERROR_CHARS - len(step.group(0)) - 1]} {step.group(0)}"
     return redact_configured(text[:MAX_ERROR_CHARS]) or ""
 
 
@@ -141,9 +162,11 @@ def main(argv: list[str] | None = None) -> int:
     found before anything ran (argparse's own errors exit 2 as well)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     _logging(argv)
-    ours, beam_args = cli_args.split_beam_args(argv)
-    args, unknown = parser().parse_known_args(ours)
-    beam_args += unknown  # options of Beam plug-ins the split did not know
+    ours, beam_args = split_beam_args(argv)
+    root, commands = parsers()
+    reject_unknown(commands, ours)  # exit 2, naming the closest known option
+    args, unknown = root.parse_known_args(ours)  # -h/--help: the usage, exit 0
+    check_unknown(commands.get(args.command, root), unknown)
     try:
         return _command(args, beam_args)
     except jobs.UsageError as exc:
@@ -152,6 +175,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - report a failed run with a non-zero exit code
         logger.debug("run failed", exc_info=True)  # the traceback with -v (redacted)
         print(f"rt4chart: run failed: {main_error(exc)}", file=sys.stderr)
+        progress = getattr(exc, "rt4chart_progress", None)
+        if progress is not None:  # the figures so far, after the error
+            print(f"{progress.line()} when it failed", file=sys.stderr)
         return 1
 
 

@@ -49,6 +49,7 @@ class AuditConfig:
     redo: str | None = None  # an earlier run's output directory: audit its incomplete answers
     allow_partial_input: bool = False  # a truncated input file: a dead letter, not a failure
     spans: SpanMapping = SpanMapping()  # span formats: route and trace id attributes
+    progress_every_s: float = 10.0  # seconds between progress lines while the job runs
 
     def __post_init__(self) -> None:
         if self.input_format not in INPUT_FORMATS:
@@ -60,6 +61,8 @@ class AuditConfig:
             raise ValueError("--out is required")
         if self.claims_per_call < 1:
             raise ValueError(f"--claims-per-call must be >= 1, got {self.claims_per_call}")
+        if not self.progress_every_s > 0:
+            raise ValueError(f"--progress-every must be > 0, got {self.progress_every_s}")
 
     @property
     def stages(self) -> StagesConfig:

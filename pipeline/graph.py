@@ -12,6 +12,7 @@ import apache_beam as beam
 
 from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
 from rt4chart.pipeline.io import ReadTraces
+from rt4chart.pipeline.progress import dead_letter_row
 from rt4chart.pipeline.sinks import Sinks, WriteTables, key_envs
 from rt4chart.schemas import rows
 from rt4chart.schemas.records import Message, RunInfo
@@ -69,7 +70,7 @@ class Audit(beam.PTransform):
             (valid.dead_letters, segmented.dead_letters, decomposed.dead_letters,
              local.dead_letters, answers.redo)
             | "DeadLetters" >> beam.Flatten()
-            | "DeadLetterRows" >> beam.Map(rows.DeadLetterRow.of)
+            | "DeadLetterRows" >> beam.Map(dead_letter_row)  # counted: a trace ends here
         )
         return AuditTables(
             answers.answers,

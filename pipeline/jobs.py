@@ -1,7 +1,7 @@
 """The jobs: `run_audit` (batch) and `run_stream` (streaming), from typed configs and Beam options.
 
-The CLI, `eval` and tests call these; they build the pipeline, run it, log its progress (read
-from Beam metrics, see progress.py) and return what the run produced. They print nothing.
+The CLI, `eval` and tests call these; they build the pipeline, run it, show its progress (see
+progress.py) and return what the run produced. They print nothing else.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from rt4chart import prompts
 from rt4chart.pipeline import graph
 from rt4chart.pipeline.config import AuditConfig, StreamConfig
 from rt4chart.pipeline.io import check_inputs
-from rt4chart.pipeline.progress import wait_with_progress
+from rt4chart.pipeline.progress import run_with_progress
 from rt4chart.pipeline.runfolder import REDO_INPUT, SUMMARY, RunFolder
 from rt4chart.pipeline.summary import Summary, read_table, summarise
 from rt4chart.schemas.records import RunInfo
@@ -193,7 +193,7 @@ def _run_staged(config: AuditConfig, run: RunInfo, redo: list[str], folder: RunF
     started = time.monotonic()
     pipeline = beam.Pipeline(options=options)
     graph.build(pipeline, staged, run)
-    wait_with_progress(pipeline.run())
+    run_with_progress(pipeline, every_s=config.progress_every_s)
     summary = summarise(folder.staging, time.monotonic() - started)
     final_inputs = [_final_path(p, folder) for p in inputs]
     _write_summary(dataclasses.replace(config, inputs=tuple(final_inputs)), run, summary,
@@ -269,10 +269,11 @@ def run_stream(config: StreamConfig, options: PipelineOptions,
                 ", ".join(x for x in (config.out, config.bigquery) if x))
     pipeline = beam.Pipeline(options=options)
     graph.build_stream(pipeline, config, run)
-    result = pipeline.run()
-    if remote:  # the job runs on in the service; a launcher must not wait for it
+    # A remote job runs on in the service: a launcher must not wait for it.
+    result, ended = run_with_progress(pipeline, stop, streaming=True, detach=remote)
+    if remote:
         return StreamRun("SUBMITTED", runner, getattr(result, "job_id", lambda: None)())
-    if not wait_with_progress(result, stop):
+    if not ended:
         result.cancel()
         return StreamRun("STOPPED", runner)
     return StreamRun(str(result.state), runner)

@@ -29,6 +29,7 @@ from rt4chart.schemas.rows import (
     SpanRow,
     usage_columns,
 )
+from rt4chart.transforms import tally
 from rt4chart.transforms.guard import guarded
 from rt4chart.transforms.joins import and_join
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
@@ -167,7 +168,7 @@ class _Assemble:
 
     def __init__(self, run: RunInfo):
         self._run = run
-        self._done = beam.metrics.Metrics.counter(METRICS, "traces_done")
+        self._done = tally.counter(METRICS, "traces_done")
 
     def __call__(self, claim_set: ClaimSet, verdicts: list[ClaimVerdict]):
         answer, claims = answer_rows(claim_set, verdicts, self._run)

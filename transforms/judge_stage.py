@@ -20,6 +20,7 @@ import apache_beam as beam
 from apache_beam.utils.windowed_value import WindowedValue
 
 from rt4chart.schemas.records import RunInfo, TraceKey, Usage, UsageRecord
+from rt4chart.transforms import tally
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.judges.base import Judge, JudgeSpec, judge_model, metered
 from rt4chart.transforms.judges.ratelimit import report_throttled
@@ -155,7 +156,7 @@ class _UsageCounters:
     """The Beam counters of one judge stage (see USAGE_COUNTERS)."""
 
     def __init__(self, stage: str):
-        counter = beam.metrics.Metrics.counter
+        counter = tally.counter  # Beam counters the launcher can also read mid-run
         self._calls, self._errors, self._input, self._cached, self._output, self._cost = (
             counter(METRICS, f"{stage}_{suffix}") for suffix in USAGE_COUNTERS)
 

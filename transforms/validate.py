@@ -39,6 +39,7 @@ from apache_beam.typehints import Tuple
 from apache_beam.utils.timestamp import Timestamp
 
 from rt4chart.schemas.records import DeadLetter, Message, Trace
+from rt4chart.transforms import tally
 from rt4chart.transforms.fields import (
     EPOCH,
     SURROGATE,
@@ -218,8 +219,10 @@ def _field_of(record: Any, name: str, max_chars: int) -> str | None:
 class _ValidateFn(beam.DoFn):
     def __init__(self, windowing: WindowingConfig | None = None):
         self._windowing = windowing
+        self._read = tally.counter("rt4chart", "traces_read")  # progress: the job's total
 
     def process(self, record: Any) -> Iterable[Any]:
+        self._read.inc()
         try:
             trace = parse_trace(record)
         except InvalidTrace as exc:

@@ -51,7 +51,7 @@ def _add_target_args(p: argparse.ArgumentParser, prefix: str) -> None:
                         "with the same name replaces the first")
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register `annotate phoenix` on the root parser's sub-commands."""
     p = sub.add_parser("annotate", allow_abbrev=False,
                        help="write a run's verdicts onto the traces where they are kept",
@@ -68,6 +68,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                          "dataset as bq:PROJECT:DATASET")
     _add_target_args(ph, "")
     ph.add_argument("-v", "--verbose", action="store_true")
+    return p
 
 
 def add_annotate_args(p: argparse.ArgumentParser, streaming: bool = False) -> None:

@@ -2,7 +2,7 @@
 `rt4chart eval compare RUN_A RUN_B`.
 
 The `rt4chart` command line adds the parser with `add_parsers(subparsers)` and dispatches to
-`run(args, beam_args)`; unknown options go to Beam, as for `audit`.
+`run(args, beam_args)`; Beam's options go to Beam, as for `audit`.
 """
 
 from __future__ import annotations
@@ -25,6 +25,21 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> argparse.ArgumentPars
         description="Convert labelled records to traces, audit them as `audit` does, and write "
                     "a report (Markdown, JSON, plots) of the judge against the gold and trivial "
                     "references. `rt4chart eval compare RUN_A RUN_B` compares two runs.")
+    add_eval_args(p)
+    sub = p.add_subparsers(dest="eval_command")
+    c = sub.add_parser("compare", allow_abbrev=False, help="compare two eval runs",
+                       description="Differences B - A of every measure with paired bootstrap "
+                                   "intervals, and the answers whose verdict changed.")
+    c.add_argument("run_a", metavar="RUN_A")
+    c.add_argument("run_b", metavar="RUN_B")
+    c.add_argument("--out", dest="compare_out", help="write compare.json and compare.md here")
+    c.add_argument("--seed", dest="compare_seed", type=int, default=0)
+    c.add_argument("--bootstrap", dest="compare_bootstrap", type=int, default=1000)
+    return p
+
+
+def add_eval_args(p: argparse.ArgumentParser) -> None:
+    """The `eval` command's options (also its Beam options view, `options.EvalCommandOptions`)."""
     p.add_argument("--dataset", choices=loaders.FORMATS, help="the data's format")
     p.add_argument("--data", help="ragtruth / ragtruth-plus-plus: the directory of the files; "
                                   "jsonl: the file")
@@ -41,16 +56,6 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> argparse.ArgumentPars
     p.add_argument("--out", help="output directory of the eval run")
     p.add_argument("--overwrite", action="store_true", help="replace an earlier eval in --out")
     cli_args.add_judge_args(p)
-    sub = p.add_subparsers(dest="eval_command")
-    c = sub.add_parser("compare", allow_abbrev=False, help="compare two eval runs",
-                       description="Differences B - A of every measure with paired bootstrap "
-                                   "intervals, and the answers whose verdict changed.")
-    c.add_argument("run_a", metavar="RUN_A")
-    c.add_argument("run_b", metavar="RUN_B")
-    c.add_argument("--out", dest="compare_out", help="write compare.json and compare.md here")
-    c.add_argument("--seed", dest="compare_seed", type=int, default=0)
-    c.add_argument("--bootstrap", dest="compare_bootstrap", type=int, default=1000)
-    return p
 
 
 def _label_map(items: list[str]) -> dict[str, str]:

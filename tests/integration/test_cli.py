@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -184,16 +186,81 @@ def test_bad_window_config_and_missing_input_fail(tmp_path, audit, capsys):
     assert "no input file matches" in capsys.readouterr().err
 
 
+RT4CHART = str(Path(sys.executable).parent / "rt4chart")
+
+
+def _console(args: list[list[str]], cwd: Path) -> list[subprocess.CompletedProcess]:
+    """`rt4chart ARGS` through the real console script, for each ARGS (run side by side)."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd)}
+    procs = [subprocess.Popen([RT4CHART, *a], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for a in args]
+    done = []
+    for argv, proc in zip(args, procs, strict=True):
+        out, err = proc.communicate(timeout=300)
+        done.append(subprocess.CompletedProcess([RT4CHART, *argv], proc.returncode, out, err))
+    return done
+
+
 def test_console_script_and_beam_flags_pass_through(tmp_path):
-    out = tmp_path / "out"
-    proc = subprocess.run(
-        [sys.executable, "-m", "rt4chart.pipeline.cli", "audit", "--example", "--out", str(out),
-         "--direct_num_workers", "2", "--direct_running_mode", "multi_threading"],
-        capture_output=True, text=True, timeout=300,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
-    )
+    (proc,) = _console([["--runner", "FnApiRunner", "audit", "--example", "--out", "out",
+                         "--direct_num_workers", "2", "--direct_running_mode=multi_threading"]],
+                       tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "audited 5 answers" in proc.stdout
+
+
+HELP = {  # command line -> what its help must show (the root's sub-commands, an option)
+    ("--help",): "{audit,stream,eval,report}", ("audit", "-h"): "--claims-per-call",
+    ("stream", "--help"): "--subscription", ("eval", "--help"): "--dataset",
+    ("eval", "compare", "--help"): "RUN_B", ("report", "--help"): "--max-traces",
+}
+TYPOS = {  # command line -> the error's last line
+    ("audit", "--example", "--windw-size", "5"):
+        "rt4chart audit: error: unknown option --windw-size; did you mean --window-size?",
+    ("audit", "--example", "--claims-per-cal=4"):
+        "rt4chart audit: error: unknown option --claims-per-cal; did you mean --claims-per-call?",
+    ("--direct_num_worker=2", "audit", "--example"):
+        "rt4chart audit: error: unknown option --direct_num_worker; did you mean "
+        "--direct_num_workers?",
+}
+
+
+def test_help_on_every_command_and_typos_through_the_console_script(tmp_path):
+    runs = _console([list(a) for a in (*HELP, *TYPOS)], tmp_path)
+    for argv, proc in zip(HELP, runs, strict=False):
+        assert proc.returncode == 0, (argv, proc.stderr[-1000:])
+        command = " ".join(a for a in argv if not a.startswith("-"))
+        assert proc.stdout.startswith(f"usage: rt4chart {command}".rstrip()), argv
+        assert HELP[argv] in proc.stdout and "Traceback" not in proc.stderr, argv
+    assert "--direct_num_workers N" in runs[1].stdout  # audit's help says Beam's options go
+    for argv, proc in zip(TYPOS, runs[len(HELP):], strict=True):
+        assert proc.returncode == 2, (argv, proc.stderr[-1000:])
+        assert proc.stderr.splitlines()[-1] == TYPOS[argv]
+        assert proc.stderr.startswith("usage: rt4chart audit") and "Traceback" not in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing ran, nothing written
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["stream", "--subscription", "projects/p/subscriptions/s", "--out", "o", "--dedupe-horizn",
+      "9"], "rt4chart stream: error: unknown option --dedupe-horizn; did you mean "
+            "--dedupe-horizon?"),
+    (["eval", "--dataset", "jsonl", "--judge-optoin", "a=1"],
+     "rt4chart eval: error: unknown option --judge-optoin; did you mean --judge-option?"),
+    (["eval", "compare", "A", "B", "--seeds", "3"],
+     "rt4chart eval: error: unknown option --seeds; did you mean --seed?"),
+    (["report", "R", "--titl", "x"],  # no prefix matching: a misspelt option is an error
+     "rt4chart report: error: unknown option --titl; did you mean --title?"),
+    (["stream", "--subscription", "projects/p/subscriptions/s", "--example"],
+     "rt4chart stream: error: unknown option --example"),  # audit's, not stream's
+    (["report", "R", "S"], "rt4chart report: error: unrecognized arguments: S"),
+])
+def test_unknown_options_of_every_command_exit_2(argv, message, capsys):
+    from rt4chart.pipeline import cli
+
+    with pytest.raises(SystemExit) as stop:
+        cli.main(argv)
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == message
 
 
 def test_gzipped_jsonl_and_several_inputs(tmp_path, audit):
@@ -267,10 +334,53 @@ def test_final_progress_line_counts_what_the_tables_count(tmp_path, audit, caplo
     s = json.loads((out / "summary.json").read_text())
     assert s["input_tokens"] > s["cached_tokens"] > 0 and s["cost_usd"] > 0
     final = [r.getMessage() for r in caplog.records if r.getMessage().endswith("(final)")]
-    assert final == [
-        f"progress: 1 traces done, {s['judge_calls']} judge calls (0 failed), "
-        f"{s['input_tokens']} input / {s['cached_tokens']} cached / {s['output_tokens']} output "
-        f"tokens, ${s['cost_usd']:.4f} (final)"]
+    assert len(final) == 1 and final[0].startswith(
+        f"progress: 1/1 traces done, {s['judge_calls']:,} judge calls (0 failed), "
+        f"{s['input_tokens']:,} input / {s['cached_tokens']:,} cached / "
+        f"{s['output_tokens']:,} output tokens, ${s['cost_usd']:.4f}, ")
+
+
+PROGRESS_LINE = re.compile(r"progress: (\d+)/(\d+) traces done.*, (\d+) judge calls")
+
+
+def test_a_slow_judge_shows_progress_while_it_runs_and_done_equals_total_at_the_end(
+        tmp_path, audit, caplog, monkeypatch):
+    import logging
+
+    import fake_judges as fj
+    from fake_openai_server import FakeOpenAI
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdefghijklmnop")
+    traces = [dict(fj.RUNNING_TRACE, trace_id=f"slow-{i}") for i in range(4)]
+    path = write_jsonl(tmp_path / "t.jsonl", [*traces, {"trace_id": "bad"}])
+    with caplog.at_level(logging.INFO), FakeOpenAI(fj.running_example_responder,
+                                                   latency_s=0.3) as server:
+        code, tables, _ = audit(str(path), "--judge", "openai", "--base-url", server.base_url,
+                                "--max-concurrency", "2", "--progress-every", "0.5")
+    assert code == 0 and len(tables["answers"]) == 4 and len(tables["dead_letters"]) == 1
+    lines = [r.getMessage() for r in caplog.records if r.name == "rt4chart.pipeline.progress"]
+    figures = [(line, *map(int, PROGRESS_LINE.match(line).groups()))
+               for line in lines if PROGRESS_LINE.match(line)]
+    *running, (final, done, total, calls) = figures
+    assert final.endswith("(final)") and done == total == 5
+    assert calls == sum(a["judge_calls"] for a in tables["answers"])
+    assert any(d < t == 5 and 0 < c < calls for _, d, t, c in running), lines
+
+
+def test_a_failed_run_prints_its_error_in_one_line_then_its_figures(tmp_path, audit, capsys):
+    import gzip
+
+    rows = "".join(json.dumps({"trace_id": f"z{i}", "contexts": ["Tokyo is big."],
+                               "answer": "Tokyo is big."}) + "\n" for i in range(200))
+    data = gzip.compress(rows.encode())
+    (tmp_path / "cut.jsonl.gz").write_bytes(data[:len(data) // 2])
+    code, _, _ = audit(str(tmp_path / "cut.jsonl.gz"), "--judge", "offline")
+    assert code == 1
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    error, figures = err[-2:]
+    assert error.startswith("rt4chart: run failed: InputFileError: ") and error.endswith(
+        "[while running 'ReadTraces/Jsonl/Lines/ParDo(_ReadLinesFn)']")
+    assert re.fullmatch(r"progress: 0/\d+ traces done, 0 judge calls .* when it failed", figures)
 
 
 def test_limits_are_options_of_audit_and_stream(tmp_path, audit):

@@ -1,14 +1,30 @@
-"""The job runner's progress: totals from Beam counters, lines while a job runs and at its end."""
+"""The job runner's progress: totals from Beam counters and the live tally, lines while a job
+runs and at its end, a bar on a terminal, the figures of a failed run."""
 
 from __future__ import annotations
 
+import io
 import logging
+import os
+import subprocess
+import sys
 import threading
+import time
 from types import SimpleNamespace
 
 import pytest
 
-from rt4chart.pipeline.progress import Progress, wait_with_progress
+from rt4chart.pipeline.progress import (
+    Progress,
+    Reporter,
+    clock,
+    dead_letter_row,
+    run_with_progress,
+    wait_with_progress,
+)
+from rt4chart.schemas.records import DeadLetter
+from rt4chart.transforms import tally
+from rt4chart.transforms.aggregate import REDO_STAGE
 
 
 def _counter(name: str, committed: int | None, attempted: int):
@@ -63,6 +79,22 @@ def test_totals_sum_the_judge_stages_and_skip_other_counters():
     assert progress == Progress(traces=3, calls=9, errors=1, cost_micro_usd=123_456)
     assert progress.line() == ("progress: 3 traces done, 9 judge calls (1 failed), 0 input / 0 "
                                "cached / 0 output tokens, $0.1235")
+    known = Progress.of({"traces_read": 1200, "traces_done": 998, "traces_dead": 2,
+                         "decompose_input_tokens": 1_234_567})
+    assert known.done == 1000 and known.total == 1200
+    assert known.line(", ETA 1s") == (
+        "progress: 1,000/1,200 traces done (2 dead letters), 0 judge calls (0 failed), "
+        "1,234,567 input / 0 cached / 0 output tokens, $0.0000, ETA 1s")
+
+
+def test_eta_at_the_rate_so_far_and_merging_takes_the_larger_figure():
+    assert Progress(traces=25, total=100).eta_s(30.0) == pytest.approx(90.0)
+    assert Progress(total=100).eta_s(30.0) is None  # nothing done yet: no rate
+    assert Progress(traces=90, dead=10, total=100).eta_s(30.0) == 0.0
+    assert Progress(traces=3).eta_s(30.0) is None  # total not known
+    assert (clock(5), clock(125), clock(3725)) == ("5s", "2:05", "1:02:05")
+    live, metrics = Progress(traces=2, calls=50, total=10), Progress(traces=4, calls=20)
+    assert live.merged(metrics) == Progress(traces=4, calls=50, total=10)
 
 
 def test_lines_while_running_then_a_final_one(caplog):
@@ -72,8 +104,8 @@ def test_lines_while_running_then_a_final_one(caplog):
     lines = [r.getMessage() for r in caplog.records]
     assert len(lines) >= 3 and lines[-1].endswith("(final)")
     assert not any(line.endswith("(final)") for line in lines[:-1])
-    assert lines[0] == ("progress: 1 traces done, 5 judge calls (1 failed), 150 input / 20 "
-                        "cached / 7 output tokens, $0.0018")
+    assert lines[0].startswith("progress: 1 traces done, 5 judge calls (1 failed), 150 input / "
+                               "20 cached / 7 output tokens, $0.0018, ")
 
 
 def test_a_stop_returns_before_the_end_and_a_failure_is_raised(caplog):
@@ -82,5 +114,104 @@ def test_a_stop_returns_before_the_end_and_a_failure_is_raised(caplog):
     running = FakeResult(reads_before_end=10**9)
     assert wait_with_progress(running, stop, every_s=3600) is False
     failed = FakeResult(reads_before_end=0, error=RuntimeError("worker lost"))
-    with pytest.raises(RuntimeError, match="worker lost"):
+    with pytest.raises(RuntimeError, match="worker lost") as raised:
         wait_with_progress(failed, every_s=3600)
+    assert raised.value.rt4chart_progress.calls == 5  # the figures when it failed
+
+
+class _Done:
+    """A finished job whose runner reports no metrics (the live tally has the figures)."""
+
+    def wait_until_finish(self):
+        return "DONE"
+
+    def metrics(self):
+        return self
+
+    def query(self, _filter):
+        return {"counters": []}
+
+
+class _BlockingPipeline:
+    """A local batch job: `run()` blocks until the end, its DoFns count in this process."""
+
+    def __init__(self, lines: list[str]):
+        self._lines = lines
+
+    def run(self):
+        tally.add("traces_read", 4)
+        tally.add("decompose_calls", 2)
+        deadline = time.monotonic() + 30
+        while not any("0/4 traces done" in line for line in self._lines):
+            assert time.monotonic() < deadline, "no progress line while the job ran"
+            time.sleep(0.01)
+        tally.add("traces_done", 3)
+        tally.add("traces_dead", 1)
+        return _Done()
+
+
+class _Lines(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record):
+        self.lines.append(record.getMessage())
+
+
+def test_lines_come_while_a_blocking_run_runs_from_the_live_tally():
+    handler = _Lines()
+    log = logging.getLogger("rt4chart.pipeline.progress")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    try:
+        tally.add("traces_read", 7)  # an earlier job in this process: not this job's
+        _, ended = run_with_progress(_BlockingPipeline(handler.lines), every_s=0.05)
+    finally:
+        log.removeHandler(handler)
+    assert ended is True
+    mid = next(line for line in handler.lines if "0/4 traces done" in line)
+    assert mid.startswith("progress: 0/4 traces done, 2 judge calls (0 failed)")
+    assert "elapsed" in mid and "ETA" not in mid  # no trace done yet: no rate to go by
+    assert handler.lines[-1].startswith("progress: 4/4 traces done (1 dead letters), 2 judge "
+                                        "calls") and handler.lines[-1].endswith("(final)")
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_a_terminal_gets_a_bar_redrawn_in_place_and_logs_keep_the_final_line(caplog):
+    screen = _Terminal()
+    with caplog.at_level(logging.INFO, logger="rt4chart.pipeline.progress"):
+        with Reporter(every_s=3600, stream=screen) as reporter:
+            tally.add("traces_read", 8)
+            tally.add("traces_done", 2)
+            reporter._show(reporter.current(), final=False)
+            tally.add("traces_done", 6)
+            reporter.finish()
+    drawn = screen.getvalue()
+    assert drawn.startswith("\r[######..................] 2/8 traces, 0 calls, 0 tokens")
+    assert "\r[########################] 8/8 traces" in drawn and drawn.endswith("\n")
+    assert [r.getMessage() for r in caplog.records][-1].startswith("progress: 8/8 traces done")
+
+
+def test_local_worker_processes_write_their_tally_for_the_launcher(tmp_path):
+    code = ("from rt4chart.transforms import tally; import time; "
+            "tally.add('traces_read', 3); tally.add('traces_read', 2); time.sleep(3 * "
+            "tally.FLUSH_EVERY_S)")
+    with tally.recording(str(tmp_path)) as live:
+        subprocess.run([sys.executable, "-c", code], env=dict(os.environ), check=True,
+                       timeout=120)
+        tally.add("traces_done", 1)  # the launcher's own process counts too
+        assert live.snapshot() == {"traces_read": 5, "traces_done": 1}
+    assert tally.ENV_DIR not in os.environ
+
+
+def test_a_dead_letter_counts_as_a_trace_done_unless_it_is_an_answers_redo():
+    before = tally.local().get("traces_dead", 0)
+    row = dead_letter_row(DeadLetter("validate", "bad", "{}", "t1", "r"))
+    dead_letter_row(DeadLetter(REDO_STAGE, "incomplete", "{}", "t2", "r"))
+    assert row.trace_id == "t1" and row.stage == "validate"
+    assert tally.local().get("traces_dead", 0) - before == 1

@@ -1,0 +1,137 @@
+"""Counters a job's launcher can read while the job runs: a Beam counter and a live tally.
+
+Beam's metrics reach the launcher only when the runner reports them: Dataflow does during a
+run, the local FnApiRunner only when `run()` returns. So every progress counter
+(:func:`counter`) also adds to a tally of the process it runs in:
+
+- DoFns run in the launcher's process (FnApiRunner in memory or multi-threaded, the bundle-based
+  direct runner): the launcher reads the tally directly.
+- DoFns run in local worker processes (`--direct_running_mode multi_processing`): each writes
+  its tally, from a thread every `FLUSH_EVERY_S` when it changed, to a small JSON file in the
+  folder the launcher names in `RT4CHART_LIVE_DIR` (the workers inherit its environment), and
+  the launcher sums the files. The thread ends when the launcher removes the folder.
+- Remote workers (Dataflow) have no such folder: their tally stays unread, and the launcher
+  reads Beam's metrics instead.
+
+No Beam import beyond the metrics API, no pipeline import: transforms count, the launcher
+(`pipeline/progress.py`) reads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+from apache_beam.metrics.metric import Metrics
+
+ENV_DIR = "RT4CHART_LIVE_DIR"
+ENV_PID = "RT4CHART_LIVE_PID"  # the launcher's process: it reads its tally, never writes it
+FLUSH_EVERY_S = 0.5
+
+_lock = threading.Lock()
+_counts: dict[str, int] = {}
+_flusher: list[threading.Thread] = []  # a local worker process's writer, once started
+
+
+class LiveCounter:
+    """A Beam counter (`namespace:name`) whose increments also go to the process's tally."""
+
+    def __init__(self, namespace: str, name: str):
+        self._beam = Metrics.counter(namespace, name)
+        self._name = name
+
+    def inc(self, n: int = 1) -> None:
+        self._beam.inc(n)
+        add(self._name, n)
+
+
+def counter(namespace: str, name: str) -> LiveCounter:
+    """Drop-in for `beam.metrics.Metrics.counter` for the counters progress is made of."""
+    return LiveCounter(namespace, name)
+
+
+def add(name: str, n: int = 1) -> None:
+    """Add to this process's tally (a local worker process also writes it out, see above)."""
+    with _lock:
+        _counts[name] = _counts.get(name, 0) + n
+        if not _flusher:
+            folder = os.environ.get(ENV_DIR)
+            if folder and os.environ.get(ENV_PID) != str(os.getpid()):
+                _flusher.append(threading.Thread(target=_flush_often, args=(folder,),
+                                                 name="rt4chart-tally", daemon=True))
+                _flusher[0].start()
+
+
+def _flush_often(folder: str) -> None:
+    written: dict[str, int] = {}
+    while os.path.isdir(folder):
+        with _lock:
+            counts = dict(_counts)
+        if counts != written:
+            _flush(folder, counts)
+            written = counts
+        time.sleep(FLUSH_EVERY_S)
+
+
+def _flush(folder: str, counts: dict[str, int]) -> None:
+    text = json.dumps(counts)
+    path = os.path.join(folder, f"{os.getpid()}.json")
+    try:
+        with open(path + ".tmp", "w") as fh:
+            fh.write(text)
+        os.replace(path + ".tmp", path)  # a reader sees the old file or the new one, whole
+    except OSError:  # the launcher has gone (folder removed): the job's counts are in Beam's
+        pass
+
+
+def local() -> dict[str, int]:
+    """This process's tally."""
+    with _lock:
+        return dict(_counts)
+
+
+def _worker_files(folder: str) -> Iterator[Mapping[str, int]]:
+    for name in os.listdir(folder) if os.path.isdir(folder) else ():
+        if name.endswith(".json"):
+            try:
+                with open(os.path.join(folder, name)) as fh:
+                    yield json.load(fh)
+            except (OSError, ValueError):  # replaced or removed as we read: skip it this time
+                continue
+
+
+class Tally:
+    """The counts of one job, as the launcher reads them: its own process's since the job
+    started, plus those its local worker processes wrote to `folder`."""
+
+    def __init__(self, folder: str):
+        self.folder = folder
+        self._baseline = local()
+
+    def snapshot(self) -> dict[str, int]:
+        totals = {k: v - self._baseline.get(k, 0) for k, v in local().items()
+                  if v != self._baseline.get(k, 0)}
+        for counts in _worker_files(self.folder):
+            for k, v in counts.items():
+                totals[k] = totals.get(k, 0) + int(v)
+        return totals
+
+
+@contextmanager
+def recording(folder: str) -> Iterator[Tally]:
+    """Count a job started inside: its local worker processes write their tallies to `folder`
+    (an existing, empty local folder, the caller's to remove)."""
+    saved = {k: os.environ.get(k) for k in (ENV_DIR, ENV_PID)}
+    os.environ[ENV_DIR], os.environ[ENV_PID] = folder, str(os.getpid())
+    try:
+        yield Tally(folder)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
