@@ -210,9 +210,10 @@ def test_console_script_and_beam_flags_pass_through(tmp_path):
 
 
 HELP = {  # command line -> what its help must show (the root's sub-commands, an option)
-    ("--help",): "{audit,stream,eval,report}", ("audit", "-h"): "--claims-per-call",
+    ("--help",): "{audit,stream,eval,report,annotate}", ("audit", "-h"): "--claims-per-call",
     ("stream", "--help"): "--subscription", ("eval", "--help"): "--dataset",
     ("eval", "compare", "--help"): "RUN_B", ("report", "--help"): "--max-traces",
+    ("annotate", "phoenix", "--help"): "--endpoint",
 }
 TYPOS = {  # command line -> the error's last line
     ("audit", "--example", "--windw-size", "5"):
