@@ -190,3 +190,12 @@ def test_lucky_quotes_are_mostly_stopped_and_careful_quotes_stand():
     assert figures["lucky_pass_support"] <= figures["lucky_pass_grounding"] - 0.15
     assert figures["careful_overturned"] <= 0.05
     assert figures["faithful_answers_lost"] <= 0.05
+
+
+def test_number_reading_of_glued_units_dates_before_a_colon_and_days_of_dates():
+    assert number_terms("until it reaches 160F") == {"160 degree"}
+    assert number_terms("winds of 10mph, a 5kg bag") == {"10 mph", "5 kg"}
+    assert number_terms("If You Were Born Today, October 14: You") == {"date 10-14"}
+    assert number_terms("closes at 10:30") == {"time 10:30"}
+    # "Aug 18 and 19": the 19 is the day of "Aug 19".
+    assert check_support("On Aug 18 and 19 it was sunny.", ["Aug 18 sunny; Aug 19 sunny"]).supported
