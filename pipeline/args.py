@@ -16,6 +16,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
 from rt4chart.transforms.alerts import AlertConfig
+from rt4chart.transforms.confirm import add_confirm_args
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.limits import OVERSIZE_MODES, LimitsConfig
 from rt4chart.transforms.segment import SegmentConfig
@@ -61,6 +62,7 @@ def add_audit_parser(sub: argparse._SubParsersAction) -> None:
                         "failing the run")
     add_judge_args(p)
     add_limits_args(p)
+    add_confirm_args(p)
 
 
 def add_stream_parser(sub: argparse._SubParsersAction) -> None:
@@ -92,6 +94,7 @@ def add_stream_parser(sub: argparse._SubParsersAction) -> None:
                         "(Dataflow only; the local runner hangs with it)")
     add_judge_args(p)
     add_limits_args(p)
+    add_confirm_args(p)
 
 
 def add_window_and_alert_args(p: argparse.ArgumentParser) -> None:
@@ -220,6 +223,7 @@ def audit_config(args: argparse.Namespace, example: str | None = None) -> AuditC
         input_format=args.input_format, segment=segment_config(args), bigquery=args.bigquery,
         claims_per_call=args.claims_per_call, reuse=args.reuse, redo=args.redo,
         allow_partial_input=args.allow_partial_input,
+        confirm_ent=getattr(args, "confirm_ent", False),
     )
 
 
@@ -228,7 +232,8 @@ def stream_config(args: argparse.Namespace, spec: JudgeSpec) -> StreamConfig:
     windowing = WindowingConfig.streaming_default(
         args.window, args.sliding_period, args.early_firing or None, args.allowed_lateness)
     stages = StagesConfig(spec, segment_config(args), windowing,
-                          args.join_timeout, args.dedupe_horizon, args.claims_per_call)
+                          args.join_timeout, args.dedupe_horizon, args.claims_per_call,
+                          confirm_ent=getattr(args, "confirm_ent", False))
     alerts = AlertConfig(args.alert_rate, args.alert_relative or None, args.alert_min_traces,
                          args.alert_baseline_windows)
     return StreamConfig(args.subscription, stages, args.out, args.bigquery,
