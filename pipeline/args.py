@@ -21,6 +21,7 @@ from rt4chart.pipeline.sources.options import (
     span_mapping,
 )
 from rt4chart.transforms.alerts import AlertConfig
+from rt4chart.transforms.confirm import add_confirm_args
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.judges.job_limits import add_rate_and_price_args, rate_and_price_options
 from rt4chart.transforms.limits import OVERSIZE_MODES, LimitsConfig
@@ -83,6 +84,7 @@ def add_audit_args(p: argparse.ArgumentParser) -> None:
     add_limits_args(p)
     annotate_cli.add_annotate_args(p)
     add_source_args(p)
+    add_confirm_args(p)
 
 
 def add_stream_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -122,6 +124,7 @@ def add_stream_args(p: argparse.ArgumentParser) -> None:
     add_limits_args(p)
     annotate_cli.add_annotate_args(p, streaming=True)
     add_source_args(p, stream=True)
+    add_confirm_args(p)
 
 
 def add_window_and_alert_args(p: argparse.ArgumentParser) -> None:
@@ -254,6 +257,7 @@ def audit_config(args: argparse.Namespace, example: str | None = None) -> AuditC
         claims_per_call=args.claims_per_call, reuse=args.reuse, redo=args.redo,
         allow_partial_input=args.allow_partial_input, spans=span_mapping(args),
         progress_every_s=args.progress_every,
+        confirm_ent=getattr(args, "confirm_ent", False),
     )
 
 
@@ -262,7 +266,8 @@ def stream_config(args: argparse.Namespace, spec: JudgeSpec) -> StreamConfig:
     windowing = WindowingConfig.streaming_default(
         args.window, args.sliding_period, args.early_firing or None, args.allowed_lateness)
     stages = StagesConfig(spec, segment_config(args), windowing,
-                          args.join_timeout, args.dedupe_horizon, args.claims_per_call)
+                          args.join_timeout, args.dedupe_horizon, args.claims_per_call,
+                          confirm_ent=getattr(args, "confirm_ent", False))
     alerts = AlertConfig(args.alert_rate, args.alert_relative or None, args.alert_min_traces,
                          args.alert_baseline_windows)
     return StreamConfig(args.subscription, stages, args.out, args.bigquery,

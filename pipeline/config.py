@@ -23,6 +23,7 @@ class StagesConfig:
     join_timeout_s: float = DEFAULT_TIMEOUT_S
     dedupe_horizon_s: float = 86_400.0
     claims_per_call: int = 1  # local verification: claims of one answer per window call
+    confirm_ent: bool = False  # --confirm-ent: ENTs asked again with their evidence alone
 
     def __post_init__(self) -> None:
         if self.claims_per_call < 1:
@@ -50,6 +51,7 @@ class AuditConfig:
     allow_partial_input: bool = False  # a truncated input file: a dead letter, not a failure
     spans: SpanMapping = SpanMapping()  # span formats: route and trace id attributes
     progress_every_s: float = 10.0  # seconds between progress lines while the job runs
+    confirm_ent: bool = False  # --confirm-ent (transforms/confirm.py)
 
     def __post_init__(self) -> None:
         if self.input_format not in INPUT_FORMATS:
@@ -66,7 +68,8 @@ class AuditConfig:
 
     @property
     def stages(self) -> StagesConfig:
-        return StagesConfig(self.judge, self.segment, claims_per_call=self.claims_per_call)
+        return StagesConfig(self.judge, self.segment, claims_per_call=self.claims_per_call,
+                            confirm_ent=self.confirm_ent)
 
 
 @dataclass(frozen=True)

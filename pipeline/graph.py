@@ -60,7 +60,7 @@ class Audit(beam.PTransform):
             spec, streaming, timeout, run, reuse, st.segment.limits)
         local = decomposed.claim_sets | "VerifyLocal" >> VerifyLocal(
             spec, streaming, timeout, st.claims_per_call, run, reuse)
-        final = local.pending | "VerifyGlobal" >> VerifyGlobal(spec, run, reuse)
+        final = local.pending | "VerifyGlobal" >> VerifyGlobal(spec, run, reuse, st.confirm_ent)
         usage = (decomposed.usage, local.usage, final.usage) | "AllUsage" >> beam.Flatten()
         answers = {
             "claim_sets": local.claim_sets, "verdicts": final.verdicts,

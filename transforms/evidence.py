@@ -226,6 +226,12 @@ def grounded_verdict(
 
 # What a lucky quote gets wrong: a number, amount, percentage, date, weekday or time.
 SPECIFIC_KINDS = frozenset({"number", "amount", "percentage", "date", "weekday", "time"})
+# Specifics that a faithful answer does not state unless its context does: an amount of money,
+# a percentage, a weekday or a time of day found nowhere in the context makes an ENT NIC with
+# any quote. A bare number or a date may come from counting ("two boys"), a range ("30-45
+# minutes") or world knowledge (the year a law was repealed), which human labels (RAGTruth)
+# accept: those count only when a quote restates the claim with specifics of its own.
+STRICT_KINDS = frozenset({"amount", "percentage", "weekday", "time"})
 # A quote restates the claim when it holds this share of the claim's content terms: "The free
 # trial lasts 14 days" restates "The free trial lasts 30 days", and its 14 is the claim's 30.
 RESTATED_SHARE = 0.75
@@ -254,24 +260,34 @@ def _has_specifics(text: str) -> bool:
 
 
 def unsupported_specifics(claim: str, quotes: Sequence[str], context: str) -> tuple[str, ...]:
-    """The specifics of `claim` its quotes restate with another value: what makes an ENT NIC.
+    """The specifics of `claim` that nothing in the context states: what makes an ENT NIC.
 
     A specific counts (a number with its unit, amount, percentage, date, weekday or time, see
     `support.check_support`) when the quotes lack it, the whole context (`context`: question
-    and documents) lacks it too, and a quote restates the claim otherwise (RESTATED_SHARE of its
-    content terms) with specifics of its own: "The free trial lasts 30 days" quoted by "The free
-    trial lasts 14 days".
+    and documents) lacks it too, and either it is of a STRICT_KINDS kind ("$49", "15%",
+    "Sunday", "9 am") or a quote restates the claim otherwise (RESTATED_SHARE of its content
+    terms) with specifics of its own: "The free trial lasts 30 days" quoted by "The free trial
+    lasts 14 days".
     Narrower than `check_support` on purpose: a faithful judge quotes the sentence it found,
     not every sentence a number or a name comes from, and human labels (RAGTruth) accept
     conversions, counts and world knowledge; with the gold judge this loses no answer.
     """
     body = _CONVERSION_RE.sub(" ", claim)
     missing = check_support(body, quotes, context=context).missing
-    specifics = [m for m in missing if m.split(" ", 1)[0] in SPECIFIC_KINDS]
-    if not specifics or not _restated(body, quotes):
+    specifics = [m for m in missing if _kind(m) in SPECIFIC_KINDS]
+    if not specifics:
         return ()
+    # The pipeline's own evidence: a specific the quotes lack but some context sentence states
+    # is supported (the judge quoted the sentence it found, not every one a number comes from).
     anywhere = set(check_support(body, [*quotes, context], context=context).missing)
-    return tuple(m for m in specifics if m in anywhere)
+    absent = [m for m in specifics if m in anywhere]
+    if _restated(body, quotes):
+        return tuple(absent)
+    return tuple(m for m in absent if _kind(m) in STRICT_KINDS)
+
+
+def _kind(missing: str) -> str:
+    return missing.split(" ", 1)[0]
 
 
 def supported_verdict(

@@ -58,7 +58,7 @@ _ORD = r"(?:st|nd|rd|th)?"
 _DATE_RES = [re.compile(p) for p in (
     r"\b(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})\b",
     r"\b(?P<a>\d{1,2})[/.](?P<b>\d{1,2})[/.](?P<y>\d{4}|\d{2})\b",
-    r"\b" + _MONTH + r"\s+(?P<d>\d{1,2})" + _ORD + r"(?![\d:])(?:,?\s+(?P<y>\d{4})\b)?",
+    r"\b" + _MONTH + r"\s+(?P<d>\d{1,2})" + _ORD + r"(?!\d|:\d)(?:,?\s+(?P<y>\d{4})\b)?",
     r"\b(?P<d>\d{1,2})" + _ORD + r"\s+(?:of\s+)?" + _MONTH + r"(?:,?\s+(?P<y>\d{4})\b)?",
     r"\b" + _MONTH + r",?\s+(?P<y>\d{4})\b",
     r"(?:\b(?P<cue>in|of|since|until|by|early|late|mid|last|next|this|from|to|during)\s+)?\b"
@@ -77,6 +77,8 @@ _DIGIT_RE = re.compile(r"(?<![\w.])(?P<n>" + _NUM + r")(?:st|nd|rd|th|s)?(?!\w)"
                        r"(?:\s*(?P<scale>hundred|thousand|million|billion|trillion)\b)?")
 _WORDNUM_RE = re.compile(r"\b(?:(?:a|" + "|".join(_WORD_VALUES) + r"|dozen|hundred|thousand"
                          r"|million|billion|trillion)(?:[\s-]+(?:and[\s-]+)?|\b)){1,8}", re.I)
+# A unit glued to its number: "160F", "10mph", "5kg", "30min".
+_GLUED_UNIT_RE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)([A-Za-z]{1,6})\b")
 _UNIT_AFTER_RE = re.compile(r"\s*(?:-\s*)?(?P<u>%|°\s?[FC]?\b|°|per[\s-]cent\b|[a-z]+\b)", re.I)
 
 
@@ -247,6 +249,13 @@ def _read_words(text: str) -> tuple[list[Quantity], str]:
     return found, text
 
 
+def _unglue(match: re.Match) -> str:
+    number, suffix = match.groups()
+    if suffix in ("F", "C"):
+        return f"{number}°{suffix}"
+    return f"{number} {suffix}" if suffix.lower() in UNITS else match.group()
+
+
 def read(text: str) -> Specifics:
     """The quantities, dates, weekdays and times in `text`.
 
@@ -254,6 +263,7 @@ def read(text: str) -> Specifics:
     year ("in 2019") is a number.
     """
     text = text.replace("\u00a0", " ").replace("\u2013", "-").replace("\u2014", " - ")
+    text = _GLUED_UNIT_RE.sub(_unglue, text)
     whens, text = _read_dates(text)
     times, text = _read_times(text)
     money, text = _read_money(text)

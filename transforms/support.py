@@ -88,9 +88,10 @@ def _unit_fits(claim: Quantity, other: Quantity) -> bool:
     return claim.unit is None or other.unit is None or claim.unit == other.unit
 
 
-def _years(whens: Iterable[When]) -> list[Quantity]:
-    return [Quantity(float(w.value[0]), None, 1.0, False, w.text)
-            for w in whens if w.kind == "date" and w.value[0] is not None]
+def _date_numbers(whens: Iterable[When]) -> list[Quantity]:
+    # "in 2019" is stated by "May 1, 2019"; "Aug 18 and 19" by "Aug 19" (the day of a date).
+    return [Quantity(float(v), None, 1.0, False, w.text)
+            for w in whens if w.kind == "date" for v in (w.value[0], w.value[2]) if v is not None]
 
 
 def _hours(whens: Iterable[When]) -> list[Quantity]:
@@ -137,7 +138,7 @@ def _when_covered(when: When, whens: list[When], numbers: list[Quantity]) -> boo
 
 def _missing_specifics(claim: str, evidence: str) -> list[str]:
     mine, theirs = read(claim), read(evidence)
-    numbers = [*theirs.quantities, *_years(theirs.whens)]
+    numbers = [*theirs.quantities, *_date_numbers(theirs.whens)]
     missing = [f"{_kind(q)} {q.text}" for q in mine.quantities
                if not _quantity_covered(q, [*numbers, *_hours(theirs.whens)])]
     whens = [w for w in mine.whens if not _when_covered(w, list(theirs.whens), numbers)]

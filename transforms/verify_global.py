@@ -29,6 +29,7 @@ from rt4chart.schemas.records import (
     RunInfo,
     UsageRecord,
 )
+from rt4chart.transforms.confirm import ConfirmEnt
 from rt4chart.transforms.evidence import claim_probability, grounded_verdict, supported_verdict
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_verdict
@@ -58,6 +59,13 @@ class _GlobalFn(JudgeCallFn):
 
     stage = "verify_global"
 
+    def __init__(self, spec: JudgeSpec, run: RunInfo | None = None, keyed: bool = False):
+        super().__init__(spec, run=run)
+        self._keyed = keyed  # emit (TraceKey, ClaimVerdict) for the confirm stage
+
+    def _out(self, element: GlobalRequest, verdict: ClaimVerdict):
+        return (element.key, verdict) if self._keyed else verdict
+
     async def call(self, judge, element: GlobalRequest) -> list:
         typed, claim = TypedJudge(judge), element.claim
         if claim.kind == ABSENCE:
@@ -84,14 +92,14 @@ class _GlobalFn(JudgeCallFn):
                 grounded_verdict(verdict, element.context, claim.text), claim.text,
                 f"{element.question}\n{element.context.text}")
         label, evidence, note, p = grounded
-        yield ClaimVerdict(element.claim, element.window_labels, element.local_label,
-                           element.deciding_window, label, "ok", evidence, note,
-                           element.usage + usage, p)
+        yield self._out(element, ClaimVerdict(
+            element.claim, element.window_labels, element.local_label, element.deciding_window,
+            label, "ok", evidence, note, element.usage + usage, p))
 
     def on_error(self, element: GlobalRequest, reason: str, usage) -> Iterable[ClaimVerdict]:
-        yield ClaimVerdict(element.claim, element.window_labels, element.local_label,
-                           element.deciding_window, None, "judge_error", (),
-                           f"verify_global: {reason}", element.usage + usage)
+        yield self._out(element, ClaimVerdict(
+            element.claim, element.window_labels, element.local_label, element.deciding_window,
+            None, "judge_error", (), f"verify_global: {reason}", element.usage + usage))
 
 
 class GlobalOutputs(NamedTuple):
@@ -101,15 +109,29 @@ class GlobalOutputs(NamedTuple):
 
 
 class VerifyGlobal(beam.PTransform):
-    """GlobalRequest -> ClaimVerdict (final label, grounded evidence, or judge_error)."""
+    """GlobalRequest -> ClaimVerdict (final label, grounded evidence, or judge_error).
+
+    With `confirm` (`--confirm-ent`), every ENT is asked once more with only the claim and its
+    evidence (`confirm.ConfirmEnt`); usage and cache rows of both calls are in the outputs.
+    """
 
     def __init__(self, spec: JudgeSpec, run: RunInfo | None = None,
-                 reuse: beam.PCollection | None = None):
+                 reuse: beam.PCollection | None = None, confirm: bool = False):
         super().__init__()
         self._spec = spec
         self._run = run
         self._reuse = reuse
+        self._confirm = confirm
 
     def expand(self, pending: beam.PCollection[GlobalRequest]) -> GlobalOutputs:
-        judged = pending | "Judge" >> RunJudge(_GlobalFn(self._spec, run=self._run), self._reuse)
-        return GlobalOutputs(judged.results, judged.usage, judged.cache)
+        fn = _GlobalFn(self._spec, run=self._run, keyed=self._confirm)
+        judged = pending | "Judge" >> RunJudge(fn, self._reuse)
+        if not self._confirm:
+            return GlobalOutputs(judged.results, judged.usage, judged.cache)
+        confirmed = judged.results | "ConfirmEnt" >> ConfirmEnt(self._spec, self._run,
+                                                                self._reuse)
+        return GlobalOutputs(
+            confirmed.verdicts,
+            (judged.usage, confirmed.usage) | "AllUsage" >> beam.Flatten(),
+            (judged.cache, confirmed.cache) | "AllCache" >> beam.Flatten(),
+        )

@@ -73,15 +73,18 @@ def _rows(folder: Path) -> list[dict]:
     return [r for f in sorted(folder.glob("*.parquet")) for r in pq.read_table(f).to_pylist()]
 
 
-def pass_share(eval_dir: Path) -> tuple[int, int, int, int]:
+def pass_share(eval_dir: Path, part: str | None = None) -> tuple[int, int, int, int]:
     """(gold-hallucinated sentences that ended ENT, gold-hallucinated sentences, hallucinated
-    answers that ended ENT, hallucinated answers) of an eval folder made with this judge. A
-    sentence is gold-hallucinated when it overlaps a gold span; its verdict is the worst of its
-    claims' (ENT only if every claim is ENT)."""
+    answers that ended ENT, hallucinated answers) of an eval folder made with this judge, on
+    one part ("dev", "test") or all. A sentence is gold-hallucinated when it overlaps a gold
+    span; its verdict is the worst of its claims' (ENT only if every claim is ENT)."""
     items = {json.loads(line)["trace_id"]: json.loads(line)
              for line in (eval_dir / "items.jsonl").read_text().splitlines()}
+    items = {k: v for k, v in items.items() if part in (None, v.get("split"))}
     sentences: dict[tuple[str, int], list] = {}
     for c in _rows(eval_dir / "audit" / "claims"):
+        if c["trace_id"] not in items:
+            continue
         key = (c["trace_id"], c["sentence_index"])
         sentences.setdefault(key, [c["answer_start"], c["answer_end"], []])[2].append(c["label"])
     passed = total = 0
@@ -102,6 +105,8 @@ def _span(gold) -> tuple[int, int]:
 
 
 if __name__ == "__main__":
-    p, n, f, h = pass_share(Path(sys.argv[1]))
-    print(f"gold-hallucinated sentences ending ENT: {p} of {n} ({p / max(n, 1):.1%}); "
-          f"hallucinated answers ending ENT: {f} of {h} ({f / max(h, 1):.1%})")
+    for part in ("dev", "test", None):
+        p, n, f, h = pass_share(Path(sys.argv[1]), part)
+        print(f"{part or 'all'}: gold-hallucinated sentences ending ENT: {p} of {n} "
+              f"({p / max(n, 1):.1%}); hallucinated answers ending ENT: {f} of {h} "
+              f"({f / max(h, 1):.1%})")

@@ -3,12 +3,13 @@ negation, however they are written; and a lucky-quote judge mostly cannot pass i
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import pytest
 
+from rt4chart.transforms.evidence import grounded_verdict
+from rt4chart.transforms.judges.base import Verdict
 from rt4chart.transforms.quantities import number_terms, word_number
 from rt4chart.transforms.support import Support, check_support, claim_body, entities, fold
 
@@ -171,22 +172,37 @@ def test_number_reading():
     assert number_terms("350°F (175°C)") == {"350 degree", "175 degree"}
 
 
-def _sample() -> list[bench_support.Case]:
-    with open(TESTS / "data" / "support_sample.jsonl", encoding="utf-8") as fh:
-        rows = [json.loads(line) for line in fh]
-    return [bench_support.Case(**(row | {"careful": tuple(row["careful"])})) for row in rows]
+# The lucky pass share the support check reaches on RAGTruth's dev part (bench_support.py,
+# end to end: README "Support, not just presence"); the sample holds every dev hallucinated
+# sentence, so its share is the part's.
+LUCKY_PASS_DEV = 0.74
 
 
-def test_lucky_quotes_are_mostly_stopped_and_careful_quotes_stand():
-    """On a fixed sample of RAGTruth dev sentences (tests/bench/bench_support.py wrote it):
-    grounding alone passes almost every lucky quote of a hallucinated sentence; the support
-    check stops a share of them (those whose hallucination is a number, date, time, name or
-    negation), and overturns none of the careful judge's quotes for faithful sentences."""
-    cases = _sample()
-    figures = bench_support.figures(cases)
-    assert figures["hallucinated_sentences"] >= 20 and figures["faithful_sentences"] >= 20
-    assert figures["lucky_pass_grounding"] >= 0.9
-    assert figures["lucky_pass_support"] <= 0.8
-    assert figures["lucky_pass_support"] <= figures["lucky_pass_grounding"] - 0.15
-    assert figures["careful_overturned"] <= 0.05
-    assert figures["faithful_answers_lost"] <= 0.05
+def test_lucky_quotes_pass_at_most_the_measured_share_and_the_gold_judge_loses_nothing():
+    """On a committed RAGTruth sample (tests/bench/bench_support.py --write-sample): the lucky
+    judge's ENTs of hallucinated sentences stand at most as often as measured, fewer than
+    grounding alone lets pass, and no faithful sentence's gold ENT is overturned."""
+    cases = bench_support.read_sample(TESTS / "data" / "support_sample.jsonl")
+    bad = [c for c in cases if c.hallucinated]
+    faithful = [c for c in cases if not c.hallucinated and c.gold_claim]
+    assert len(bad) >= 50 and len(faithful) >= 20
+    passed = sum(bench_support.lucky_passes(c) for c in bad)
+    grounded_only = sum(_grounding_passes(c) for c in bad)
+    assert passed / len(bad) <= LUCKY_PASS_DEV
+    assert passed < grounded_only
+    assert [c.claim for c in faithful if bench_support.gold_overturned(c)] == []
+
+
+def _grounding_passes(case) -> bool:
+    rendered = bench_support._rendered(case)
+    quote = bench_support.lucky_judge.luckiest(case.claim, rendered.text)
+    return grounded_verdict(Verdict("ENT", (quote,)), rendered, case.claim)[0] == "ENT"
+
+
+def test_number_reading_of_glued_units_dates_before_a_colon_and_days_of_dates():
+    assert number_terms("until it reaches 160F") == {"160 degree"}
+    assert number_terms("winds of 10mph, a 5kg bag") == {"10 mph", "5 kg"}
+    assert number_terms("If You Were Born Today, October 14: You") == {"date 10-14"}
+    assert number_terms("closes at 10:30") == {"time 10:30"}
+    # "Aug 18 and 19": the 19 is the day of "Aug 19".
+    assert check_support("On Aug 18 and 19 it was sunny.", ["Aug 18 sunny; Aug 19 sunny"]).supported

@@ -74,3 +74,32 @@ def test_a_number_the_quotes_add_up_to_is_not_a_swapped_number():
     quotes = [rule, "The free trial lasts 14 days.", "can extend the trial once by 7 days"]
     claim = "A new identity-verified user can use the free trial for up to 21 days."
     assert unsupported_specifics(claim, quotes, " ".join(quotes)) == ()
+
+
+def test_an_amount_percentage_weekday_or_time_found_nowhere_in_the_context_is_nic():
+    # No quote restates the claim, but nothing in the context states these specifics at all.
+    context = "Plans renew monthly. The office is open Monday to Friday from 9 am to 5 pm."
+    for claim, lacking in (("Plans renew monthly at $49.", "amount $49"),
+                           ("Plans renew monthly with a 15% discount.", "percentage 15%"),
+                           ("The office is open on Sunday.", "weekday Sunday"),
+                           ("The office is open until 8 pm.", "time 8 pm")):
+        assert unsupported_specifics(claim, ["Plans renew monthly."], context) == (lacking,)
+    # Stated elsewhere in the context: the pipeline's own evidence supports them.
+    assert unsupported_specifics("The office opens at 9 am on Monday.",
+                                 ["Plans renew monthly."], context) == ()
+
+
+def test_a_bare_number_or_date_found_nowhere_needs_a_restating_quote():
+    # Counts, ranges and world knowledge (accepted by human labels) are left to the judge.
+    context = ("Albert and Bernard talk. It may take up to 45 minutes for cloves to soften. "
+               "Store roasted garlic cloves in the refrigerator.")
+    assert unsupported_specifics("The puzzle involves two boys.", ["Albert and Bernard talk."],
+                                 context) == ()
+    quote = ["Store roasted garlic cloves in the refrigerator."]
+    assert unsupported_specifics("Roast the garlic cloves for 30-45 minutes.", quote,
+                                 context) == ()
+    assert unsupported_specifics("The Stamp Act was repealed on March 18, 1766.",
+                                 ["The colonists protested the Stamp Act."], context) == ()
+    # A quote restating the claim with a number of its own swaps it: NIC.
+    assert unsupported_specifics("Cloves may take up to 30 minutes to soften.", [
+        "It may take up to 45 minutes for cloves to soften."], context) == ("number 30 minutes",)

@@ -1,0 +1,41 @@
+"""`--confirm-ent` without a pipeline: what is asked, and what the answer does to the verdict."""
+
+from __future__ import annotations
+
+from rt4chart.schemas.records import ABSENCE, Claim, ClaimVerdict, Evidence
+from rt4chart.transforms.confirm import confirmed, evidence_text, needs_confirmation
+
+CLAIM = Claim("t", 0, "The free trial includes premium support.", 0, 0, 40)
+EVIDENCE = (Evidence("faq", 0, 0, 37, "The free trial includes basic support"),
+            Evidence("faq", 2, 0, 19, "Plans renew monthly"))
+ENT = ClaimVerdict(CLAIM, ("ENT",), "ENT", 0, "ENT", "ok", EVIDENCE, None, p_unsupported=0.2)
+
+
+def test_only_an_ent_with_evidence_is_asked_again():
+    assert needs_confirmation(ENT)
+    assert not needs_confirmation(ENT.__class__(**{**ENT.__dict__, "label": "NIC"}))
+    assert not needs_confirmation(ENT.__class__(**{**ENT.__dict__, "evidence": ()}))
+    absence = Claim("t", 1, "The passages do not name a price.", 0, 0, 30, kind=ABSENCE)
+    assert not needs_confirmation(ENT.__class__(**{**ENT.__dict__, "claim": absence}))
+
+
+def test_the_judge_sees_only_the_quotes_one_per_line_mapped_to_their_sentences():
+    rendered = evidence_text(ENT)
+    assert rendered.text == "The free trial includes basic support\nPlans renew monthly"
+    assert [(offset, s.index, s.doc_id) for offset, s in rendered.segments] == [
+        (0, 0, "faq"), (38, 2, "faq")]
+
+
+def test_a_confirmed_ent_stands_unchanged():
+    assert confirmed(ENT, ("ENT", ["The free trial includes basic support"])) == ENT
+    # A quote about something else is no confirmation (grounding, as in verify_global).
+    assert confirmed(ENT, ("ENT", ["Plans renew monthly"])).label == "NIC"
+
+
+def test_an_ent_the_judge_does_not_confirm_is_nic_with_a_note():
+    out = confirmed(ENT, ("NIC", []))
+    assert (out.label, out.evidence, out.p_unsupported) == ("NIC", (), 1.0)
+    assert out.note == ("not confirmed: given only the claim and its evidence the judge said NIC")
+    # ENT again, but quoting what the evidence does not hold: not a confirmation.
+    out = confirmed(ENT, ("ENT", ["Premium support is included"]))
+    assert out.label == "NIC" and out.note.startswith("not confirmed: judge said ENT but")
