@@ -13,7 +13,8 @@ from typing import Any
 
 import apache_beam as beam
 
-from rt4chart.pipeline.io import WriteTable, WriteTableStreaming, dead_letter_message
+from rt4chart.pipeline.io import dead_letter_message
+from rt4chart.pipeline.tablefiles import WriteTable, WriteTableStreaming
 from rt4chart.schemas.tables import TABLES
 from rt4chart.transforms.alerts import alert_message
 from rt4chart.transforms.judges.base import JudgeSpec
