@@ -15,6 +15,7 @@ import os
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
+from rt4chart.pipeline.outputs import add_tables_args, tables_config
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.limits import OVERSIZE_MODES, LimitsConfig
@@ -39,10 +40,12 @@ def add_audit_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--example", action="store_true", help="audit the bundled example traces")
     p.add_argument("--redo", metavar="RUN_DIR",
                    help="audit again the traces whose answers were incomplete in an earlier "
-                        "run (batch or stream output directory), e.g. after a judge outage")
+                        "run (batch or stream output directory, or bq:PROJECT:DATASET), e.g. "
+                        "after a judge outage")
     p.add_argument("--reuse", metavar="RUN_DIR",
-                   help="reuse the judge results of an earlier run (its judge_cache table) "
-                        "wherever a call's inputs, model and prompts are unchanged")
+                   help="reuse the judge results of an earlier run (its judge_cache table; a "
+                        "directory or bq:PROJECT:DATASET) wherever a call's inputs, model and "
+                        "prompts are unchanged")
     p.add_argument("--input-format", default="auto", choices=("auto", "jsonl", "parquet"),
                    help="input format (default: by suffix, .parquet/.pq else JSON lines)")
     p.add_argument("--out", default="rt4chart-out", help="output directory (default: %(default)s)")
@@ -59,6 +62,7 @@ def add_audit_parser(sub: argparse._SubParsersAction) -> None:
                    help="audit what can be read of a truncated or corrupt input file (a "
                         "warning, and a dead letter saying how far it was read) instead of "
                         "failing the run")
+    add_tables_args(p)
     add_judge_args(p)
     add_limits_args(p)
 
@@ -90,6 +94,7 @@ def add_stream_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--id-attribute", "--id_attribute", dest="id_attribute",
                    help="message attribute with a unique id for Pub/Sub's own dedupe "
                         "(Dataflow only; the local runner hangs with it)")
+    add_tables_args(p)
     add_judge_args(p)
     add_limits_args(p)
 
@@ -219,7 +224,7 @@ def audit_config(args: argparse.Namespace, example: str | None = None) -> AuditC
         inputs=inputs, out=args.out, judge=judge_spec(args), overwrite=args.overwrite,
         input_format=args.input_format, segment=segment_config(args), bigquery=args.bigquery,
         claims_per_call=args.claims_per_call, reuse=args.reuse, redo=args.redo,
-        allow_partial_input=args.allow_partial_input,
+        allow_partial_input=args.allow_partial_input, tables=tables_config(args),
     )
 
 
@@ -232,7 +237,8 @@ def stream_config(args: argparse.Namespace, spec: JudgeSpec) -> StreamConfig:
     alerts = AlertConfig(args.alert_rate, args.alert_relative or None, args.alert_min_traces,
                          args.alert_baseline_windows)
     return StreamConfig(args.subscription, stages, args.out, args.bigquery,
-                        args.dead_letter_topic, args.alerts_topic, alerts, args.id_attribute)
+                        args.dead_letter_topic, args.alerts_topic, alerts, args.id_attribute,
+                        tables_config(args))
 
 
 def _beam_parser() -> argparse.ArgumentParser:

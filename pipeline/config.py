@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rt4chart.pipeline.outputs import TablesConfig
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S
@@ -46,6 +47,7 @@ class AuditConfig:
     reuse: str | None = None  # an earlier run's output directory: reuse its judge results
     redo: str | None = None  # an earlier run's output directory: audit its incomplete answers
     allow_partial_input: bool = False  # a truncated input file: a dead letter, not a failure
+    tables: TablesConfig = TablesConfig()  # the traces table, BigQuery's location and expiry
 
     def __post_init__(self) -> None:
         if self.input_format not in ("auto", "jsonl", "parquet"):
@@ -75,6 +77,7 @@ class StreamConfig:
     alerts_topic: str | None = None
     alerts: AlertConfig = field(default_factory=AlertConfig)
     id_attribute: str | None = None
+    tables: TablesConfig = TablesConfig()  # the traces table, BigQuery's location and expiry
 
     def __post_init__(self) -> None:
         if not self.subscription.startswith("projects/") or "/subscriptions/" not in (
