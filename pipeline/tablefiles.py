@@ -161,8 +161,8 @@ def _rename(source: str, destination: str) -> None:
     FileSystems.rename([source], [destination])
 
 
-def _finalize(files: list[tuple[str, str]], directory: str, temp_dir: str,
-              table: str) -> list[str]:
+def _finalize(files: list[tuple[str, str]], directory: str, temp_dir: str, table: str,
+              _made: object = None) -> list[str]:
     """Rename the temporary files into DIR/<folder>/part-NNNNN-of-MMMMM.parquet (numbered per
     folder), or write the empty placeholder when there is none; remove the temporary folder."""
     by_folder: dict[str, list[str]] = defaultdict(list)
@@ -212,15 +212,16 @@ class WriteTable(beam.PTransform):
     def expand(self, rows: beam.PCollection) -> beam.PCollection[str]:
         temp_dir = FileSystems.join(self._dir, f"{TEMP_PREFIX}{uuid.uuid4().hex}")
         # As Beam's file sinks do, the temporary folder is made when the pipeline starts.
-        _ = (rows.pipeline | "Begin" >> beam.Create([temp_dir])
-             | "TempFolder" >> beam.Map(_make_folder))
+        made = (rows.pipeline | "Begin" >> beam.Create([temp_dir])
+                | "TempFolder" >> beam.Map(_make_folder))
         return (
             rows
             | "Global" >> beam.WindowInto(GlobalWindows())  # rows may come windowed
             | "Dicts" >> beam.Map(to_dict)
             | "TempFiles" >> beam.ParDo(_WriteTempFilesFn(temp_dir, self._table))
             | "AllFiles" >> beam.combiners.ToList()
-            | "Finalize" >> beam.FlatMap(_finalize, self._dir, temp_dir, self._table)
+            | "Finalize" >> beam.FlatMap(_finalize, self._dir, temp_dir, self._table,
+                                         beam.pvalue.AsList(made))  # after TempFolder
         )
 
 
