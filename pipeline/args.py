@@ -14,6 +14,7 @@ import os
 
 from rt4chart.pipeline.annotate import cli as annotate_cli
 from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
+from rt4chart.pipeline.outputs import add_tables_args, tables_config
 from rt4chart.pipeline.sources.options import (
     AUDIT_FORMAT_HELP,
     AUDIT_FORMATS,
@@ -59,10 +60,12 @@ def add_audit_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--example", action="store_true", help="audit the bundled example traces")
     p.add_argument("--redo", metavar="RUN_DIR",
                    help="audit again the traces whose answers were incomplete in an earlier "
-                        "run (batch or stream output directory), e.g. after a judge outage")
+                        "run (batch or stream output directory, or bq:PROJECT:DATASET), e.g. "
+                        "after a judge outage")
     p.add_argument("--reuse", metavar="RUN_DIR",
-                   help="reuse the judge results of an earlier run (its judge_cache table) "
-                        "wherever a call's inputs, model and prompts are unchanged")
+                   help="reuse the judge results of an earlier run (its judge_cache table; a "
+                        "directory or bq:PROJECT:DATASET) wherever a call's inputs, model and "
+                        "prompts are unchanged")
     p.add_argument("--input-format", default="auto", choices=AUDIT_FORMATS, help=AUDIT_FORMAT_HELP)
     p.add_argument("--out", default="rt4chart-out", help="output directory (default: %(default)s)")
     p.add_argument("--overwrite", action="store_true",
@@ -80,6 +83,7 @@ def add_audit_args(p: argparse.ArgumentParser) -> None:
                         "failing the run")
     p.add_argument("--progress-every", type=float, default=10.0, metavar="SECONDS",
                    help="seconds between progress lines while the job runs (default 10)")
+    add_tables_args(p)
     add_judge_args(p)
     add_limits_args(p)
     annotate_cli.add_annotate_args(p)
@@ -120,6 +124,7 @@ def add_stream_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--id-attribute", "--id_attribute", dest="id_attribute",
                    help="message attribute with a unique id for Pub/Sub's own dedupe "
                         "(Dataflow only; the local runner hangs with it)")
+    add_tables_args(p)
     add_judge_args(p)
     add_limits_args(p)
     annotate_cli.add_annotate_args(p, streaming=True)
@@ -258,6 +263,7 @@ def audit_config(args: argparse.Namespace, example: str | None = None) -> AuditC
         allow_partial_input=args.allow_partial_input, spans=span_mapping(args),
         progress_every_s=args.progress_every,
         confirm_ent=getattr(args, "confirm_ent", False),
+        tables=tables_config(args),
     )
 
 
@@ -272,7 +278,7 @@ def stream_config(args: argparse.Namespace, spec: JudgeSpec) -> StreamConfig:
                          args.alert_baseline_windows)
     return StreamConfig(args.subscription, stages, args.out, args.bigquery,
                         args.dead_letter_topic, args.alerts_topic, alerts, args.id_attribute,
-                        args.input_format, span_mapping(args))
+                        args.input_format, span_mapping(args), tables_config(args))
 
 
 def split_beam_args(argv: list[str]) -> tuple[list[str], list[str]]:

@@ -1,10 +1,14 @@
 """BigQuery sink: rt4chart's output tables, created and written with partitioning and clustering.
 
-Tables come from `rt4chart.schemas.tables`: partitioned by the UTC day of `partition_field`,
-clustered on `cluster_fields`, with the table and column descriptions. `ensure_tables` creates
-them up front (google-cloud-bigquery, idempotent); `WriteBigQueryTable` also creates a missing
-table (CREATE_IF_NEEDED) with the same definition, and appends. Beam never creates the dataset:
-call `ensure_tables` before the pipeline starts.
+Tables come from `rt4chart.schemas.tables`: partitioned by the UTC day of `partition_field`
+(partitions expire after `--partition-expiration-days`, if given), clustered on
+`cluster_fields`, with the table and column descriptions. `ensure_tables` makes them ready up
+front (google-cloud-bigquery, idempotent): it creates a missing dataset in the location given
+(`--bigquery-location`; none given is an error, never a default region) and missing tables, and
+adds to an existing table the columns rt4chart added since (NULLABLE or REPEATED only; nothing
+is ever dropped). `WriteBigQueryTable` also creates a missing table (CREATE_IF_NEEDED) with the
+same definition, and appends. Beam never creates the dataset: call `ensure_tables` before the
+pipeline starts.
 
 Write methods. Streaming pipelines use STREAMING_INSERTS (tabledata.insertAll); batch pipelines
 use FILE_LOADS (load jobs from files under the pipeline's GCS ``temp_location``). The Storage
@@ -131,48 +135,133 @@ def to_bq_row(table: Table | str, row: dict) -> dict:
     return _record(_table(table).columns, row)
 
 
-def additional_bq_parameters(table: Table | str) -> dict:
-    """tables.insert fields beyond the schema: description, DAY partitioning, clustering."""
+def additional_bq_parameters(table: Table | str, partition_expiration_ms: int | None = None
+                             ) -> dict:
+    """tables.insert fields beyond the schema: description, DAY partitioning (with its expiry,
+    when given), clustering."""
     t = _table(table)
     params: dict = {"description": t.description}
     if t.partition_field:
         params["timePartitioning"] = {"type": "DAY", "field": t.partition_field}
+        if partition_expiration_ms:
+            params["timePartitioning"]["expirationMs"] = str(partition_expiration_ms)
     if t.cluster_fields:
         params["clustering"] = {"fields": list(t.cluster_fields)}
     return params
 
 
-def table_resource(project: str, dataset: str, table: Table | str) -> dict:
+def table_resource(project: str, dataset: str, table: Table | str,
+                   partition_expiration_ms: int | None = None) -> dict:
     """The tables.insert body (REST JSON) of an rt4chart table."""
     t = _table(table)
     return {
         "tableReference": {"projectId": project, "datasetId": dataset, "tableId": t.name},
         "schema": bigquery_schema(t),
-        **additional_bq_parameters(t),
+        **additional_bq_parameters(t, partition_expiration_ms),
     }
 
 
-def ensure_tables(client, project: str, dataset: str, location: str | None = None) -> list:
-    """Create the dataset if missing and every rt4chart table in it that is missing.
+def added_fields(existing: list[dict], wanted: list[dict], prefix: str = ""
+                 ) -> tuple[list[dict], list[str]]:
+    """A table's schema fields with the columns of `wanted` it lacks appended (also inside
+    RECORD columns), and the names added. Nothing is dropped or changed: columns rt4chart no
+    longer writes stay, an existing column keeps its type and mode. Names compare as BigQuery
+    does, case-insensitively.
 
-    Idempotent: existing datasets and tables are left as they are (an existing table's schema
-    is not updated). `client` is a `google.cloud.bigquery.Client`.
+    Raises:
+        ValueError: a missing column is REQUIRED (BigQuery adds only NULLABLE or REPEATED ones
+            to a table that has rows).
+    """
+    merged = [dict(f) for f in existing]
+    index = {f["name"].lower(): i for i, f in enumerate(merged)}
+    added: list[str] = []
+    for field in wanted:
+        name = prefix + field["name"]
+        i = index.get(field["name"].lower())
+        if i is None:
+            if field.get("mode") == "REQUIRED":
+                raise ValueError(f"cannot add the REQUIRED column {name} to an existing table: "
+                                 "BigQuery adds only NULLABLE or REPEATED columns")
+            merged.append(field)
+            added.append(name)
+        elif field.get("fields") and merged[i].get("fields") is not None:
+            sub, sub_added = added_fields(merged[i]["fields"], field["fields"], f"{name}.")
+            merged[i] = {**merged[i], "fields": sub}
+            added += sub_added
+    return merged, added
+
+
+def _update_table(client, existing, table: Table, partition_expiration_ms: int | None):
+    """An existing table with rt4chart's new columns added and, when given, the partition
+    expiry set (tables.patch); the table as it is when nothing changes."""
+    from google.cloud import bigquery
+
+    fields, added = added_fields([f.to_api_repr() for f in existing.schema],
+                                 bigquery_schema(table)["fields"])
+    changed = []
+    if added:
+        existing.schema = [bigquery.SchemaField.from_api_repr(f) for f in fields]
+        changed.append("schema")
+        logger.info("BigQuery table %s: adding columns %s", existing.table_id, ", ".join(added))
+    partitioning = existing.time_partitioning
+    if partition_expiration_ms and partitioning is not None and (
+            partitioning.expiration_ms != partition_expiration_ms):
+        partitioning.expiration_ms = partition_expiration_ms
+        existing.time_partitioning = partitioning
+        changed.append("time_partitioning")
+    return client.update_table(existing, changed) if changed else existing
+
+
+def _ensure_dataset(client, project: str, dataset: str, location: str | None) -> None:
+    from google.api_core.exceptions import NotFound
+    from google.cloud import bigquery
+
+    try:
+        found = client.get_dataset(f"{project}.{dataset}")
+    except NotFound:
+        if not location:
+            raise ValueError(
+                f"BigQuery dataset {project}:{dataset} does not exist: pass --bigquery-location "
+                "LOCATION (US, EU, europe-west1, ...) to create it there") from None
+        ds = bigquery.Dataset(bigquery.DatasetReference(project, dataset))
+        ds.location = location
+        client.create_dataset(ds, exists_ok=True)
+        logger.info("created BigQuery dataset %s:%s in %s", project, dataset, location)
+        return
+    if location and found.location and found.location.lower() != location.lower():
+        raise ValueError(f"BigQuery dataset {project}:{dataset} is in {found.location}, not in "
+                         f"{location} (--bigquery-location)")
+
+
+def ensure_tables(client, project: str, dataset: str, location: str | None = None,
+                  partition_expiration_ms: int | None = None) -> list:
+    """Make the dataset and every rt4chart table in it ready, before a job writes to them.
+
+    A missing dataset is created in `location` (ValueError without one; an existing dataset in
+    another location is a ValueError too). A missing table is created (schema, DAY
+    partitioning, clustering); an existing one gains the columns rt4chart added since it was
+    created (`added_fields`: never a drop or a change). With `partition_expiration_ms`, every
+    table's partitions expire that long after their day, existing tables included. Idempotent.
+    `client` is a `google.cloud.bigquery.Client`.
 
     Returns:
         The `google.cloud.bigquery.Table` of every table, in `TABLES` order.
     """
+    from google.api_core.exceptions import NotFound
     from google.cloud import bigquery
 
-    ds = bigquery.Dataset(bigquery.DatasetReference(project, dataset))
-    if location:
-        ds.location = location
-    client.create_dataset(ds, exists_ok=True)
-    created = []
+    _ensure_dataset(client, project, dataset, location)
+    ready = []
     for table in TABLES.values():
-        resource = bigquery.Table.from_api_repr(table_resource(project, dataset, table))
-        created.append(client.create_table(resource, exists_ok=True))
+        try:
+            existing = client.get_table(f"{project}.{dataset}.{table.name}")
+        except NotFound:
+            body = table_resource(project, dataset, table, partition_expiration_ms)
+            ready.append(client.create_table(bigquery.Table.from_api_repr(body), exists_ok=True))
+            continue
+        ready.append(_update_table(client, existing, table, partition_expiration_ms))
     logger.info("BigQuery tables ready in %s:%s: %s", project, dataset, ", ".join(TABLES))
-    return created
+    return ready
 
 
 def dedup_query(project: str, dataset: str, table: Table | str) -> str:
@@ -240,15 +329,18 @@ class WriteBigQueryTable(beam.PTransform):
         method: overrides the method ("STREAMING_INSERTS", "FILE_LOADS",
             "STORAGE_WRITE_API").
         test_client: passed to `WriteToBigQuery` (tests against an emulator).
+        partition_expiration_ms: the partitions' expiry, should Beam create the table.
     """
 
     def __init__(self, dataset_spec: str, table: str, streaming: bool,
-                 method: str | None = None, test_client=None):
+                 method: str | None = None, test_client=None,
+                 partition_expiration_ms: int | None = None):
         super().__init__()
         self._project, self._dataset = parse_dataset(dataset_spec)
         self._table = _table(table)
         self._method = _method(streaming, method)
         self._test_client = test_client
+        self._expiration_ms = partition_expiration_ms
 
     @property
     def method(self) -> str:
@@ -270,7 +362,7 @@ class WriteBigQueryTable(beam.PTransform):
                 method=self._method,
                 # Beam's default, RETRY_ALWAYS, retries an invalid row ~forever: never surfaced.
                 insert_retry_strategy=RetryStrategy.RETRY_ON_TRANSIENT_ERROR,
-                additional_bq_parameters=additional_bq_parameters(t),
+                additional_bq_parameters=additional_bq_parameters(t, self._expiration_ms),
                 test_client=self._test_client,
             )
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rt4chart.pipeline.outputs import TablesConfig
 from rt4chart.pipeline.sources.detect import INPUT_FORMATS, STREAM_FORMATS
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.judges.base import JudgeSpec
@@ -52,6 +53,7 @@ class AuditConfig:
     spans: SpanMapping = SpanMapping()  # span formats: route and trace id attributes
     progress_every_s: float = 10.0  # seconds between progress lines while the job runs
     confirm_ent: bool = False  # --confirm-ent (transforms/confirm.py)
+    tables: TablesConfig = TablesConfig()  # the traces table, BigQuery's location and expiry
 
     def __post_init__(self) -> None:
         if self.input_format not in INPUT_FORMATS:
@@ -86,6 +88,7 @@ class StreamConfig:
     id_attribute: str | None = None
     input_format: str = "json"  # or "otlp": spans assembled into traces (pipeline/sources)
     spans: SpanMapping = SpanMapping()
+    tables: TablesConfig = TablesConfig()  # the traces table, BigQuery's location and expiry
 
     def __post_init__(self) -> None:
         if self.input_format not in STREAM_FORMATS:

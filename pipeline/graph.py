@@ -11,6 +11,7 @@ from typing import NamedTuple
 import apache_beam as beam
 
 from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
+from rt4chart.pipeline.earlier import read_cache
 from rt4chart.pipeline.io import ReadTraces
 from rt4chart.pipeline.progress import dead_letter_row
 from rt4chart.pipeline.sinks import Sinks, WriteTables, key_envs
@@ -20,7 +21,6 @@ from rt4chart.transforms.aggregate import AggregateAnswers
 from rt4chart.transforms.alerts import RouteAlerts
 from rt4chart.transforms.decompose import DecomposeClaims
 from rt4chart.transforms.rates import CostsByRoute, RatesByRoute
-from rt4chart.transforms.reuse import ReadCache
 from rt4chart.transforms.segment import Segment
 from rt4chart.transforms.validate import ValidateTraces
 from rt4chart.transforms.verify_global import VerifyGlobal
@@ -36,19 +36,27 @@ class AuditTables(NamedTuple):
     costs: beam.PCollection[rows.CostRow]
     dead_letters: beam.PCollection[rows.DeadLetterRow]
     judge_cache: beam.PCollection[rows.JudgeCacheRow]
+    traces: beam.PCollection[rows.TraceRow] | None = None  # opt-in (--write-traces)
+
+    def written(self) -> dict[str, beam.PCollection]:
+        """{table name: rows} of the tables to write (an opt-in table not asked for is not)."""
+        return {name: pc for name, pc in self._asdict().items() if pc is not None}
 
 
 class Audit(beam.PTransform):
     """Raw trace records (or Pub/Sub Messages) -> the output tables (as rows).
 
     `reuse`: judge_cache rows of an earlier run; calls whose key is there are not made again.
+    `write_traces`: also return the valid traces as the `traces` table.
     """
 
-    def __init__(self, stages: StagesConfig, run: RunInfo, reuse: beam.PCollection | None = None):
+    def __init__(self, stages: StagesConfig, run: RunInfo, reuse: beam.PCollection | None = None,
+                 write_traces: bool = False):
         super().__init__()
         self._stages = stages
         self._run = run
         self._reuse = reuse
+        self._write_traces = write_traces
 
     def expand(self, records: beam.PCollection) -> AuditTables:
         st = self._stages
@@ -79,6 +87,8 @@ class Audit(beam.PTransform):
             usage | "CostsByRoute" >> CostsByRoute(st.windowing),
             dead,
             (decomposed.cache, local.cache, final.cache) | "JudgeCache" >> beam.Flatten(),
+            (valid.traces | "TraceRows" >> beam.Map(rows.TraceRow.of))
+            if self._write_traces else None,
         )
 
 
@@ -89,16 +99,18 @@ def build(pipeline: beam.Pipeline, config: AuditConfig, run: RunInfo,
     Rows BigQuery rejects become dead letters in the Parquet dead_letters table.
     `bigquery_client`/`bigquery_method` are test hooks (Beam's `test_client`, an insert method).
     """
-    reuse = (pipeline | "ReadReuse" >> ReadCache(config.reuse)) if config.reuse else None
+    reuse = (pipeline | "ReadReuse" >> read_cache(config.reuse, run, bigquery_client)
+             ) if config.reuse else None
     read = pipeline | "ReadTraces" >> ReadTraces(config.inputs, config.input_format,
                                                  config.allow_partial_input, config.spans)
-    tables = read.records | "Audit" >> Audit(config.stages, run, reuse)
+    tables = read.records | "Audit" >> Audit(config.stages, run, reuse,
+                                             config.tables.write_traces)
     unread = read.dead_letters | "ReadDeadLetterRows" >> beam.Map(rows.DeadLetterRow.of)
     tables = tables._replace(dead_letters=(tables.dead_letters, unread)
                              | "WithReadDeadLetters" >> beam.Flatten())
     sinks = Sinks(config.out, bigquery=config.bigquery, bigquery_method=bigquery_method,
-                  key_envs=key_envs(config.judge))
-    tables._asdict() | "WriteTables" >> WriteTables(sinks, bigquery_client)
+                  key_envs=key_envs(config.judge), tables=config.tables)
+    tables.written() | "WriteTables" >> WriteTables(sinks, bigquery_client)
     return tables
 
 
@@ -137,13 +149,14 @@ def build_stream(pipeline: beam.Pipeline, config: StreamConfig, run: RunInfo,
     messages = pipeline | "ReadMessages" >> read | "Messages" >> beam.Map(to_message)
     if config.input_format == "otlp":  # spans -> one message per trace (pipeline/sources)
         messages, unassembled = messages | "AssembleTraces" >> otlp_traces(config)
-    tables = messages | "Audit" >> Audit(config.stages, run)
+    tables = messages | "Audit" >> Audit(config.stages, run,
+                                         write_traces=config.tables.write_traces)
     if config.input_format == "otlp":
         tables = tables._replace(dead_letters=(tables.dead_letters, unassembled)
                                  | "WithAssemblyDeadLetters" >> beam.Flatten())
     alerts = tables.route_rates | "RouteAlerts" >> RouteAlerts(config.alerts)
     sinks = Sinks(config.out, streaming=True, bigquery=config.bigquery,
                   dead_letter_topic=config.dead_letter_topic, alerts_topic=config.alerts_topic,
-                  key_envs=key_envs(config.stages.judge))
-    {**tables._asdict(), "alerts": alerts} | "WriteTables" >> WriteTables(sinks, bigquery_client)
+                  key_envs=key_envs(config.stages.judge), tables=config.tables)
+    {**tables.written(), "alerts": alerts} | "WriteTables" >> WriteTables(sinks, bigquery_client)
     return StreamTables(tables, alerts)

@@ -1,4 +1,4 @@
-"""Sources (JSONL, Parquet) and file sinks (Parquet tables; batch and streaming).
+"""Sources (JSONL, Parquet) and the dead-letter message (the table files: tablefiles.py).
 
 Inputs are read file by file, line by line: a line that cannot be decoded is a dead letter
 naming its file and line, and a file that breaks off (a truncated .gz) stops the run with its
@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-import time
-import uuid
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -31,8 +29,7 @@ from rt4chart.pipeline.textfiles import (
     undecodable,
 )
 from rt4chart.schemas.records import DeadLetter
-from rt4chart.schemas.rows import DeadLetterRow, to_dict
-from rt4chart.schemas.tables import TABLES, arrow_schema
+from rt4chart.schemas.rows import DeadLetterRow
 
 logger = logging.getLogger(__name__)
 
@@ -286,23 +283,6 @@ class ReadTraces(beam.PTransform):
         )
 
 
-class WriteTable(beam.PTransform):
-    """Rows (of the table's row class) -> Parquet files under OUT/<table>/, with the table's
-    Arrow schema."""
-
-    def __init__(self, out: str, table: str):
-        super().__init__()
-        self._out = out.rstrip("/")
-        self._table = TABLES[table]
-
-    def expand(self, rows: beam.PCollection):
-        return rows | "Dicts" >> beam.Map(to_dict) | "Parquet" >> beam.io.WriteToParquet(
-            FileSystems.join(self._out, self._table.name, "part"),
-            arrow_schema(self._table),
-            file_name_suffix=".parquet",
-        )
-
-
 def dead_letter_message(row: DeadLetterRow) -> beam.io.PubsubMessage:
     """A dead-letter row as a Pub/Sub message: the payload as received, why as attributes."""
     attributes = {"stage": row.stage, "reason": row.reason[:1024],
@@ -311,54 +291,3 @@ def dead_letter_message(row: DeadLetterRow) -> beam.io.PubsubMessage:
         if value:
             attributes[name] = value[:1024]
     return beam.io.PubsubMessage(row.raw.encode(), attributes)
-
-
-class _WriteBundleFn(beam.DoFn):
-    """Streaming file sink: one Parquet file per bundle (and per `max_rows`), written to a
-    temporary name and renamed, so that a reader never sees a partial file and a window that
-    fires many times loses no row (WriteToParquet's windowed writes did, locally)."""
-
-    def __init__(self, directory: str, table: str, max_rows: int = 10_000):
-        self._dir = directory
-        self._table = table
-        self._max_rows = max_rows
-
-    def setup(self) -> None:
-        self._schema = arrow_schema(TABLES[self._table])
-
-    def start_bundle(self) -> None:
-        self._rows: list[dict] = []
-
-    def process(self, row) -> None:
-        self._rows.append(to_dict(row))
-        if len(self._rows) >= self._max_rows:
-            self._flush()
-
-    def finish_bundle(self) -> None:
-        self._flush()
-
-    def _flush(self) -> None:
-        if not self._rows:
-            return
-        table = pa.Table.from_pylist(self._rows, schema=self._schema)
-        name = f"part-{time.time_ns()}-{uuid.uuid4().hex[:12]}.parquet"
-        final = FileSystems.join(self._dir, name)
-        temp = FileSystems.join(self._dir, f".tmp-{name}")
-        with FileSystems.create(temp) as fh:
-            pq.write_table(table, fh)
-        FileSystems.rename([temp], [final])
-        self._rows = []
-
-
-class WriteTableStreaming(beam.PTransform):
-    """Rows (of the table's row class) -> Parquet files under OUT/<table>/, one per bundle
-    (streaming)."""
-
-    def __init__(self, out: str, table: str):
-        super().__init__()
-        self._dir = FileSystems.join(out.rstrip("/"), TABLES[table].name)
-        self._table = table
-
-    def expand(self, rows: beam.PCollection):
-        FileSystems.mkdirs(self._dir) if not FileSystems.exists(self._dir) else None
-        return rows | "Files" >> beam.ParDo(_WriteBundleFn(self._dir, self._table))

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import os
 import threading
 import time
 from collections.abc import Iterator
@@ -27,12 +26,13 @@ from apache_beam.options.pipeline_options import (
 from rt4chart import prompts
 from rt4chart.pipeline import graph
 from rt4chart.pipeline.config import AuditConfig, StreamConfig
+from rt4chart.pipeline.earlier import check_reuse_source, redo_traces
 from rt4chart.pipeline.io import check_inputs
+from rt4chart.pipeline.outputs import TablesConfig
 from rt4chart.pipeline.progress import run_with_progress
 from rt4chart.pipeline.runfolder import REDO_INPUT, SUMMARY, RunFolder
-from rt4chart.pipeline.summary import Summary, read_table, summarise
+from rt4chart.pipeline.summary import Summary, summarise
 from rt4chart.schemas.records import RunInfo
-from rt4chart.transforms.aggregate import REDO_STAGE
 from rt4chart.transforms.judges import job_limits, pricing
 from rt4chart.transforms.judges.base import JudgeSpec, judge_model
 
@@ -72,16 +72,17 @@ def share_limits(spec: JudgeSpec, options: PipelineOptions) -> JudgeSpec:
     return job_limits.share_limits(spec, options)
 
 
-def ensure_bigquery(spec: str) -> None:
-    """Create the dataset and the tables (partitioned, clustered) before the job starts: Beam
-    creates missing tables but not a missing dataset, nor the partitioning of a table."""
+def ensure_bigquery(spec: str, tables: TablesConfig) -> None:
+    """Make the dataset and the tables (partitioned, clustered) ready before the job starts:
+    Beam creates missing tables but not a missing dataset, nor the partitioning of a table,
+    nor new columns of an existing one (see bigquery.ensure_tables)."""
     from google.cloud import bigquery
 
     from rt4chart.pipeline.bigquery import ensure_tables, parse_dataset
 
     project, dataset = parse_dataset(spec)
-    ensure_tables(bigquery.Client(project=project), project, dataset,
-                  os.environ.get("RT4CHART_BIGQUERY_LOCATION"))
+    ensure_tables(bigquery.Client(project=project), project, dataset, tables.bigquery_location,
+                  tables.partition_expiration_ms)
 
 
 def check_dataset(spec: str | None) -> None:
@@ -90,28 +91,6 @@ def check_dataset(spec: str | None) -> None:
         from rt4chart.pipeline.bigquery import parse_dataset
 
         parse_dataset(spec)
-
-
-def check_reuse_source(run_dir: str, out: str) -> None:
-    if os.path.abspath(run_dir.rstrip("/")) == os.path.abspath(out.rstrip("/")):
-        raise ValueError("--reuse must name an earlier run's directory, not --out (its tables "
-                         "are replaced by this run)")
-    cached = FileSystems.match([FileSystems.join(run_dir.rstrip("/"), "judge_cache",
-                                                 "*.parquet")])[0].metadata_list
-    if not cached:
-        raise ValueError(f"{run_dir} has no judge_cache table to reuse")
-
-
-def redo_traces(run_dir: str) -> list[str]:
-    """The traces (as received) of an earlier run's incomplete answers, the latest per trace;
-    ValueError if there is none."""
-    latest: dict[str, str] = {}
-    for row in read_table(run_dir, "dead_letters").to_pylist():
-        if row["stage"] == REDO_STAGE:
-            latest[row["trace_id"]] = row["raw"]
-    if not latest:
-        raise ValueError(f"{run_dir} has no incomplete answer to redo")
-    return list(latest.values())
 
 
 def write_redo_input(traces: list[str], folder: str) -> str:
@@ -152,7 +131,8 @@ def _preflight(config: AuditConfig, folder: RunFolder,
         redo = redo_traces(config.redo) if config.redo else []
         check_dataset(config.bigquery)
     if config.bigquery:  # an error of BigQuery's (access, quota) fails the run
-        ensure_bigquery(config.bigquery)
+        with usage_errors():  # a missing dataset without --bigquery-location: a usage error
+            ensure_bigquery(config.bigquery, config.tables)
     return config, run, redo
 
 
@@ -262,7 +242,8 @@ def run_stream(config: StreamConfig, options: PipelineOptions,
         config = dataclasses.replace(config, stages=dataclasses.replace(
             config.stages, judge=share_limits(config.stages.judge, options)))
     if config.bigquery:
-        ensure_bigquery(config.bigquery)
+        with usage_errors():
+            ensure_bigquery(config.bigquery, config.tables)
     logger.info("streaming audit of %s with judge %s (model %s), prompts %s, windows of %d s "
                 "-> %s", config.subscription, config.stages.judge.name, run.judge_model,
                 run.prompt_hash, config.stages.windowing.size_s,

@@ -16,7 +16,10 @@ The batch job's order of calls:
     folder.commit()                 # on success: the earlier run out, the new one in
     folder.abort()                  # on failure: removes the staging folder, nothing else
 
-Paths go through Beam's FileSystems, so gs:// works too (a rename there is a copy and a delete).
+Table files may sit in partition folders (OUT/<table>/dt=YYYY-MM-DD/, see tablefiles.py): they
+are listed, moved and removed like any file, and the local folders a removal leaves empty go
+too. Paths go through Beam's FileSystems, so gs:// works too (a rename there is a copy and a
+delete).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from apache_beam.io.filesystem import BeamIOError
 from apache_beam.io.filesystems import FileSystems
 
 from rt4chart import __version__
+from rt4chart.pipeline.tablefiles import PARTITION_KEY, TEMP_PREFIX
 from rt4chart.schemas.tables import TABLES
 
 logger = logging.getLogger(__name__)
@@ -137,14 +141,22 @@ def _is_our_summary(out: str) -> bool:
     return isinstance(doc, dict) and SUMMARY_KEYS <= doc.keys()
 
 
+def _table_file(name: str) -> bool:
+    return (name.startswith("part-") and name.endswith(".parquet")) or (
+        name.startswith(".tmp-part-"))  # a streaming write cut short
+
+
 def _unlisted_run_file(rel: str) -> bool:
-    """A file an rt4chart without manifests wrote (its summary.json is checked apart)."""
+    """A file an rt4chart without manifests wrote (its summary.json is checked apart), or a
+    table file a stream added: OUT/<table>/part-*.parquet (flat, before partition folders) or
+    OUT/<table>/dt=YYYY-MM-DD/part-*.parquet."""
     parts = rel.split("/")
     if parts[0] in TABLES and len(parts) == 2:
-        return (parts[1].startswith("part-") and parts[1].endswith(".parquet")) or (
-            parts[1].startswith(".tmp-part-"))  # a streaming write cut short
+        return _table_file(parts[1])
+    if parts[0] in TABLES and len(parts) == 3 and parts[1].startswith(f"{PARTITION_KEY}="):
+        return _table_file(parts[2])
     if parts[0] in TABLES and len(parts) > 2:
-        return parts[1].startswith("beam-temp-")  # a batch write cut short
+        return parts[1].startswith(TEMP_PREFIX)  # a batch write cut short
     return rel == REDO_INPUT
 
 
@@ -265,6 +277,7 @@ class RunFolder:
         if old:
             logger.info("removing the %d files of the earlier run in %s", len(old), self.out)
             FileSystems.delete([_join(self.out, f) for f in old])
+            _remove_empty_folders(self.out, old)
         for rel in new:
             _move(_join(self.staging, rel), _join(self.out, rel))
         manifest = Manifest(self.run_id, tuple(new))
@@ -297,6 +310,18 @@ def _move(source: str, destination: str) -> None:
     except BeamIOError:
         FileSystems.copy([source], [destination])
         FileSystems.delete([source])
+
+
+def _remove_empty_folders(out: str, removed: Iterable[str]) -> None:
+    """The local folders (partition folders, table folders) that removing files left empty."""
+    if FileSystems.get_scheme(out) is not None:
+        return  # object stores have no folders
+    parents = {os.path.dirname(_join(out, rel)) for rel in removed if "/" in rel}
+    for folder in sorted(parents, key=len, reverse=True):
+        while folder.startswith(out + os.sep) and os.path.isdir(folder) and not os.listdir(
+                folder):
+            os.rmdir(folder)
+            folder = os.path.dirname(folder)
 
 
 def _remove_tree(folder: str) -> None:

@@ -13,7 +13,9 @@ from typing import Any
 
 import apache_beam as beam
 
-from rt4chart.pipeline.io import WriteTable, WriteTableStreaming, dead_letter_message
+from rt4chart.pipeline.io import dead_letter_message
+from rt4chart.pipeline.outputs import TablesConfig
+from rt4chart.pipeline.tablefiles import WriteTable, WriteTableStreaming
 from rt4chart.schemas.tables import TABLES
 from rt4chart.transforms.alerts import alert_message
 from rt4chart.transforms.judges.base import JudgeSpec
@@ -40,6 +42,7 @@ class Sinks:
     dead_letter_topic: str | None = None
     alerts_topic: str | None = None
     key_envs: tuple[str, ...] = ()  # variables holding keys to redact, besides the usual ones
+    tables: TablesConfig = TablesConfig()  # BigQuery's partition expiry (the rest: pre-launch)
 
 
 def key_envs(spec: JudgeSpec) -> tuple[str, ...]:
@@ -86,7 +89,8 @@ def _bigquery_sink(sinks: Sinks, table: str, test_client=None) -> beam.PTransfor
     from rt4chart.pipeline.bigquery import WriteBigQueryTable  # the GCP client libraries
 
     return WriteBigQueryTable(sinks.bigquery, table, streaming=sinks.streaming,
-                              method=sinks.bigquery_method, test_client=test_client)
+                              method=sinks.bigquery_method, test_client=test_client,
+                              partition_expiration_ms=sinks.tables.partition_expiration_ms)
 
 
 def _publish(rows: beam.PCollection, topic: str, to_message, what: str) -> None:

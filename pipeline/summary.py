@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
+from rt4chart.pipeline.tablefiles import table_files
 from rt4chart.schemas.records import Usage
 from rt4chart.schemas.rows import (
     AnswerRow,
@@ -42,11 +43,10 @@ def read_parquet(path: str) -> pa.Table:
 
 
 def read_table(out: str, name: str) -> pa.Table:
-    """All Parquet files of one output table, as one Arrow table (empty if none)."""
-    pattern = FileSystems.join(out.rstrip("/"), name, "*.parquet")
-    paths = [m.path for r in FileSystems.match([pattern]) for m in r.metadata_list]
+    """All Parquet files of one output table, as one Arrow table (empty if none); in either
+    layout (OUT/<table>/dt=YYYY-MM-DD/, or flat, see tablefiles.py)."""
     schema = arrow_schema(TABLES[name])
-    tables = [read_parquet(path) for path in sorted(paths)]
+    tables = [read_parquet(path) for path in table_files(out, name)]
     if not tables:
         return schema.empty_table()
     return pa.concat_tables(tables).cast(schema)

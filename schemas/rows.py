@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from rt4chart.schemas.records import DeadLetter, Usage
+from rt4chart.schemas.records import DeadLetter, Trace, Usage
 
 TYPES = ("STRING", "INT64", "FLOAT64", "BOOL", "TIMESTAMP", "RECORD")
 MODES = ("NULLABLE", "REQUIRED", "REPEATED")
@@ -281,6 +281,41 @@ class JudgeCacheRow:
     prompt_hash: str = column("STRING", "REQUIRED")
     result: str = column("STRING", "REQUIRED", "the judge's answer as JSON, before grounding")
     created_at: datetime = column("TIMESTAMP", "REQUIRED")
+
+
+@dataclass(frozen=True, kw_only=True)
+class DocumentRow:
+    """A retrieved passage of a trace."""
+
+    doc_id: str = column("STRING", "REQUIRED")
+    text: str = column("STRING", "REQUIRED")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TraceRow:
+    """A trace as audited (opt-in, `--write-traces`): its raw text, so that a report built from
+    the tables alone can show the question and the context. Holds the RAG system's data as
+    received (not redacted); the metadata map is not kept."""
+
+    trace_id: str = column("STRING", "REQUIRED")
+    route: str = column("STRING", "REQUIRED")
+    event_time: datetime = column("TIMESTAMP", "REQUIRED")
+    question: str = column("STRING", "REQUIRED", "may be empty (summarisation)")
+    contexts: tuple[DocumentRow, ...] = column(
+        "RECORD", "REPEATED", "the retrieved passages, in order", DocumentRow)
+    answer: str = column("STRING", "REQUIRED")
+    task: str | None = column("STRING")
+    generator: str | None = column("STRING")
+
+    @classmethod
+    def of(cls, trace: Trace) -> TraceRow:
+        """The row of a validated trace."""
+        return cls(trace_id=trace.trace_id, route=trace.route,
+                   event_time=datetime.fromtimestamp(trace.event_time_us / 1e6, UTC),
+                   question=trace.question,
+                   contexts=tuple(DocumentRow(doc_id=d.doc_id, text=d.text)
+                                  for d in trace.contexts),
+                   answer=trace.answer, task=trace.task, generator=trace.generator)
 
 
 # The usage columns a table may have, and the `Usage` attribute each holds.

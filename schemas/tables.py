@@ -16,6 +16,7 @@ from rt4chart.schemas.rows import (
     DeadLetterRow,
     JudgeCacheRow,
     RouteRateRow,
+    TraceRow,
 )
 
 
@@ -145,7 +146,16 @@ JUDGE_CACHE = Table.of(
     "Every successful judge call's result, content-addressed: a later run reuses it (--reuse).",
     partition_field="created_at", cluster_fields=("stage",), insert_id=("key",),
 )
+TRACES = Table.of(
+    "traces", TraceRow,
+    "Opt-in (--write-traces): each audited trace's raw text (question, contexts, answer), so "
+    "that a report from these tables shows it. Holds the RAG system's data as received.",
+    partition_field="event_time", cluster_fields=("route",), insert_id=("trace_id",),
+)
 
 TABLES: dict[str, Table] = {
-    t.name: t for t in (ANSWERS, CLAIMS, ROUTE_RATES, COSTS, DEAD_LETTERS, ALERTS, JUDGE_CACHE)
+    t.name: t for t in (ANSWERS, CLAIMS, ROUTE_RATES, COSTS, DEAD_LETTERS, ALERTS, JUDGE_CACHE,
+                        TRACES)
 }
+# Tables written only when asked for (`--write-traces`); created in BigQuery all the same.
+OPT_IN_TABLES = ("traces",)

@@ -4,8 +4,9 @@ Every successful judge call is written to the `judge_cache` table under a key: t
 the stage, the judge model, the prompt hash and the call's inputs (the answer sentence, answer
 and question for a decomposition; the claim, window text and question for a local verdict; the
 claim, full context, question, local label and hint for a global verdict). A later run given
-`--reuse DIR` joins its requests with that table on the key: a hit replays the stored answer
-(through the same grounding as a fresh one, at no cost), a miss calls the judge. Change the
+`--reuse DIR` (or `--reuse bq:PROJECT:DATASET`, see pipeline/earlier.py) joins its requests
+with that table on the key: a hit replays the stored answer (through the same grounding as a
+fresh one, at no cost), a miss calls the judge. Change the
 retriever, and only the traces whose windows changed are judged again; change a prompt or the
 model, and nothing is reused.
 """
@@ -72,15 +73,17 @@ class SplitReused(beam.PTransform):
 
 
 class ReadCache(beam.PTransform):
-    """The judge_cache rows of an earlier run's output directory."""
+    """The judge_cache rows of an earlier run's Parquet files, given as globs (a run folder's
+    judge_cache table, in either layout: `rt4chart.pipeline.tablefiles.table_patterns`)."""
 
-    def __init__(self, run_dir: str):
+    def __init__(self, patterns: tuple[str, ...]):
         super().__init__()
-        self._pattern = run_dir.rstrip("/") + "/judge_cache/*.parquet"
+        self._patterns = tuple(patterns)
 
     def expand(self, pbegin: beam.pvalue.PBegin) -> beam.PCollection[JudgeCacheRow]:
         return (
             pbegin
-            | "ReadCache" >> beam.io.ReadFromParquet(self._pattern)
+            | "Patterns" >> beam.Create(self._patterns)
+            | "ReadCache" >> beam.io.ReadAllFromParquet()
             | "Rows" >> beam.Map(lambda values: from_dict(JudgeCacheRow, values))
         )

@@ -5,8 +5,8 @@ parameters (declared in ``metadata.json`` next to this file; names use underscor
 Template parameter names cannot contain dashes) and the job's Beam options (``--project``,
 ``--region``, ``--temp_location``, ``--sdk_container_image``, ...). Template parameters become
 rt4chart's options (``dead_letter_topic`` -> ``--dead-letter-topic``; ``judge_options``, a
-``;``-separated list of KEY=VALUE, becomes repeated ``--judge-option``); everything else is
-passed on unchanged for Beam.
+``;``-separated list of KEY=VALUE, becomes repeated ``--judge-option``; ``write_traces=true``
+becomes ``--write-traces``); everything else is passed on unchanged for Beam.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from pathlib import Path
 METADATA = Path(__file__).resolve().with_name("metadata.json")
 # Template parameters that do not map one-to-one on a flag.
 LIST_PARAMS = {"judge_options": "--judge-option"}
+# Template parameters that switch a flag on: "true" gives the flag, anything else nothing.
+FLAG_PARAMS = {"write_traces": "--write-traces", "confirm_ent": "--confirm-ent"}
 
 
 def template_parameters(metadata: Path = METADATA) -> list[str]:
@@ -42,6 +44,8 @@ def _split(token: str, rest: list[str]) -> tuple[str, str | None, int]:
 
 
 def _translate(name: str, value: str) -> list[str]:
+    if name in FLAG_PARAMS:
+        return [FLAG_PARAMS[name]] if value.lower() == "true" else []
     if name in LIST_PARAMS:
         items = [item.strip() for item in value.split(";") if item.strip()]
         return [part for item in items for part in (LIST_PARAMS[name], item)]

@@ -1,8 +1,10 @@
-# The dataset, the six output tables and the dashboard views.
+# The dataset, the output tables and the dashboard views.
 #
 # Table schemas, descriptions, partitioning and clustering are generated from
 # schemas/tables.py by infra/export_schemas.py into schemas/ (checked in; a test fails when they
-# drift). Every table is partitioned by the UTC day of its partition_field.
+# drift). Every table is partitioned by the UTC day of its partition_field; partitions expire
+# after var.partition_expiration_days when set. The traces table is created empty: the job
+# writes it only with --write-traces (write_traces=true).
 
 locals {
   tables = jsondecode(file("${path.module}/schemas/tables.json"))
@@ -36,8 +38,9 @@ resource "google_bigquery_table" "tables" {
   deletion_protection = var.deletion_protection
 
   time_partitioning {
-    type  = each.value.partition_type
-    field = each.value.partition_field
+    type          = each.value.partition_type
+    field         = each.value.partition_field
+    expiration_ms = var.partition_expiration_days == null ? null : var.partition_expiration_days * 86400000
   }
 }
 

@@ -15,6 +15,12 @@ variable "bigquery_location" {
   default     = "EU"
 }
 
+variable "partition_expiration_days" {
+  description = "Days after which BigQuery deletes a day's partition of every table (claims, dead letters and traces hold raw trace text); null keeps them."
+  type        = number
+  default     = null
+}
+
 variable "name" {
   description = "Prefix of every resource name (topics, subscriptions, bucket, service account)."
   type        = string

@@ -22,10 +22,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                     "comparison with an earlier run.")
     p.add_argument("out_dir", metavar="OUT_DIR",
                    help="output directory of `rt4chart audit` or `stream`, or the tables in "
-                        "BigQuery as bq:PROJECT:DATASET (then give --traces)")
+                        "BigQuery as bq:PROJECT:DATASET (question and context come from its "
+                        "traces table, written with --write-traces, or from --traces)")
     p.add_argument("--traces", nargs="+", metavar="FILE",
-                   help="the run's trace files (JSONL or Parquet, globs); default: the inputs "
-                        "recorded in OUT_DIR/summary.json")
+                   help="the run's trace files (JSONL or Parquet, globs); default: the run's "
+                        "traces table (--write-traces), else the inputs recorded in "
+                        "OUT_DIR/summary.json")
     p.add_argument("--compare", metavar="OTHER_OUT_DIR",
                    help="an earlier run (before a change) to compare OUT_DIR (after) with")
     p.add_argument("--compare-traces", nargs="+", metavar="FILE",
@@ -48,8 +50,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     main = load_run(args.out_dir, args.traces)
     if not main.traces and main.answers:
-        logger.warning("no trace inputs found (summary.json 'inputs' or --traces): the trace "
-                       "views will lack the question and the context")
+        logger.warning("no traces found (--traces, the traces table of a run audited with "
+                       "--write-traces, or summary.json 'inputs'): the trace views will lack "
+                       "the question and the context")
     other = load_run(args.compare, args.compare_traces) if args.compare else None
     html = render(main, other, max_traces=args.max_traces, title=args.title)
     with FileSystems.create(args.out) as fh:

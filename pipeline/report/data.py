@@ -1,7 +1,8 @@
 """A run's tables and traces, loaded for the report.
 
 The answers and claims tables hold neither the question nor the context: the trace view reads
-them back from the run's inputs (recorded in `summary.json` by `audit`) or from `--traces`.
+them from `--traces`, else from the run's opt-in traces table (`--write-traces`; the way for a
+run in BigQuery), else from the run's inputs (recorded in `summary.json` by `audit`).
 """
 
 from __future__ import annotations
@@ -9,14 +10,15 @@ from __future__ import annotations
 import io
 import json
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from apache_beam.io.filesystems import FileSystems
 
+from rt4chart.pipeline.earlier import is_bigquery, stored_traces, table_reader
 from rt4chart.pipeline.io import is_parquet
 from rt4chart.pipeline.sinks import REDACTED_COLUMNS
-from rt4chart.pipeline.summary import read_parquet, read_table
+from rt4chart.pipeline.summary import read_parquet
 from rt4chart.schemas.records import PreparedTrace, add_cost
 from rt4chart.transforms.joins import wilson
 from rt4chart.transforms.redact import redact_configured
@@ -103,36 +105,6 @@ def _read_summary(out_dir: str) -> dict:
         return json.loads(fh.read())
 
 
-BIGQUERY_PREFIX = "bq:"
-
-
-def is_bigquery(source: str) -> bool:
-    return source.startswith(BIGQUERY_PREFIX)
-
-
-def table_reader(source: str, bigquery_client=None) -> Callable[[str], list[dict]]:
-    """Rows of a run's table by name: from an output directory's Parquet files, or from a
-    BigQuery dataset given as `bq:PROJECT:DATASET` (or `bq:PROJECT.DATASET`)."""
-    if not is_bigquery(source):
-        return lambda name: read_table(source, name).to_pylist()
-    from google.api_core.exceptions import NotFound
-    from google.cloud import bigquery
-
-    from rt4chart.pipeline.bigquery import parse_dataset
-
-    project, dataset = parse_dataset(source[len(BIGQUERY_PREFIX):])
-    client = bigquery_client or bigquery.Client(project=project)
-
-    def read(name: str) -> list[dict]:
-        try:
-            rows = client.query(f"SELECT * FROM `{project}.{dataset}.{name}`").result()
-        except NotFound:
-            return []
-        return [dict(row.items()) for row in rows]
-
-    return read
-
-
 def redacted(rows: list[dict]) -> list[dict]:
     """Rows with their free-text columns (reason, note, raw) redacted: a run written before
     redaction (or by another tool) must not put a key into the report."""
@@ -167,9 +139,14 @@ def load_run(out_dir: str, traces: list[str] | None = None, bigquery_client=None
         dead_letters=read("dead_letters"),
         summary={} if is_bigquery(out_dir) else _redacted_summary(_read_summary(out_dir)),
     )
-    paths = traces if traces else run.summary.get("inputs", [])
     wanted = {a["trace_id"] for a in run.answers}
-    run.traces = read_traces(paths, wanted) if paths else {}
+    if traces:
+        run.traces = read_traces(traces, wanted)
+        return run
+    stored = stored_traces(out_dir, wanted, bigquery_client)  # --write-traces
+    paths = [] if stored else run.summary.get("inputs", [])
+    run.traces = prepared(stored, wanted) if stored else (
+        read_traces(paths, wanted) if paths else {})
     return run
 
 
@@ -188,11 +165,24 @@ def _records(path: str) -> Iterator[object]:
             yield from (line for line in fh if line.strip())
 
 
-def read_traces(paths: Iterable[str], wanted: set[str]) -> dict[str, PreparedTrace]:
-    """The segmented traces among `paths` whose id is in `wanted` (first one of an id wins).
-
-    Invalid records are skipped: the run's dead letters already report them.
+def prepared(records: Iterable[object], wanted: set[str],
+             found: dict[str, PreparedTrace] | None = None) -> dict[str, PreparedTrace]:
+    """The segmented traces among `records` whose id is in `wanted` (first one of an id wins),
+    added to `found`. Invalid records are skipped: the run's dead letters already report them.
     """
+    found = {} if found is None else found
+    for record in records:
+        try:
+            trace = parse_trace(record)
+        except InvalidTrace:
+            continue
+        if trace.trace_id in wanted and trace.trace_id not in found:
+            found[trace.trace_id] = prepare(trace, SegmentConfig())
+    return found
+
+
+def read_traces(paths: Iterable[str], wanted: set[str]) -> dict[str, PreparedTrace]:
+    """The segmented traces in the files `paths` whose id is in `wanted` (see `prepared`)."""
     found: dict[str, PreparedTrace] = {}
     for path in paths:
         try:
@@ -200,12 +190,6 @@ def read_traces(paths: Iterable[str], wanted: set[str]) -> dict[str, PreparedTra
         except (OSError, ValueError) as exc:
             logger.warning("cannot read traces from %s: %s", path, exc)
             continue
-        for record in records:
-            try:
-                trace = parse_trace(record)
-            except InvalidTrace:
-                continue
-            if trace.trace_id in wanted and trace.trace_id not in found:
-                found[trace.trace_id] = prepare(trace, SegmentConfig())
+        prepared(records, wanted, found)
     return found
 

@@ -129,9 +129,18 @@ def _alerts() -> list[dict]:
              "sample_trace_ids": ["t-1"], "emitted_at": dt.datetime(2024, 5, 2, tzinfo=UTC)}]
 
 
+def _traces() -> list[dict]:
+    return [{"trace_id": "t-1", "route": "support-bot",
+             "event_time": dt.datetime(2024, 5, 1, 9, 30, tzinfo=UTC),
+             "question": "How long is the free trial?",
+             "contexts": [{"doc_id": "policy", "text": "The free trial lasts 14 days."},
+                          {"doc_id": "faq", "text": "Trials: two weeks.\nNo card."}],
+             "answer": "The free trial lasts 30 days.", "task": "QA", "generator": None}]
+
+
 @pytest.fixture
 def sample_rows() -> dict[str, list[dict]]:
     """Rows of every table as the pipeline produces them (aware datetimes, nested lists)."""
     return {"answers": _answers(), "claims": _claims(), "route_rates": _route_rates(),
             "costs": _costs(), "dead_letters": _dead_letters(), "alerts": _alerts(),
-            "judge_cache": _judge_cache()}
+            "judge_cache": _judge_cache(), "traces": _traces()}

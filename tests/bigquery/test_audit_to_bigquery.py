@@ -23,7 +23,7 @@ PROJECT = "rt4chart-test"
 
 
 def test_audit_writes_the_same_rows_to_bigquery_and_parquet(emulator, dataset, tmp_path):
-    bq.ensure_tables(emulator.client(), PROJECT, dataset)
+    bq.ensure_tables(emulator.client(), PROJECT, dataset, "US")
     config = AuditConfig((example_traces(),), str(tmp_path / "out"), JudgeSpec.of("offline"),
                          bigquery=f"{PROJECT}:{dataset}")
     run = RunInfo("offline-lexical-v2", prompts.prompt_hash())

@@ -143,7 +143,7 @@ def test_beam_writes_every_table_and_reads_back_equal(emulator, dataset, sample_
 
 
 def test_insert_ids_come_with_every_row_and_survive_a_retry(emulator, dataset, sample_rows):
-    bq.ensure_tables(emulator.client(), PROJECT, dataset)
+    bq.ensure_tables(emulator.client(), PROJECT, dataset, "US")
     rows = {"answers": sample_rows["answers"]}
     # The first insertAll reaches the emulator but answers "backendError" (a lost response):
     # Beam must send the same rows again, with the same insert ids.
@@ -167,7 +167,7 @@ def test_insert_ids_come_with_every_row_and_survive_a_retry(emulator, dataset, s
 
 
 def test_rejected_row_comes_back_as_a_dead_letter(emulator, dataset, sample_rows):
-    bq.ensure_tables(emulator.client(), PROJECT, dataset)
+    bq.ensure_tables(emulator.client(), PROJECT, dataset, "US")
     good = sample_rows["answers"][0]
     bad = {**sample_rows["answers"][1], "trace_id": "t-bad", "cost_usd": "n/a"}
     pipeline, failed, _ = _write(emulator, dataset, {"answers": [good, bad]})
@@ -196,7 +196,7 @@ def test_throughput_through_beam(emulator, dataset, sample_rows):
         {**template, "trace_id": f"t-{i:05d}", "event_time": start + dt.timedelta(seconds=i)}
         for i in range(n)
     ]
-    bq.ensure_tables(emulator.client(), PROJECT, dataset)
+    bq.ensure_tables(emulator.client(), PROJECT, dataset, "US")
     pipeline, _, _ = _write(emulator, dataset, {"answers": rows})
     t0 = time.perf_counter()
     pipeline.run().wait_until_finish()

@@ -28,7 +28,7 @@ def test_report_from_bigquery_tables_matches_the_report_from_parquet(emulator, d
                                                                       tmp_path):
     traces = tmp_path / "traces.jsonl"
     traces.write_text(json.dumps(fj.RUNNING_TRACE) + "\n")
-    bq.ensure_tables(emulator.client(), PROJECT, dataset)
+    bq.ensure_tables(emulator.client(), PROJECT, dataset, "US")
     config = AuditConfig((str(traces),), str(tmp_path / "out"),
                          JudgeSpec.of("fake_judges:running_example"),
                          segment=SegmentConfig(2, 1), bigquery=f"{PROJECT}:{dataset}")

@@ -53,6 +53,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _ddl_type(field: bigquery.SchemaField) -> str:
+    """A column's type in BigQuery DDL, as bqemulator translates it (no NOT NULL in a STRUCT)."""
+    if field.field_type in ("RECORD", "STRUCT"):
+        base = "STRUCT<" + ", ".join(f"`{f.name}` {_ddl_type(f)}" for f in field.fields) + ">"
+    else:
+        base = {"INTEGER": "INT64", "FLOAT": "FLOAT64", "BOOLEAN": "BOOL"}.get(
+            field.field_type, field.field_type)
+    return f"ARRAY<{base}>" if field.mode == "REPEATED" else base
+
+
 class ShortClient(bigquery.Client):
     """A BigQuery client whose every API call times out and stops retrying after seconds."""
 
@@ -66,6 +76,21 @@ class ShortClient(bigquery.Client):
         if kwargs.get("timeout") is None:
             kwargs["timeout"] = self.timeout_s
         return super()._call_api(retry, span_name, span_attributes, job_ref, headers, **kwargs)
+
+    def update_table(self, table, fields, *args, **kwargs):
+        """tables.patch; bqemulator then changes the table's metadata but not its storage, so
+        that an insert with a new column fails: the columns added are also added to the
+        storage, by DDL (which in turn would not change the metadata). BigQuery needs either
+        one, not both."""
+        before = {f.name for f in self.get_table(table.reference).schema}
+        updated = super().update_table(table, fields, *args, **kwargs)
+        if "schema" in fields:
+            ref = f"`{table.project}.{table.dataset_id}.{table.table_id}`"
+            for field in updated.schema:
+                if field.name not in before:
+                    self.query(f"ALTER TABLE {ref} ADD COLUMN IF NOT EXISTS `{field.name}` "
+                               f"{_ddl_type(field)}", job_retry=None).result(timeout=10)
+        return updated
 
 
 def short_client(endpoint: str, project: str, deadline_s: float = 10.0) -> ShortClient:

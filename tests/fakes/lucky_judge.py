@@ -70,7 +70,7 @@ def factory(options: dict[str, str]) -> LuckyJudge:
 def _rows(folder: Path) -> list[dict]:
     import pyarrow.parquet as pq
 
-    return [r for f in sorted(folder.glob("*.parquet")) for r in pq.read_table(f).to_pylist()]
+    return [r for f in sorted(folder.rglob("*.parquet")) for r in pq.read_table(f).to_pylist()]
 
 
 def pass_share(eval_dir: Path, part: str | None = None) -> tuple[int, int, int, int]:

@@ -97,6 +97,8 @@ def _sample(action: argparse.Action) -> tuple[str, object]:
     """A template value for an option, and what rt4chart should parse it to."""
     if action.type in (int, float):
         return "7", action.type("7")
+    if action.nargs == 0:  # a flag: the template parameter's "true" switches it on
+        return "true", True
     if action.dest == "judge_option":
         return "timeout_s=30; price_input=0.15", ["timeout_s=30", "price_input=0.15"]
     return f"value-of-{action.dest}", f"value-of-{action.dest}"

@@ -81,8 +81,10 @@ def test_every_table_in_tables_py_has_a_partitioned_clustered_resource(tf):
     for name in TABLES:
         assert (TF / "schemas" / f"{name}.json").is_file()
     [partitioning] = tables["time_partitioning"]
-    assert partitioning == {"type": "${each.value.partition_type}",
-                            "field": "${each.value.partition_field}"}
+    assert partitioning["type"] == "${each.value.partition_type}"
+    assert partitioning["field"] == "${each.value.partition_field}"
+    assert "var.partition_expiration_days" in partitioning["expiration_ms"]
+    assert _default(tf, "${var.partition_expiration_days}") is None
     assert tables["clustering"] == "${each.value.cluster_fields}"
     assert tables["description"] == "${each.value.description}"
     assert tables["dataset_id"] == "${google_bigquery_dataset.rt4chart.dataset_id}"

@@ -71,7 +71,7 @@ def run_stream(stream: TestStream, windowing: WindowingConfig, name: str,
     stages = StagesConfig(SPEC, windowing=windowing)
     with beam.Pipeline(options=STREAMING) as p:
         tables = p | stream | Audit(stages, RUN)
-        outputs = tables._asdict()
+        outputs = tables.written()
         if alerts is not None:
             outputs["alerts"] = tables.route_rates | RouteAlerts(alerts)
         for table, rows in outputs.items():
