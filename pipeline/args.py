@@ -14,6 +14,7 @@ import os
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from rt4chart.pipeline.chunks import add_chunk_args
 from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.judges.base import JudgeSpec
@@ -61,6 +62,7 @@ def add_audit_parser(sub: argparse._SubParsersAction) -> None:
                         "failing the run")
     add_judge_args(p)
     add_limits_args(p)
+    add_chunk_args(p)
 
 
 def add_stream_parser(sub: argparse._SubParsersAction) -> None:
@@ -219,7 +221,7 @@ def audit_config(args: argparse.Namespace, example: str | None = None) -> AuditC
         inputs=inputs, out=args.out, judge=judge_spec(args), overwrite=args.overwrite,
         input_format=args.input_format, segment=segment_config(args), bigquery=args.bigquery,
         claims_per_call=args.claims_per_call, reuse=args.reuse, redo=args.redo,
-        allow_partial_input=args.allow_partial_input,
+        allow_partial_input=args.allow_partial_input, chunk_traces=args.chunk_traces,
     )
 
 

@@ -46,6 +46,7 @@ class AuditConfig:
     reuse: str | None = None  # an earlier run's output directory: reuse its judge results
     redo: str | None = None  # an earlier run's output directory: audit its incomplete answers
     allow_partial_input: bool = False  # a truncated input file: a dead letter, not a failure
+    chunk_traces: int | None = None  # local runs: traces per pipeline run (None: chunks.py's)
 
     def __post_init__(self) -> None:
         if self.input_format not in ("auto", "jsonl", "parquet"):
@@ -57,6 +58,8 @@ class AuditConfig:
             raise ValueError("--out is required")
         if self.claims_per_call < 1:
             raise ValueError(f"--claims-per-call must be >= 1, got {self.claims_per_call}")
+        if self.chunk_traces is not None and self.chunk_traces < 0:
+            raise ValueError(f"--chunk-traces must be >= 0, got {self.chunk_traces}")
 
     @property
     def stages(self) -> StagesConfig:

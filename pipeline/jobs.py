@@ -27,6 +27,7 @@ from apache_beam.options.pipeline_options import (
 
 from rt4chart import prompts
 from rt4chart.pipeline import graph
+from rt4chart.pipeline.chunks import audit_runs
 from rt4chart.pipeline.config import AuditConfig, StreamConfig
 from rt4chart.pipeline.io import check_inputs
 from rt4chart.pipeline.progress import wait_with_progress
@@ -200,9 +201,11 @@ def _run_staged(config: AuditConfig, run: RunInfo, redo: list[str], folder: RunF
                 config.judge.name, run.judge_model, run.prompt_hash,
                 config.segment.window_size, config.segment.window_overlap, folder.out)
     started = time.monotonic()
-    pipeline = beam.Pipeline(options=options)
-    graph.build(pipeline, staged, run)
-    wait_with_progress(pipeline.run())
+    with contextlib.closing(audit_runs(staged, options)) as runs:
+        for part, chunk in runs:  # one run, or one per chunk of the input (chunks.py)
+            pipeline = beam.Pipeline(options=options)
+            graph.build(pipeline, part, run, chunk=chunk)
+            wait_with_progress(pipeline.run())
     summary = summarise(folder.staging, time.monotonic() - started)
     final_inputs = [_final_path(p, folder) for p in inputs]
     _write_summary(dataclasses.replace(config, inputs=tuple(final_inputs)), run, summary,
