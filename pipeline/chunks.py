@@ -27,6 +27,7 @@ pipeline unless `--chunk-traces` is given: each chunk would wait for its own bat
 
 from __future__ import annotations
 
+import gc
 import logging
 import math
 import os
@@ -50,7 +51,7 @@ from rt4chart.pipeline.textfiles import CHUNK_BYTES, READ_ERRORS, open_input
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_CHUNK_TRACES = 500
+DEFAULT_CHUNK_TRACES = 400
 # Runners that run a job in this process (or its local workers), holding its data in memory.
 LOCAL_RUNNERS = ("FnApiRunner", "DirectRunner", "BundleBasedDirectRunner",
                  "SwitchingDirectRunner", "PrismRunner")
@@ -141,6 +142,7 @@ def audit_runs(config: AuditConfig,
             logger.info("chunk %d of %d", index + 1, shards)
             yield replace(config, out=out), chunk
             move_tables(out, config.out, f"c{index:05d}")
+            gc.collect()  # the last run's pipeline and runner (cyclic) go before the next run
         _aggregate(config, options, carry)
     finally:
         shutil.rmtree(work, ignore_errors=True)
