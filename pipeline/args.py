@@ -13,6 +13,7 @@ import logging
 import os
 
 from rt4chart.pipeline.annotate import cli as annotate_cli
+from rt4chart.pipeline.chunks import add_chunk_args
 from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
 from rt4chart.pipeline.outputs import add_tables_args, tables_config
 from rt4chart.pipeline.sources.options import (
@@ -89,6 +90,7 @@ def add_audit_args(p: argparse.ArgumentParser) -> None:
     annotate_cli.add_annotate_args(p)
     add_source_args(p)
     add_confirm_args(p)
+    add_chunk_args(p)
 
 
 def add_stream_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -264,6 +266,7 @@ def audit_config(args: argparse.Namespace, example: str | None = None) -> AuditC
         progress_every_s=args.progress_every,
         confirm_ent=getattr(args, "confirm_ent", False),
         tables=tables_config(args),
+        chunk_traces=args.chunk_traces,
     )
 
 

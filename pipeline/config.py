@@ -54,6 +54,7 @@ class AuditConfig:
     progress_every_s: float = 10.0  # seconds between progress lines while the job runs
     confirm_ent: bool = False  # --confirm-ent (transforms/confirm.py)
     tables: TablesConfig = TablesConfig()  # the traces table, BigQuery's location and expiry
+    chunk_traces: int | None = None  # local runs: traces per pipeline run (None: chunks.py's)
 
     def __post_init__(self) -> None:
         if self.input_format not in INPUT_FORMATS:
@@ -67,6 +68,8 @@ class AuditConfig:
             raise ValueError(f"--claims-per-call must be >= 1, got {self.claims_per_call}")
         if not self.progress_every_s > 0:
             raise ValueError(f"--progress-every must be > 0, got {self.progress_every_s}")
+        if self.chunk_traces is not None and self.chunk_traces < 0:
+            raise ValueError(f"--chunk-traces must be >= 0, got {self.chunk_traces}")
 
     @property
     def stages(self) -> StagesConfig:

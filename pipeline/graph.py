@@ -14,6 +14,7 @@ from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
 from rt4chart.pipeline.earlier import read_cache
 from rt4chart.pipeline.io import ReadTraces
 from rt4chart.pipeline.progress import dead_letter_row
+from rt4chart.pipeline.shards import Chunk, ReadPickles, ReadShard, WritePickles
 from rt4chart.pipeline.sinks import Sinks, WriteTables, key_envs
 from rt4chart.schemas import rows
 from rt4chart.schemas.records import Message, RunInfo
@@ -28,7 +29,8 @@ from rt4chart.transforms.verify_local import VerifyLocal
 
 
 class AuditTables(NamedTuple):
-    """The audit's output tables, named as the tables are, as rows."""
+    """The audit's output tables, named as the tables are, as rows (route_rates and costs are
+    None in one chunk of a run in chunks: they are computed over all chunks, see `Audit`)."""
 
     answers: beam.PCollection[rows.AnswerRow]
     claims: beam.PCollection[rows.ClaimRow]
@@ -48,15 +50,19 @@ class Audit(beam.PTransform):
 
     `reuse`: judge_cache rows of an earlier run; calls whose key is there are not made again.
     `write_traces`: also return the valid traces as the `traces` table.
+    `carry` (one chunk of a batch run in chunks, see chunks.py): a folder where the answer rows
+    and usage records go instead of into route_rates and costs, which `build_aggregates`
+    computes once over every chunk's.
     """
 
     def __init__(self, stages: StagesConfig, run: RunInfo, reuse: beam.PCollection | None = None,
-                 write_traces: bool = False):
+                 write_traces: bool = False, carry: str | None = None):
         super().__init__()
         self._stages = stages
         self._run = run
         self._reuse = reuse
         self._write_traces = write_traces
+        self._carry = carry
 
     def expand(self, records: beam.PCollection) -> AuditTables:
         st = self._stages
@@ -80,38 +86,74 @@ class Audit(beam.PTransform):
             | "DeadLetters" >> beam.Flatten()
             | "DeadLetterRows" >> beam.Map(dead_letter_row)  # counted: a trace ends here
         )
+        rates, costs = self._aggregates(answers.answers, usage)
         return AuditTables(
             answers.answers,
             answers.claims,
-            answers.answers | "RatesByRoute" >> RatesByRoute(st.windowing),
-            usage | "CostsByRoute" >> CostsByRoute(st.windowing),
+            rates,
+            costs,
             dead,
             (decomposed.cache, local.cache, final.cache) | "JudgeCache" >> beam.Flatten(),
             (valid.traces | "TraceRows" >> beam.Map(rows.TraceRow.of))
             if self._write_traces else None,
         )
 
+    def _aggregates(self, answers: beam.PCollection, usage: beam.PCollection):
+        windowing = self._stages.windowing
+        if self._carry is None:
+            return (answers | "RatesByRoute" >> RatesByRoute(windowing),
+                    usage | "CostsByRoute" >> CostsByRoute(windowing))
+        answers | "CarryAnswers" >> WritePickles(self._carry, "answers")
+        usage | "CarryUsage" >> WritePickles(self._carry, "usage")
+        return None, None
+
 
 def build(pipeline: beam.Pipeline, config: AuditConfig, run: RunInfo,
-          bigquery_client=None, bigquery_method: str | None = None) -> AuditTables:
+          bigquery_client=None, bigquery_method: str | None = None,
+          chunk: Chunk | None = None) -> AuditTables:
     """Add the batch audit, from files to Parquet tables (and BigQuery), to a pipeline.
 
     Rows BigQuery rejects become dead letters in the Parquet dead_letters table.
     `bigquery_client`/`bigquery_method` are test hooks (Beam's `test_client`, an insert method).
+    With `chunk`, the audit of one input shard (see chunks.py): without route_rates and costs.
     """
     reuse = (pipeline | "ReadReuse" >> read_cache(config.reuse, run, bigquery_client)
              ) if config.reuse else None
-    read = pipeline | "ReadTraces" >> ReadTraces(config.inputs, config.input_format,
-                                                 config.allow_partial_input, config.spans)
+    read = pipeline | "ReadTraces" >> (
+        ReadShard(chunk.shard) if chunk else
+        ReadTraces(config.inputs, config.input_format, config.allow_partial_input,
+                   config.spans))
     tables = read.records | "Audit" >> Audit(config.stages, run, reuse,
-                                             config.tables.write_traces)
+                                             config.tables.write_traces,
+                                             chunk.carry if chunk else None)
     unread = read.dead_letters | "ReadDeadLetterRows" >> beam.Map(rows.DeadLetterRow.of)
     tables = tables._replace(dead_letters=(tables.dead_letters, unread)
                              | "WithReadDeadLetters" >> beam.Flatten())
+    _write(tables._asdict(), config, bigquery_client, bigquery_method)
+    return tables
+
+
+def _write(tables: dict, config: AuditConfig, bigquery_client, bigquery_method) -> None:
     sinks = Sinks(config.out, bigquery=config.bigquery, bigquery_method=bigquery_method,
                   key_envs=key_envs(config.judge), tables=config.tables)
-    tables.written() | "WriteTables" >> WriteTables(sinks, bigquery_client)
-    return tables
+    present = {name: rows for name, rows in tables.items() if rows is not None}
+    present | "WriteTables" >> WriteTables(sinks, bigquery_client)
+
+
+def build_aggregates(pipeline: beam.Pipeline, config: AuditConfig, carry: str,
+                     bigquery_client=None, bigquery_method: str | None = None) -> None:
+    """Add the last step of a batch audit in chunks: route_rates and costs over the answer rows
+    and usage records every chunk left in `carry` (the same transforms as one run's). Its
+    dead_letters table holds only the rows BigQuery rejects."""
+    windowing = config.stages.windowing
+    tables = {
+        "route_rates": pipeline | "EarlierAnswers" >> ReadPickles(carry, "answers")
+        | "RatesByRoute" >> RatesByRoute(windowing),
+        "costs": pipeline | "EarlierUsage" >> ReadPickles(carry, "usage")
+        | "CostsByRoute" >> CostsByRoute(windowing),
+        "dead_letters": pipeline | "NoDeadLetters" >> beam.Create([]),
+    }
+    _write(tables, config, bigquery_client, bigquery_method)
 
 
 def to_message(msg: beam.io.PubsubMessage, timestamp=beam.DoFn.TimestampParam) -> Message:

@@ -25,12 +25,14 @@ from apache_beam.options.pipeline_options import (
 
 from rt4chart import prompts
 from rt4chart.pipeline import graph
+from rt4chart.pipeline.chunks import audit_runs, count_records
 from rt4chart.pipeline.config import AuditConfig, StreamConfig
 from rt4chart.pipeline.earlier import check_reuse_source, redo_traces
 from rt4chart.pipeline.io import check_inputs
 from rt4chart.pipeline.outputs import TablesConfig
-from rt4chart.pipeline.progress import run_with_progress
+from rt4chart.pipeline.progress import Reporter, run_with_progress
 from rt4chart.pipeline.runfolder import REDO_INPUT, SUMMARY, RunFolder
+from rt4chart.pipeline.sources.detect import SPAN_FORMATS
 from rt4chart.pipeline.summary import Summary, summarise
 from rt4chart.schemas.records import RunInfo
 from rt4chart.transforms.judges import job_limits, pricing
@@ -158,6 +160,32 @@ def run_audit(config: AuditConfig, options: PipelineOptions) -> Summary:
     return summary
 
 
+def _run_pipelines(staged: AuditConfig, run: RunInfo, options: PipelineOptions,
+                   every_s: float) -> None:
+    """The audit's pipeline run, or one per chunk of a large local input (chunks.py), with one
+    progress line over them all (the total counted up front when there are chunks)."""
+    with contextlib.closing(audit_runs(staged, options)) as runs:
+        part, chunk = next(runs)
+        if chunk is None:  # one run over the whole input
+            pipeline = beam.Pipeline(options=options)
+            graph.build(pipeline, part, run)
+            run_with_progress(pipeline, every_s=every_s)
+            return
+        with Reporter(every_s) as reporter:
+            if staged.input_format not in SPAN_FORMATS:  # spans: lines are not traces
+                reporter.expect(count_records(staged.inputs, staged.input_format))
+            while chunk is not None:
+                pipeline = beam.Pipeline(options=options)
+                graph.build(pipeline, part, run, chunk=chunk)
+                try:
+                    pipeline.run().wait_until_finish()
+                except BaseException as exc:
+                    reporter.failed(exc)
+                    raise
+                part, chunk = next(runs, (None, None))
+            reporter.finish()
+
+
 def _run_staged(config: AuditConfig, run: RunInfo, redo: list[str], folder: RunFolder,
                 options: PipelineOptions) -> Summary:
     """The pipeline, writing its tables and summary.json under the staging folder."""
@@ -171,9 +199,7 @@ def _run_staged(config: AuditConfig, run: RunInfo, redo: list[str], folder: RunF
                 config.judge.name, run.judge_model, run.prompt_hash,
                 config.segment.window_size, config.segment.window_overlap, folder.out)
     started = time.monotonic()
-    pipeline = beam.Pipeline(options=options)
-    graph.build(pipeline, staged, run)
-    run_with_progress(pipeline, every_s=config.progress_every_s)
+    _run_pipelines(staged, run, options, config.progress_every_s)
     summary = summarise(folder.staging, time.monotonic() - started)
     final_inputs = [_final_path(p, folder) for p in inputs]
     _write_summary(dataclasses.replace(config, inputs=tuple(final_inputs)), run, summary,

@@ -161,6 +161,12 @@ class Reporter:
         self._lock = threading.Lock()
         self._drawn = False
         self._last_done = 0
+        self._expected = Progress()
+
+    def expect(self, total: int) -> None:
+        """About how many records there are to read, when it is known before the runs read
+        them (a floor for the total until the end, so that the ETA spans every run)."""
+        self._expected = Progress(total=total)
 
     def __enter__(self) -> Reporter:
         self._folder = tempfile.mkdtemp(prefix="rt4chart-live-")
@@ -182,7 +188,7 @@ class Reporter:
 
     def current(self) -> Progress:
         """The figures now: the live tally, and Beam's metrics when the runner has them."""
-        progress = Progress.of(self._tally.snapshot())
+        progress = Progress.of(self._tally.snapshot()).merged(self._expected)
         if self._result is not None:
             try:
                 progress = progress.merged(read_progress(self._result))
@@ -225,6 +231,7 @@ class Reporter:
     def finish(self) -> Progress:
         """Stop the periodic lines and show the final one; the final figures."""
         self._stop()
+        self._expected = Progress()  # the end: what was read, not what was expected
         progress = self.current()
         self._show(progress, final=True)
         if self._tty:  # the bar was redrawn in place: the logs keep the final line as well
