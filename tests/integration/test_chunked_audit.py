@@ -75,10 +75,13 @@ def runs(tmp_path_factory) -> dict[str, Path]:
 def test_chunks_write_the_tables_one_run_writes(runs):
     chunked = runs["chunked"]
     # It did run in chunks: ceil(8 records / 3) shards, each chunk's files named by it.
-    files = sorted(p.name for p in (chunked / "answers").glob("*.parquet"))
-    assert len(files) == math.ceil(8 / 3) and all(f.startswith("part-c0000") for f in files)
-    assert [p.name for p in (chunked / "route_rates").glob("*.parquet")] == [
-        "part-cagg-00000-of-00001.parquet"]
+    # Files sit in day folders (answers/dt=YYYY-MM-DD/), one per chunk and day at most.
+    answers = chunked / "answers"
+    files = sorted(p.relative_to(answers).as_posix() for p in answers.rglob("*.parquet"))
+    chunks = {p.rsplit("/", 1)[-1].split("-")[1] for p in files}
+    assert chunks == {f"c{i:05d}" for i in range(math.ceil(8 / 3))}
+    assert {p.name for p in (chunked / "route_rates").rglob("*.parquet")} == {
+        "part-cagg-00000-of-00001.parquet"}
     assert not [p for p in chunked.rglob("*") if ".tmp-" in str(p) or ".staging-" in str(p)]
     manifest = json.loads((chunked / "_rt4chart_manifest.json").read_text())
     assert "answers/" + files[0] in manifest["files"]
