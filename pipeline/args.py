@@ -18,6 +18,7 @@ from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.limits import OVERSIZE_MODES, LimitsConfig
+from rt4chart.transforms.prune import add_prune_args
 from rt4chart.transforms.segment import SegmentConfig
 from rt4chart.transforms.windows import WindowingConfig
 
@@ -140,6 +141,7 @@ def add_judge_args(p: argparse.ArgumentParser) -> None:
                         "window in one judge call (default 1, the paper's schedule)")
     p.add_argument("--window-size", type=int, default=25, help="W, sentences (default 25)")
     p.add_argument("--window-overlap", type=int, default=10, help="O, sentences (default 10)")
+    add_prune_args(p)
     p.add_argument("-v", "--verbose", action="store_true")
 
 
@@ -219,7 +221,7 @@ def audit_config(args: argparse.Namespace, example: str | None = None) -> AuditC
         inputs=inputs, out=args.out, judge=judge_spec(args), overwrite=args.overwrite,
         input_format=args.input_format, segment=segment_config(args), bigquery=args.bigquery,
         claims_per_call=args.claims_per_call, reuse=args.reuse, redo=args.redo,
-        allow_partial_input=args.allow_partial_input,
+        allow_partial_input=args.allow_partial_input, prune_windows=args.prune_windows,
     )
 
 
@@ -228,7 +230,8 @@ def stream_config(args: argparse.Namespace, spec: JudgeSpec) -> StreamConfig:
     windowing = WindowingConfig.streaming_default(
         args.window, args.sliding_period, args.early_firing or None, args.allowed_lateness)
     stages = StagesConfig(spec, segment_config(args), windowing,
-                          args.join_timeout, args.dedupe_horizon, args.claims_per_call)
+                          args.join_timeout, args.dedupe_horizon, args.claims_per_call,
+                          prune_windows=args.prune_windows)
     alerts = AlertConfig(args.alert_rate, args.alert_relative or None, args.alert_min_traces,
                          args.alert_baseline_windows)
     return StreamConfig(args.subscription, stages, args.out, args.bigquery,

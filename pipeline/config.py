@@ -21,6 +21,7 @@ class StagesConfig:
     join_timeout_s: float = DEFAULT_TIMEOUT_S
     dedupe_horizon_s: float = 86_400.0
     claims_per_call: int = 1  # local verification: claims of one answer per window call
+    prune_windows: bool = False  # local verification: skip windows sharing nothing (prune.py)
 
     def __post_init__(self) -> None:
         if self.claims_per_call < 1:
@@ -46,6 +47,7 @@ class AuditConfig:
     reuse: str | None = None  # an earlier run's output directory: reuse its judge results
     redo: str | None = None  # an earlier run's output directory: audit its incomplete answers
     allow_partial_input: bool = False  # a truncated input file: a dead letter, not a failure
+    prune_windows: bool = False  # --prune-windows (transforms/prune.py)
 
     def __post_init__(self) -> None:
         if self.input_format not in ("auto", "jsonl", "parquet"):
@@ -60,7 +62,8 @@ class AuditConfig:
 
     @property
     def stages(self) -> StagesConfig:
-        return StagesConfig(self.judge, self.segment, claims_per_call=self.claims_per_call)
+        return StagesConfig(self.judge, self.segment, claims_per_call=self.claims_per_call,
+                            prune_windows=self.prune_windows)
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from rt4chart import prompts
 from rt4chart.pipeline import graph
 from rt4chart.pipeline.config import AuditConfig, StreamConfig
 from rt4chart.pipeline.io import check_inputs
+from rt4chart.pipeline.judge_figures import job_figures
 from rt4chart.pipeline.progress import wait_with_progress
 from rt4chart.pipeline.runfolder import REDO_INPUT, SUMMARY, RunFolder
 from rt4chart.pipeline.summary import Summary, read_table, summarise
@@ -202,8 +203,10 @@ def _run_staged(config: AuditConfig, run: RunInfo, redo: list[str], folder: RunF
     started = time.monotonic()
     pipeline = beam.Pipeline(options=options)
     graph.build(pipeline, staged, run)
-    wait_with_progress(pipeline.run())
+    result = pipeline.run()
+    wait_with_progress(result)
     summary = summarise(folder.staging, time.monotonic() - started)
+    summary.cached_share_by_stage, summary.pruned_calls = job_figures(result)
     final_inputs = [_final_path(p, folder) for p in inputs]
     _write_summary(dataclasses.replace(config, inputs=tuple(final_inputs)), run, summary,
                    folder.staging)

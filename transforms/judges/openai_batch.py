@@ -216,6 +216,8 @@ class BatchOpenAIJudge(OpenAIJudge):
     def __init__(self, options: dict[str, str] | None = None):
         options = dict(options or {})
         self.batch_config = BatchConfig.pop_from(options)
+        # Stable request bodies (a rerun finds its stored answers), no holding for a batch.
+        options.update(output_reservation="fixed", prefix_gate="false")
         super().__init__(options)
         p = self.prices
         self.prices = Prices(p.input * BATCH_DISCOUNT, p.cached * BATCH_DISCOUNT,
