@@ -131,9 +131,11 @@ def add_judge_args(p: argparse.ArgumentParser) -> None:
                    help="option passed to the judge factory (repeatable)")
     p.add_argument("--model", help="openai judge: model (default gpt-4o-mini)")
     p.add_argument("--base-url", dest="base_url", help="openai judge: endpoint base URL")
-    p.add_argument("--rpm", help="openai judge: requests per minute in all (default 500; "
+    p.add_argument("--rpm", help="openai judge: requests per minute in all (default: the "
+                                 "provider's x-ratelimit-limit-requests, starting at 500; "
                                  "split over local worker processes, see rate_share)")
-    p.add_argument("--tpm", help="openai judge: tokens per minute in all (default 200000)")
+    p.add_argument("--tpm", help="openai judge: tokens per minute in all (default: the "
+                                 "provider's limit, starting at 200000)")
     p.add_argument("--max-concurrency", dest="max_concurrency",
                    help="openai judge: calls in flight per worker (default 32)")
     p.add_argument("--claims-per-call", type=int, default=1, metavar="N",

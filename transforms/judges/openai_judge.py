@@ -330,7 +330,7 @@ class OpenAIJudge:
 
     async def _retrying(self, messages: list[dict], schema_name: str, logprobs: bool,
                         shared: str | None, expect_claims: int | None) -> dict:
-        budget = self.throughput.budget(schema_name, expect_claims)
+        budget = self.throughput.budget(schema_name, expect_claims, messages[-1]["content"])
         async for attempt in AsyncRetrying(
             retry=retry_if_exception(_retryable),
             wait=_Backoff(self.config.backoff_initial_s, self.config.backoff_max_s),
@@ -346,7 +346,8 @@ class OpenAIJudge:
                     raise
                 if expect_claims is not None:
                     check_numbering(data, expect_claims)
-                self.throughput.observe(schema_name, expect_claims, data, budget)
+                self.throughput.observe(schema_name, expect_claims, data, budget,
+                                        messages[-1]["content"])
                 return data
         raise JudgeError("unreachable: retry loop ended without a result")
 

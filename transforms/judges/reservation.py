@@ -7,11 +7,15 @@ sentence several hundred), and so wastes most of the budget on the short ones.
 
 :class:`OutputReservation` keeps, per stage (the reply's schema, and for a multi-claim reply its
 number of claims), the output tokens of the last `window` replies, and reserves a high quantile
-of them (p99 by default) plus a margin. Until a stage has `warmup` replies, it reserves the
-configured `max_output_tokens`. A reply that still hits its reservation is never taken as it is:
-the provider reports it cut off (finish_reason "length") and the judge retries it with twice the
-reservation, at least `max_output_tokens` (`openai_judge.Truncated`, :func:`after_cut_off`); its
-full length then enters the window. A cut-off costs a call: hence the high quantile and margin.
+of them (p99 by default) plus a margin. Within a stage, replies are also kept by the size of
+what they answer about (the sentence or claim, in powers of two of tokens): a decomposition's
+length follows its sentence's closely, so a short sentence reserves less. A size class with
+fewer than `warmup` replies takes its stage's reservation; until a stage has `warmup` replies,
+it reserves the configured `max_output_tokens`. A reply that still hits its reservation is never
+taken as it is: the provider reports it cut off (finish_reason "length") and the judge retries
+it with twice the reservation, at least `max_output_tokens` (`openai_judge.Truncated`,
+:func:`after_cut_off`); its full length then enters the window. A cut-off costs a call: hence
+the high quantile.
 """
 
 from __future__ import annotations
@@ -29,8 +33,8 @@ class ReservationConfig:
 
     mode: str = "adaptive"  # "fixed": always max_output_tokens (the Batch API's stable bodies)
     quantile: float = 0.99
-    margin: float = 0.25  # reserve quantile x (1 + margin) + slack
-    slack: int = 16
+    margin: float = 0.10  # reserve quantile x (1 + margin) + slack
+    slack: int = 8
     window: int = 256  # replies remembered per stage
     warmup: int = 32  # replies of a stage before its reservation follows them
 
@@ -77,21 +81,31 @@ class OutputReservation:
             found = self._stages[stage] = _Stage(self.config.window)
         return found
 
-    def budget(self, stage: str) -> int:
-        """The output tokens to reserve for the next call of a stage."""
+    def budget(self, stage: str, size: int | None = None) -> int:
+        """The output tokens to reserve for the next call of a stage (about `size` tokens of
+        input that the reply is about, if known)."""
         if self.config.mode == "fixed":
             return self.initial
+        if size is not None:
+            sized = self._stages.get(_sized(stage, size))
+            if sized is not None and sized.budget is not None:
+                return sized.budget
         return self._stage(stage).budget or self.initial
 
-    def observe(self, stage: str, output_tokens: int | None, reserved: int) -> None:
+    def observe(self, stage: str, output_tokens: int | None, reserved: int,
+                size: int | None = None) -> None:
         """A reply of a stage that was not cut off: `output_tokens` written of `reserved`."""
         if output_tokens is None:
             return
-        s = self._stage(stage)
-        s.seen.append(max(0, int(output_tokens)))
+        self._take(self._stage(stage), int(output_tokens), reserved)
+        if size is not None:
+            self._take(self._stage(_sized(stage, size)), int(output_tokens), 0)
+
+    def _take(self, s: _Stage, output_tokens: int, reserved: int) -> None:
+        s.seen.append(max(0, output_tokens))
         s.replies += 1
         s.reserved += reserved
-        s.used += int(output_tokens)
+        s.used += output_tokens
         if len(s.seen) >= self.config.warmup:
             c = self.config
             fit = math.ceil(quantile(list(s.seen), c.quantile) * (1 + c.margin)) + c.slack
@@ -105,7 +119,12 @@ class OutputReservation:
         """Per stage: replies, replies cut off, current reservation, tokens reserved and used."""
         return {name: {"replies": s.replies, "cut_off": s.truncated,
                        "reservation": self.budget(name), "reserved": s.reserved, "used": s.used}
-                for name, s in sorted(self._stages.items())}
+                for name, s in sorted(self._stages.items()) if "~" not in name}
+
+
+def _sized(stage: str, size: int) -> str:
+    """A stage's size class: powers of two of tokens (`size` in tokens)."""
+    return f"{stage}~{max(0, size).bit_length()}"
 
 
 def after_cut_off(budget: int, initial: int, cap: int) -> int:

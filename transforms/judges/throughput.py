@@ -74,6 +74,17 @@ class ThroughputOptions:
                    parts["limits"].get("adopt", True), explicit)
 
 
+def subject_tokens(user: str) -> int:
+    """About how many tokens the prompt's last block has (the sentence to decompose, the claim
+    or claims to check: every prompt ends with it), as a size class for the reservation."""
+    text = user.rstrip()
+    close = text.rfind("</")
+    if close < 0 or not text.endswith(">"):
+        return len(text) // 4
+    opening = text.rfind(f"<{text[close + 2:-1]}>", 0, close)
+    return (close - opening) // 4 if opening >= 0 else len(text) // 4
+
+
 class Throughput:
     """One judge's reservations, prefix gate and provider limits (one event loop)."""
 
@@ -92,13 +103,14 @@ class Throughput:
         """Around a call: the prefix gate for the prompt's shared prefix."""
         return self.gate.turn(*prefix_of(system, user, shared))
 
-    def budget(self, schema_name: str, claims: int | None) -> int:
-        return self.reservation.budget(stage_of(schema_name, claims))
+    def budget(self, schema_name: str, claims: int | None, user: str) -> int:
+        return self.reservation.budget(stage_of(schema_name, claims), subject_tokens(user))
 
-    def observe(self, schema_name: str, claims: int | None, data: dict, reserved: int) -> None:
+    def observe(self, schema_name: str, claims: int | None, data: dict, reserved: int,
+                user: str) -> None:
         """A reply taken: its output tokens (from the parser, removed from `data`)."""
         self.reservation.observe(stage_of(schema_name, claims), data.pop(OUTPUT_KEY, None),
-                                 reserved)
+                                 reserved, subject_tokens(user))
 
     def cut_off(self, schema_name: str, claims: int | None, budget: int) -> int:
         """A reply cut off at `budget`: the reservation for its retry."""
