@@ -27,6 +27,7 @@ from rt4chart.transforms.confirm import add_confirm_args
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.judges.job_limits import add_rate_and_price_args, rate_and_price_options
 from rt4chart.transforms.limits import OVERSIZE_MODES, LimitsConfig
+from rt4chart.transforms.prune import add_prune_args
 from rt4chart.transforms.segment import SegmentConfig
 from rt4chart.transforms.windows import WindowingConfig
 
@@ -170,10 +171,11 @@ def add_judge_args(p: argparse.ArgumentParser) -> None:
                    help="option passed to the judge factory (repeatable)")
     p.add_argument("--model", help="openai judge: model (default gpt-4o-mini)")
     p.add_argument("--base-url", dest="base_url", help="openai judge: endpoint base URL")
-    p.add_argument("--rpm", help="openai judge: requests per minute for the whole job "
-                                 "(default 500; see --rate-limiter)")
-    p.add_argument("--tpm", help="openai judge: tokens per minute for the whole job "
-                                 "(default 200000)")
+    p.add_argument("--rpm", help="openai judge: requests per minute for the whole job (default: "
+                                 "the provider's x-ratelimit-limit-requests, starting at 500; "
+                                 "see --rate-limiter)")
+    p.add_argument("--tpm", help="openai judge: tokens per minute for the whole job (default: "
+                                 "the provider's limit, starting at 200000)")
     p.add_argument("--max-concurrency", dest="max_concurrency",
                    help="openai judge: calls in flight per worker (default 32)")
     p.add_argument("--claims-per-call", type=int, default=1, metavar="N",
@@ -181,6 +183,7 @@ def add_judge_args(p: argparse.ArgumentParser) -> None:
                         "window in one judge call (default 1, the paper's schedule)")
     p.add_argument("--window-size", type=int, default=25, help="W, sentences (default 25)")
     p.add_argument("--window-overlap", type=int, default=10, help="O, sentences (default 10)")
+    add_prune_args(p)
     p.add_argument("-v", "--verbose", action="store_true")
     add_rate_and_price_args(p)
 
@@ -267,6 +270,7 @@ def audit_config(args: argparse.Namespace, example: str | None = None) -> AuditC
         confirm_ent=getattr(args, "confirm_ent", False),
         tables=tables_config(args),
         chunk_traces=args.chunk_traces,
+        prune_windows=args.prune_windows,
     )
 
 
@@ -276,7 +280,8 @@ def stream_config(args: argparse.Namespace, spec: JudgeSpec) -> StreamConfig:
         args.window, args.sliding_period, args.early_firing or None, args.allowed_lateness)
     stages = StagesConfig(spec, segment_config(args), windowing,
                           args.join_timeout, args.dedupe_horizon, args.claims_per_call,
-                          confirm_ent=getattr(args, "confirm_ent", False))
+                          confirm_ent=getattr(args, "confirm_ent", False),
+                          prune_windows=args.prune_windows)
     alerts = AlertConfig(args.alert_rate, args.alert_relative or None, args.alert_min_traces,
                          args.alert_baseline_windows)
     return StreamConfig(args.subscription, stages, args.out, args.bigquery,

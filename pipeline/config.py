@@ -25,6 +25,7 @@ class StagesConfig:
     dedupe_horizon_s: float = 86_400.0
     claims_per_call: int = 1  # local verification: claims of one answer per window call
     confirm_ent: bool = False  # --confirm-ent: ENTs asked again with their evidence alone
+    prune_windows: bool = False  # local verification: skip windows sharing nothing (prune.py)
 
     def __post_init__(self) -> None:
         if self.claims_per_call < 1:
@@ -55,6 +56,7 @@ class AuditConfig:
     confirm_ent: bool = False  # --confirm-ent (transforms/confirm.py)
     tables: TablesConfig = TablesConfig()  # the traces table, BigQuery's location and expiry
     chunk_traces: int | None = None  # local runs: traces per pipeline run (None: chunks.py's)
+    prune_windows: bool = False  # --prune-windows (transforms/prune.py)
 
     def __post_init__(self) -> None:
         if self.input_format not in INPUT_FORMATS:
@@ -74,7 +76,8 @@ class AuditConfig:
     @property
     def stages(self) -> StagesConfig:
         return StagesConfig(self.judge, self.segment, claims_per_call=self.claims_per_call,
-                            confirm_ent=self.confirm_ent)
+                            confirm_ent=self.confirm_ent,
+                            prune_windows=self.prune_windows)
 
 
 @dataclass(frozen=True)

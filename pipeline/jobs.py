@@ -22,6 +22,7 @@ from apache_beam.options.pipeline_options import (
     PipelineOptions,
     StandardOptions,
 )
+from apache_beam.runners.runner import PipelineResult
 
 from rt4chart import prompts
 from rt4chart.pipeline import graph
@@ -29,6 +30,7 @@ from rt4chart.pipeline.chunks import audit_runs, count_records
 from rt4chart.pipeline.config import AuditConfig, StreamConfig
 from rt4chart.pipeline.earlier import check_reuse_source, redo_traces
 from rt4chart.pipeline.io import check_inputs
+from rt4chart.pipeline.judge_figures import job_figures
 from rt4chart.pipeline.outputs import TablesConfig
 from rt4chart.pipeline.progress import Reporter, run_with_progress
 from rt4chart.pipeline.runfolder import REDO_INPUT, SUMMARY, RunFolder
@@ -161,16 +163,17 @@ def run_audit(config: AuditConfig, options: PipelineOptions) -> Summary:
 
 
 def _run_pipelines(staged: AuditConfig, run: RunInfo, options: PipelineOptions,
-                   every_s: float) -> None:
+                   every_s: float) -> list[PipelineResult]:
     """The audit's pipeline run, or one per chunk of a large local input (chunks.py), with one
-    progress line over them all (the total counted up front when there are chunks)."""
+    progress line over them all (the total counted up front when there are chunks); their
+    results."""
     with contextlib.closing(audit_runs(staged, options)) as runs:
         part, chunk = next(runs)
         if chunk is None:  # one run over the whole input
             pipeline = beam.Pipeline(options=options)
             graph.build(pipeline, part, run)
-            run_with_progress(pipeline, every_s=every_s)
-            return
+            return [run_with_progress(pipeline, every_s=every_s)[0]]
+        results = []
         with Reporter(every_s) as reporter:
             if staged.input_format not in SPAN_FORMATS:  # spans: lines are not traces
                 reporter.expect(count_records(staged.inputs, staged.input_format))
@@ -178,12 +181,14 @@ def _run_pipelines(staged: AuditConfig, run: RunInfo, options: PipelineOptions,
                 pipeline = beam.Pipeline(options=options)
                 graph.build(pipeline, part, run, chunk=chunk)
                 try:
-                    pipeline.run().wait_until_finish()
+                    results.append(pipeline.run())
+                    results[-1].wait_until_finish()
                 except BaseException as exc:
                     reporter.failed(exc)
                     raise
                 part, chunk = next(runs, (None, None))
             reporter.finish()
+        return results
 
 
 def _run_staged(config: AuditConfig, run: RunInfo, redo: list[str], folder: RunFolder,
@@ -199,8 +204,9 @@ def _run_staged(config: AuditConfig, run: RunInfo, redo: list[str], folder: RunF
                 config.judge.name, run.judge_model, run.prompt_hash,
                 config.segment.window_size, config.segment.window_overlap, folder.out)
     started = time.monotonic()
-    _run_pipelines(staged, run, options, config.progress_every_s)
+    results = _run_pipelines(staged, run, options, config.progress_every_s)
     summary = summarise(folder.staging, time.monotonic() - started)
+    summary.cached_share_by_stage, summary.pruned_calls = job_figures(results)
     final_inputs = [_final_path(p, folder) for p in inputs]
     _write_summary(dataclasses.replace(config, inputs=tuple(final_inputs)), run, summary,
                    folder.staging)

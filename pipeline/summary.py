@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
+from rt4chart.pipeline.judge_figures import cached_share_by_task
 from rt4chart.pipeline.tablefiles import table_files
 from rt4chart.schemas.records import Usage
 from rt4chart.schemas.rows import (
@@ -75,6 +76,11 @@ class Summary:
     output_tokens: int = 0
     cost_usd: float | None = 0.0  # None: a judge model with no price
     seconds: float = 0.0
+    # Cached share of input tokens, per judge stage and per task type; --prune-windows' calls
+    # saved (pipeline/judge_figures.py).
+    cached_share_by_stage: dict[str, float | None] = field(default_factory=dict)
+    cached_share_by_task: dict[str, float | None] = field(default_factory=dict)
+    pruned_calls: int = 0
 
     @property
     def traces_per_second(self) -> float:
@@ -103,6 +109,7 @@ class Summary:
             + usd(self.cost_usd),
             f"dead letters: {self.dead_letters}",
         ]
+        out += caching_lines(self)
         if self.incomplete:
             out.append(f"incomplete answers kept for a redo: {self.incomplete} "
                        "(rt4chart audit --redo OUT_DIR)")
@@ -136,4 +143,19 @@ def summarise(out: str, seconds: float) -> Summary:
             f"{d.stage}: {(redact_configured(d.reason) or '')[:80]}" for d in dead)),
         **usage_columns(Summary, usage),
         seconds=seconds,
+        cached_share_by_task=cached_share_by_task(answers),
     )
+
+
+def caching_lines(summary: Summary) -> list[str]:
+    """The cached share of input tokens per stage and task type, and the calls pruned."""
+    out = []
+    for what, shares in (("stage", summary.cached_share_by_stage),
+                         ("task", summary.cached_share_by_task)):
+        known = {k: v for k, v in shares.items() if v is not None}
+        if summary.input_tokens and known:
+            out.append(f"cached input tokens by {what}: "
+                       + ", ".join(f"{k} {v:.0%}" for k, v in known.items()))
+    if summary.pruned_calls:
+        out.append(f"--prune-windows: {summary.pruned_calls} local calls saved")
+    return out

@@ -38,6 +38,7 @@ from rt4chart.transforms.joins import or_join
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_verdict, as_verdicts
 from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.prune import PruneWindows
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
 from rt4chart.transforms.segment import render_context, render_window
 
@@ -193,9 +194,11 @@ class VerifyLocal(beam.PTransform):
 
     def __init__(self, spec: JudgeSpec, streaming: bool = False,
                  join_timeout_s: float = DEFAULT_TIMEOUT_S, claims_per_call: int = 1,
-                 run: RunInfo | None = None, reuse: beam.PCollection | None = None):
+                 run: RunInfo | None = None, reuse: beam.PCollection | None = None,
+                 prune_windows: bool = False):
         super().__init__()
         self._spec = spec
+        self._prune = prune_windows  # --prune-windows: see transforms/prune.py
         self._run = run
         self._reuse = reuse
         self._streaming = streaming
@@ -212,8 +215,13 @@ class VerifyLocal(beam.PTransform):
             fn = _LocalBatchFn(self._spec, run=self._run)
         built = claim_sets | "Requests" >> GuardedParts("verify_local", parts_of,
                                                         lambda c: c.prepared.trace)
-        judged = built.parts | "Judge" >> RunJudge(fn, self._reuse)
-        planned = {"head": built.heads, "parts": judged.results} | "Regroup" >> Regroup(
+        parts, pruned = built.parts, None
+        if self._prune:
+            parts, pruned = parts | "PruneWindows" >> PruneWindows()
+        judged = parts | "Judge" >> RunJudge(fn, self._reuse)
+        results = judged.results if pruned is None else (
+            (judged.results, pruned) | "WithPruned" >> beam.Flatten())
+        planned = {"head": built.heads, "parts": results} | "Regroup" >> Regroup(
             key_head=lambda c: c.key.trace_id,
             key_part=lambda v: v.trace_id,
             expected=lambda c: len(local_claims(c)) * len(c.prepared.windows),

@@ -105,6 +105,7 @@ def options(args: argparse.Namespace, beam_args: list[str]) -> EvalOptions:
         limit=args.limit, seed=args.seed, bootstrap=args.bootstrap, overwrite=args.overwrite,
         label_map=_label_map(args.gold_label), judge=cli_args.judge_spec(args),
         segment=cli_args.segment_config(args), claims_per_call=args.claims_per_call,
+        prune_windows=args.prune_windows,
         beam_args=tuple(beam_args), config=config)
 
 

@@ -49,6 +49,7 @@ class EvalOptions:
     judge: JudgeSpec = JudgeSpec()
     segment: SegmentConfig = SegmentConfig()
     claims_per_call: int = 1
+    prune_windows: bool = False
     beam_args: tuple[str, ...] = ()
     config: dict = field(default_factory=dict)  # the judge and window settings, for the report
 
@@ -117,7 +118,7 @@ def run_audit(traces: Path, audit_out: Path, opts: EvalOptions) -> tuple[int, fl
     """The audit of `rt4chart audit`: (exit code, seconds, its summary.json)."""
     config = AuditConfig(inputs=(str(traces),), out=str(audit_out), judge=opts.judge,
                          segment=opts.segment, overwrite=True,
-                         claims_per_call=opts.claims_per_call)
+                         claims_per_call=opts.claims_per_call, prune_windows=opts.prune_windows)
     started = time.monotonic()
     result = jobs.run_audit(config, jobs.beam_options(list(opts.beam_args)))
     seconds = time.monotonic() - started

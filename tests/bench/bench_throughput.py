@@ -15,7 +15,13 @@ object (see `figures()` for what each figure means). With several worker process
 (`--direct_running_mode multi_processing --direct_num_workers W`) each process budgets R/W and
 T/W: rt4chart splits them itself when it can (`rate_share`), else this script passes R/W, T/W.
 
-`--instant`: no latency and no limits, for the pipeline's own cost per trace.
+`--instant`: no latency and no limits, for the pipeline's own cost per trace; with
+`--plain-loop`, the same calls are then made by a plain asyncio loop through the same judge
+client (`plain_loop.py`), in the same run, and the ratio of calls/s is the Beam overhead.
+`--tasks QA,Summary`: only traces of these task types. `--adopt-limits`: pass no --rpm/--tpm,
+so that the judge adopts the limits the provider reports.
+`--suite [--quick]`: the scenarios of the README's throughput table, one after the other
+(`throughput_suite.py`).
 `--profile FILE`: runs the whole benchmark under py-spy (the pipeline, Beam's worker processes
 and the simulator), writes the collapsed stacks to FILE and adds the hottest functions per
 process to the figures.
@@ -42,6 +48,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "fakes"))
 sys.path.insert(0, str(HERE))
 
+import throughput_figures as tf  # noqa: E402
 from sim_provider import LatencyModel, SimProvider, max_in_window, rate_between  # noqa: E402
 
 from rt4chart.pipeline import cli  # noqa: E402
@@ -90,6 +97,13 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[
     ap.add_argument("--timeline", help="write the simulator's per-request timeline here (JSON)")
     ap.add_argument("--profile", help="run under py-spy, collapsed stacks to this file")
     ap.add_argument("--keep", help="keep the audit output in this directory")
+    ap.add_argument("--tasks", help="only traces of these task types (comma-separated)")
+    ap.add_argument("--adopt-limits", action="store_true",
+                    help="pass no --rpm/--tpm: the judge adopts the provider's limits")
+    ap.add_argument("--plain-loop", action="store_true",
+                    help="with --instant: also make the same calls in a plain asyncio loop")
+    ap.add_argument("--suite", action="store_true", help="run the README's scenarios")
+    ap.add_argument("--quick", action="store_true", help="with --suite: shorter scenarios")
     return ap.parse_known_args(argv)
 
 
@@ -116,8 +130,10 @@ def cli_splits_limits() -> bool:
     return "rate_share" in OpenAIConfig.__dataclass_fields__ and splits
 
 
-def write_traces(path: Path, data: str, n: int, seed: int) -> list[str]:
-    base = list(ragtruth_traces(data))
+def write_traces(path: Path, data: str, n: int, seed: int, tasks: str | None = None
+                 ) -> list[str]:
+    wanted = {t.strip() for t in tasks.split(",")} if tasks else None
+    base = [t for t in ragtruth_traces(data) if wanted is None or t.get("task") in wanted]
     random.Random(seed).shuffle(base)
     ids = []
     with open(path, "w") as fh:
@@ -147,6 +163,10 @@ def cpu_seconds() -> float:
 
 def main(argv: list[str] | None = None) -> dict:
     args, passthrough = parse_args(argv)
+    if args.suite:
+        import throughput_suite
+
+        return throughput_suite.main(args.quick, args.json, args.data)
     if args.profile:
         return profiled(args, passthrough, argv if argv is not None else sys.argv[1:])
     n = trace_count(args)
@@ -171,11 +191,12 @@ def main(argv: list[str] | None = None) -> dict:
     os.environ["OPENAI_API_KEY"] = "sim-dummy-key"
     with tempfile.TemporaryDirectory() as tmp:
         traces_path = Path(tmp) / "traces.jsonl"
-        ids = write_traces(traces_path, args.data, n, args.seed)
+        ids = write_traces(traces_path, args.data, n, args.seed, args.tasks)
         out = Path(args.keep) if args.keep else Path(tmp) / "out"
+        limits = [] if args.adopt_limits and not args.instant else [
+            "--rpm", f"{judge_rpm:.6g}", "--tpm", f"{judge_tpm:.6g}"]
         argv_audit = ["audit", str(traces_path), "--out", str(out), "--overwrite",
-                      "--judge", "openai", "--rpm", f"{judge_rpm:.6g}", "--tpm", f"{judge_tpm:.6g}",
-                      *share, *passthrough]
+                      "--judge", "openai", *limits, *share, *passthrough]
         if args.max_concurrency:
             argv_audit += ["--max-concurrency", str(args.max_concurrency)]
         with SimProvider(rpm, tpm, latency, cache=not args.no_cache, window_s=args.window_s,
@@ -187,9 +208,15 @@ def main(argv: list[str] | None = None) -> dict:
             wall = time.monotonic() - started
             cpu = cpu_seconds() - cpu0
             stats = sim.stats(timeline=True)
+            plain = plain_loop(args, traces_path, sim.base_url, passthrough)
         answers = read_table(str(out), "answers").to_pylist()
+        claims = read_table(str(out), "claims").to_pylist()
         dead = read_table(str(out), "dead_letters").num_rows
     result = figures(args, ids, answers, dead, stats, wall, cpu, code)
+    result["verdicts_digest"] = tf.verdicts_digest(claims)
+    if plain is not None:
+        result["plain_loop"] = plain
+        result["beam_overhead_ratio"] = round(result["requests_per_s"] / plain["calls_per_s"], 3)
     result["config"].update(
         argv=argv_audit[4:], workers=workers, client_rpm_per_process=round(client_rpm, 3),
         client_tpm_per_process=round(client_tpm, 3), limits_split=how,
@@ -200,6 +227,23 @@ def main(argv: list[str] | None = None) -> dict:
             {"columns": stats["timeline_columns"], "rows": stats["timeline"]}))
     emit(result, args.json)
     return result
+
+
+def plain_loop(args: argparse.Namespace, traces: Path, base_url: str,
+               passthrough: list[str]) -> dict | None:
+    """With --instant --plain-loop: the same calls from a plain asyncio loop (same sim)."""
+    if not (args.instant and args.plain_loop):
+        return None
+    import plain_loop as pl
+
+    options = {"base_url": base_url, "rpm": f"{UNLIMITED_RPM:g}", "tpm": f"{UNLIMITED_TPM:g}"}
+    if args.max_concurrency:
+        options["max_concurrency"] = str(args.max_concurrency)
+    for i, arg in enumerate(passthrough):
+        if arg == "--judge-option":
+            key, _, value = passthrough[i + 1].partition("=")
+            options[key] = value
+    return pl.run(traces, options)
 
 
 def figures(args, ids, answers, dead, stats, wall, cpu, code) -> dict:
@@ -227,6 +271,10 @@ def figures(args, ids, answers, dead, stats, wall, cpu, code) -> dict:
             "input": round(sum(a["input_tokens"] for a in answers) / n, 1),
             "cached": round(sum(a["cached_tokens"] for a in answers) / n, 1),
             "output": round(sum(a["output_tokens"] for a in answers) / n, 1)},
+        "usd_per_1000_traces": round(tf.usd(stats["prompt_tokens"], stats["cached_tokens"],
+                                            stats["completion_tokens"]) / n * 1000, 3),
+        "cached_share": round(stats["cached_tokens"] / max(1, stats["prompt_tokens"]), 3),
+        "by_task": tf.per_task(answers), "by_stage": tf.per_stage(ok, n),
         "http_429": stats["rejected_429"], "http_429_by_kind": stats["rejected_429_by_kind"],
         "lost": lost, "duplicated": duplicated, "incomplete": incomplete, "dead_letters": dead,
         "server": {k: stats[k] for k in (
@@ -258,6 +306,7 @@ def figures(args, ids, answers, dead, stats, wall, cpu, code) -> dict:
         result["server_cpu_ms_per_trace"] = round(stats["server_cpu_s"] / n * 1000, 1)
         return result
     result.update(ceiling(ok, calls, admitted_tokens, rpm, tpm, n, wall))
+    result.update(tf.ceilings(ok, n, rpm, tpm, n / wall * 60))
     result["limit_held"] = {
         "client_alone": (stats["max_60s_attempted_requests"] <= rpm
                          and stats["max_60s_attempted_tokens"] <= tpm),

@@ -27,9 +27,11 @@
   formatted like OpenAI ("120ms", "8.64s", "1m0s"). `enforce=False` counts without rejecting
   (to see whether a client holds the limit by itself).
 - **Prompt caching**: the prompt (messages in order, `role` and `content`) is hashed in blocks of
-  tokens; a prompt whose first 1024 + 128k tokens equal those of a prompt seen in the last
+  tokens; a prompt whose first 1024 + 128k tokens equal those of a prompt answered in the last
   `cache_ttl_s` seconds (with the same `prompt_cache_key` if the request gives one, else any)
-  reports that many `prompt_tokens_details.cached_tokens`, as OpenAI does.
+  reports that many `prompt_tokens_details.cached_tokens`, as OpenAI does. Like the provider,
+  it caches only prompts it has finished processing: a prompt's prefixes are stored when its
+  answer is sent, so requests sent together with the first one of a prefix find nothing.
 - **Latency**: `LatencyModel`: lognormal with the given median and 95th percentile, plus a time
   per output token, drawn per request number from a seed (deterministic); 429s are answered
   after `reject_s`.
@@ -245,31 +247,58 @@ class PrefixCache:
             out.append((n, ends[n - 1] if ends is not None else min(len(text), 4 * n)))
         return out
 
-    def lookup_and_store(self, now: float, text: str, key: str | None) -> int:
-        """Cached tokens for this prompt; then remember its prefixes."""
-        pools = ["*"] if key is None else [f"k:{key}", "*"]
-        lookup_pool = pools[0]
+    def _digests(self, text: str) -> list[tuple[int, bytes]]:
         h = hashlib.blake2b(digest_size=16)
-        pos, cached, hit_open = 0, 0, True
+        pos, out = 0, []
         for n, end in self._boundaries(text):
             h.update(text[pos:end].encode())
             pos = end
-            digest = h.copy().digest()
-            if hit_open:
-                seen = self._seen.get((lookup_pool, digest))
-                if seen is not None and now - seen <= self.ttl_s:
-                    cached = n
-                else:
-                    hit_open = False
+            out.append((n, h.copy().digest()))
+        return out
+
+    def lookup(self, now: float, text: str, key: str | None) -> int:
+        """Cached tokens for this prompt (the longest cached block-aligned prefix)."""
+        pool = "*" if key is None else f"k:{key}"
+        cached = 0
+        for n, digest in self._digests(text):
+            seen = self._seen.get((pool, digest))
+            if seen is None or now - seen > self.ttl_s:
+                break
+            cached = n
+        return cached
+
+    def store(self, now: float, text: str, key: str | None) -> None:
+        """Remember a processed prompt's prefixes."""
+        pools = ["*"] if key is None else [f"k:{key}", "*"]
+        for _, digest in self._digests(text):
             for pool in pools:
                 self._seen[(pool, digest)] = now
         if now - self._last_sweep > 60:
             self._last_sweep = now
             self._seen = {k: t for k, t in self._seen.items() if now - t <= self.ttl_s}
+
+    def lookup_and_store(self, now: float, text: str, key: str | None) -> int:
+        """Cached tokens for this prompt; then remember its prefixes (at once)."""
+        cached = self.lookup(now, text, key)
+        self.store(now, text, key)
         return cached
 
 
 # ---------------------------------------------------------------- the simulated provider
+
+TIMELINE_COLUMNS = ("arrival_s", "done_s", "status", "prompt_tokens", "cached_tokens",
+                    "completion_tokens", "admitted_tokens", "requested_tokens", "rejected_for",
+                    "prompt_id", "stage")
+
+
+def stage_of(body: dict) -> str:
+    """Which rt4chart stage a request comes from (by its schema and prompt tags)."""
+    fmt = body.get("response_format") or {}
+    schema = (fmt.get("json_schema") or {}).get("name", "")
+    if schema == "verify":
+        user = _content((body.get("messages") or [{}])[-1])
+        return "verify_local" if "<passage>" in user else "verify_global"
+    return {"verify_many": "verify_local", "decompose": "decompose"}.get(schema, schema or "?")
 
 
 @dataclass
@@ -338,7 +367,7 @@ class SimCore:
                 self.max_in_flight = max(self.max_in_flight, self.in_flight)
             headers = self._headers(now)
             row = [now - self.t0, None, 200 if admitted else 429, prompt, 0, 0,
-                   cost if admitted else 0, cost, "", _prompt_id(messages)]
+                   cost if admitted else 0, cost, "", _prompt_id(messages), stage_of(body)]
             self.timeline.append(row)
             if admitted:
                 return n, prompt, headers, None, row
@@ -397,10 +426,11 @@ class SimCore:
         completion = count_tokens(text, self.config.tokenizer)
         cached = 0
         if self._cache is not None:
+            prompt_str = prompt_text(body.get("messages") or [])
+            key = body.get("prompt_cache_key")
             with self._lock:
-                cached = self._cache.lookup_and_store(
-                    time.monotonic(), prompt_text(body.get("messages") or []),
-                    body.get("prompt_cache_key"))
+                cached = self._cache.lookup(time.monotonic(), prompt_str, key)
+            row.append((prompt_str, key))  # stored when answered (`done`)
         choice: dict[str, Any] = {"index": 0, "finish_reason": "stop", "logprobs": None,
                                   "message": {"role": "assistant", "content": text,
                                               "refusal": None}}
@@ -420,15 +450,20 @@ class SimCore:
 
     def done(self, row: list) -> None:
         with self._lock:
-            row[1] = time.monotonic() - self.t0
+            now = time.monotonic()
+            row[1] = now - self.t0
             if row[2] == 200:
                 self.in_flight -= 1
+            if len(row) > len(TIMELINE_COLUMNS):  # a processed prompt: now it is cached
+                text, key = row.pop()
+                if row[2] == 200 and self._cache is not None:
+                    self._cache.store(now, text, key)
 
     # -- counters
 
     def stats(self, timeline: bool = False) -> dict:
         with self._lock:
-            rows = [list(r) for r in self.timeline]
+            rows = [list(r[:len(TIMELINE_COLUMNS)]) for r in self.timeline]
         ok = [r for r in rows if r[2] == 200]
         per_minute: dict[int, list[int]] = {}
         for r in rows:
@@ -462,9 +497,7 @@ class SimCore:
             "server_cpu_s": round(cpu.user + cpu.system, 3),
         }
         if timeline:
-            out["timeline_columns"] = ["arrival_s", "done_s", "status", "prompt_tokens",
-                                       "cached_tokens", "completion_tokens", "admitted_tokens",
-                                       "requested_tokens", "rejected_for", "prompt_id"]
+            out["timeline_columns"] = list(TIMELINE_COLUMNS)
             out["timeline"] = rows
         return out
 

@@ -19,6 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sim_provider import (  # noqa: E402
     LatencyModel,
     PrefixCache,
+    SimConfig,
+    SimCore,
     SimProvider,
     count_tokens,
     format_duration,
@@ -161,6 +163,33 @@ def test_cached_tokens_for_shared_prefix():
         post(sim, body(verify_prompt("a", context)))
         again = post(sim, body(verify_prompt("a", context)))[1]["usage"]
     assert again["prompt_tokens_details"]["cached_tokens"] == 0
+
+
+def test_only_prefixes_of_answered_prompts_are_cached():
+    """Like the provider, a prompt's prefix is cached once the prompt has been processed: a
+    request sent while the first one of its prefix is in flight finds nothing."""
+    context = " ".join(f"Sentence {i} says that item {i} is worth {i * 7}." for i in range(400))
+    core = SimCore(SimConfig(rpm=1000, tpm=10_000_000, latency=INSTANT))
+
+    def start(claim: str) -> tuple[dict, list]:
+        payload = body(verify_prompt(claim, context))
+        n, prompt, _, error, row = core.admit(payload)
+        assert error is None
+        usage = core.complete(n, payload, prompt, row)[0]["usage"]
+        return usage, row
+
+    first, first_row = start("Item 3 is 21.")
+    during, during_row = start("Item 4 is 28.")  # sent before the first was answered
+    core.done(first_row)
+    after, after_row = start("Item 5 is 35.")
+    core.done(during_row)
+    core.done(after_row)
+    assert first["prompt_tokens_details"]["cached_tokens"] == 0
+    assert during["prompt_tokens_details"]["cached_tokens"] == 0
+    assert after["prompt_tokens_details"]["cached_tokens"] >= 1024
+    stats = core.stats(timeline=True)
+    assert [r[10] for r in stats["timeline"]] == ["verify_local"] * 3
+    assert stats["timeline_columns"][10] == "stage"
 
 
 def test_cache_expires_after_ttl():

@@ -215,6 +215,8 @@ class BatchOpenAIJudge(OpenAIJudge):
     def __init__(self, options: dict[str, str] | None = None):
         options = dict(options or {})
         self.batch_config = BatchConfig.pop_from(options)
+        # Stable request bodies (a rerun finds its stored answers), no holding for a batch.
+        options.update(output_reservation="fixed", prefix_gate="false")
         super().__init__(options)
         self.prices = batch_prices(self.prices, self.config)  # the table's batch_discount
         self._batcher: _Batcher | None = None

@@ -51,9 +51,11 @@ from rt4chart.transforms.judges.openai_faults import (
     failure_reason,
     is_endpoint_failure,
 )
+from rt4chart.transforms.judges.prefix_gate import mark_sent
 from rt4chart.transforms.judges.pricing import Prices, cost_of, prices_for
 from rt4chart.transforms.judges.ratelimit import RateLimiter, exhausted_for, retry_after_seconds
 from rt4chart.transforms.judges.schema_check import SchemaMismatch, validate
+from rt4chart.transforms.judges.throughput import OUTPUT_KEY, Throughput, ThroughputOptions
 from rt4chart.transforms.redact import redact, register_key_env
 
 logger = logging.getLogger(__name__)
@@ -185,7 +187,10 @@ class OpenAIJudge:
     """Judge contract over ``AsyncOpenAI`` (or ``AsyncAzureOpenAI``)."""
 
     def __init__(self, options: dict[str, str] | None = None):
-        self.config = OpenAIConfig.from_options(dict(options or {}))
+        options = dict(options or {})
+        tuning = ThroughputOptions.pop_from(options)  # reservations, prefix gate, limits
+        self.config = OpenAIConfig.from_options(options)
+        self.throughput = Throughput(tuning, self.config)
         self.model = self.config.model
         self.prices: Prices | None = prices_for(self.config)
         self._new_limiter = limiter_factory(self.config)  # ValueError now, not on a worker
@@ -246,6 +251,7 @@ class OpenAIJudge:
             chars = sum(len(m["content"]) for m in messages)
             with queued():  # waiting for the rate budget is not the call hanging
                 await self._limiter.acquire(chars // CHARS_PER_TOKEN + max_tokens)
+            mark_sent()  # a prefix's followers wait from now on (prefix_gate)
             body = self._request_body(messages, schema_name, logprobs, cache_key, max_tokens)
             completion = await self._send(client, body)
         except BaseException as exc:
@@ -264,11 +270,13 @@ class OpenAIJudge:
         try:
             raw = await client.chat.completions.with_raw_response.create(**body)
         except openai.APIStatusError as exc:
+            self._limiter = self.throughput.adopt(exc.response.headers, self._limiter)
             if exc.status_code == 429:
                 wait = retry_after_seconds(exc.response.headers)
                 wait = wait if wait is not None else exhausted_for(exc.response.headers)
                 self._limiter.pause(wait if wait is not None else 1.0)
             raise
+        self._limiter = self.throughput.adopt(raw.headers, self._limiter)
         pause = exhausted_for(raw.headers)
         if pause:
             self._limiter.pause(pause)
@@ -301,6 +309,8 @@ class OpenAIJudge:
         choice = completion.choices[0]
         if getattr(choice, "logprobs", None) is not None:
             data[P_KEY] = p_unsupported(message.content or "", choice.logprobs)
+        if usage is not None:
+            data[OUTPUT_KEY] = usage.completion_tokens  # for the output reservation
         return data
 
     async def _call(self, system: str, user: str, schema_name: str,
@@ -312,13 +322,14 @@ class OpenAIJudge:
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         self._ensure_client()
         try:
-            with queued():  # nor is waiting for a concurrency slot
-                await self._semaphore.acquire()
-            try:
-                return await self._retrying(messages, schema_name, logprobs, shared,
-                                            expect_claims)
-            finally:
-                self._semaphore.release()
+            async with self.throughput.turn(system, user, shared):  # see prefix_gate
+                with queued():  # nor is waiting for a concurrency slot
+                    await self._semaphore.acquire()
+                try:
+                    return await self._retrying(messages, schema_name, logprobs, shared,
+                                                expect_claims)
+                finally:
+                    self._semaphore.release()
         except (JudgeError, SchemaMismatch, openai.APIError) as exc:
             reason = failure_reason(exc, self.config.max_attempts, self._secrets())
             error_type = type(exc) if isinstance(exc, JudgeError) else JudgeError
@@ -327,7 +338,7 @@ class OpenAIJudge:
 
     async def _retrying(self, messages: list[dict], schema_name: str, logprobs: bool,
                         shared: str | None, expect_claims: int | None) -> dict:
-        budget = self.config.max_output_tokens
+        budget = self.throughput.budget(schema_name, expect_claims, messages[-1]["content"])
         async for attempt in AsyncRetrying(
             retry=retry_if_exception(_retryable),
             wait=_Backoff(self.config.backoff_initial_s, self.config.backoff_max_s),
@@ -339,10 +350,12 @@ class OpenAIJudge:
                     data = await self._attempt(messages, schema_name, logprobs,
                                                cache_key_of(shared), budget)
                 except Truncated:
-                    budget = min(2 * budget, self.config.max_output_tokens_cap)
+                    budget = self.throughput.cut_off(schema_name, expect_claims, budget)
                     raise
                 if expect_claims is not None:
                     check_numbering(data, expect_claims)
+                self.throughput.observe(schema_name, expect_claims, data, budget,
+                                        messages[-1]["content"])
                 return data
         raise JudgeError("unreachable: retry loop ended without a result")
 

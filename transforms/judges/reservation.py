@@ -1,0 +1,139 @@
+"""Output token reservations that fit what the judge actually writes, per stage.
+
+Providers count a request's `max_completion_tokens` against tokens/min when they admit it, so
+every token reserved and not written is budget lost. A fixed reservation must cover the longest
+reply of any stage (the judge's verify replies use about 32 tokens, a decomposition of a long
+sentence several hundred), and so wastes most of the budget on the short ones.
+
+:class:`OutputReservation` keeps, per stage (the reply's schema, and for a multi-claim reply its
+number of claims), the output tokens of the last `window` replies, and reserves a high quantile
+of them (p99 by default) plus a margin. Within a stage, replies are also kept by the size of
+what they answer about (the sentence or claim, in powers of two of tokens): a decomposition's
+length follows its sentence's closely, so a short sentence reserves less. A size class with
+fewer than `warmup` replies takes its stage's reservation; until a stage has `warmup` replies,
+it reserves the configured `max_output_tokens`. A reply that still hits its reservation is never
+taken as it is: the provider reports it cut off (finish_reason "length") and the judge retries
+it with twice the reservation, at least `max_output_tokens` (`openai_judge.Truncated`,
+:func:`after_cut_off`); its full length then enters the window. A cut-off costs a call: hence
+the high quantile.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+
+MODES = ("adaptive", "fixed")
+
+
+@dataclass(frozen=True)
+class ReservationConfig:
+    """How replies' output tokens are reserved (judge options `output_*`)."""
+
+    mode: str = "adaptive"  # "fixed": always max_output_tokens (the Batch API's stable bodies)
+    quantile: float = 0.99
+    margin: float = 0.10  # reserve quantile x (1 + margin) + slack
+    slack: int = 8
+    window: int = 256  # replies remembered per stage
+    warmup: int = 32  # replies of a stage before its reservation follows them
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"output_reservation must be adaptive or fixed, got {self.mode!r}")
+        if not 0 < self.quantile <= 1 or self.margin < 0 or self.slack < 0:
+            raise ValueError("output_quantile must be in (0, 1], output_margin and slack >= 0")
+        if self.window < 1 or self.warmup < 1:
+            raise ValueError("output_window and output_warmup must be >= 1")
+
+
+def quantile(values: list[int], q: float) -> int:
+    """The q-quantile of values (nearest rank: the smallest value with at least q of the values
+    at or below it)."""
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q * len(ordered)))
+    return ordered[rank - 1]
+
+
+class _Stage:
+    def __init__(self, window: int):
+        self.seen: deque[int] = deque(maxlen=window)
+        self.budget: int | None = None  # None: still warming up
+        self.replies = 0
+        self.truncated = 0
+        self.reserved = 0  # sum of the reservations of the replies taken
+        self.used = 0  # sum of their output tokens
+
+
+class OutputReservation:
+    """Per-stage output reservations, for one judge (one event loop: no locking)."""
+
+    def __init__(self, initial: int, cap: int, config: ReservationConfig | None = None):
+        if initial < 1 or cap < initial:
+            raise ValueError(f"need 1 <= max_output_tokens <= cap, got {initial}, {cap}")
+        self.initial, self.cap = initial, cap
+        self.config = config or ReservationConfig()
+        self._stages: dict[str, _Stage] = {}
+
+    def _stage(self, stage: str) -> _Stage:
+        found = self._stages.get(stage)
+        if found is None:
+            found = self._stages[stage] = _Stage(self.config.window)
+        return found
+
+    def budget(self, stage: str, size: int | None = None) -> int:
+        """The output tokens to reserve for the next call of a stage (about `size` tokens of
+        input that the reply is about, if known)."""
+        if self.config.mode == "fixed":
+            return self.initial
+        if size is not None:
+            sized = self._stages.get(_sized(stage, size))
+            if sized is not None and sized.budget is not None:
+                return sized.budget
+        return self._stage(stage).budget or self.initial
+
+    def observe(self, stage: str, output_tokens: int | None, reserved: int,
+                size: int | None = None) -> None:
+        """A reply of a stage that was not cut off: `output_tokens` written of `reserved`."""
+        if output_tokens is None:
+            return
+        self._take(self._stage(stage), int(output_tokens), reserved)
+        if size is not None:
+            self._take(self._stage(_sized(stage, size)), int(output_tokens), 0)
+
+    def _take(self, s: _Stage, output_tokens: int, reserved: int) -> None:
+        s.seen.append(max(0, output_tokens))
+        s.replies += 1
+        s.reserved += reserved
+        s.used += output_tokens
+        if len(s.seen) >= self.config.warmup:
+            c = self.config
+            fit = math.ceil(quantile(list(s.seen), c.quantile) * (1 + c.margin)) + c.slack
+            s.budget = max(1, min(self.cap, fit))
+
+    def cut_off(self, stage: str) -> None:
+        """A reply of a stage hit its reservation (it is retried with twice as much)."""
+        self._stage(stage).truncated += 1
+
+    def figures(self) -> dict[str, dict[str, int]]:
+        """Per stage: replies, replies cut off, current reservation, tokens reserved and used."""
+        return {name: {"replies": s.replies, "cut_off": s.truncated,
+                       "reservation": self.budget(name), "reserved": s.reserved, "used": s.used}
+                for name, s in sorted(self._stages.items()) if "~" not in name}
+
+
+def _sized(stage: str, size: int) -> str:
+    """A stage's size class: powers of two of tokens (`size` in tokens)."""
+    return f"{stage}~{max(0, size).bit_length()}"
+
+
+def after_cut_off(budget: int, initial: int, cap: int) -> int:
+    """The reservation for the retry of a reply cut off at `budget`: twice as much, and at
+    least the configured `max_output_tokens` (so that a long reply needs no more attempts than
+    with a fixed reservation)."""
+    return min(cap, max(2 * budget, initial))
+
+
+def stage_of(schema_name: str, claims: int | None) -> str:
+    """The reservation's stage key: the reply's schema, and how many claims it answers."""
+    return schema_name if claims is None else f"{schema_name}/{claims}"

@@ -1,0 +1,135 @@
+"""The openai judge's throughput and cost machinery, behind a few hooks in `openai_judge`.
+
+- output reservations that fit each stage's replies (:mod:`.reservation`);
+- cache-aware scheduling of calls that share a long prefix (:mod:`.prefix_gate`);
+- rate limits adopted from the provider's `x-ratelimit-limit-*` headers (:mod:`.provider_limits`).
+
+Their options are judge options (`--judge-option KEY=VALUE`), taken out of the options before
+the judge reads its own: `output_reservation` (adaptive | fixed), `output_quantile` (0.99),
+`output_margin` (0.25), `output_warmup` (32), `prefix_gate` (true), `prefix_gate_timeout_s` (10),
+`prefix_gate_ttl_s` (300), `prefix_gate_min_tokens` (1024), `provider_limits` (true).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rt4chart.transforms.judges.prefix_gate import GateConfig, PrefixGate, prefix_of
+from rt4chart.transforms.judges.provider_limits import ProviderLimits, retuned
+from rt4chart.transforms.judges.ratelimit import RateLimiter
+from rt4chart.transforms.judges.reservation import (
+    OutputReservation,
+    ReservationConfig,
+    after_cut_off,
+    stage_of,
+)
+
+OUTPUT_KEY = "_output_tokens"  # where the judge's parser puts a reply's output tokens
+
+# option name -> (config, field, type)
+_OPTIONS: dict[str, tuple[str, str, type]] = {
+    "output_reservation": ("reservation", "mode", str),
+    "output_quantile": ("reservation", "quantile", float),
+    "output_margin": ("reservation", "margin", float),
+    "output_warmup": ("reservation", "warmup", int),
+    "prefix_gate": ("gate", "enabled", bool),
+    "prefix_gate_timeout_s": ("gate", "timeout_s", float),
+    "prefix_gate_ttl_s": ("gate", "ttl_s", float),
+    "prefix_gate_min_tokens": ("gate", "min_tokens", int),
+    "provider_limits": ("limits", "adopt", bool),
+}
+
+
+def _value(key: str, raw: str, kind: type) -> Any:
+    if kind is bool:
+        if raw.lower() not in ("true", "false", "1", "0", "yes", "no"):
+            raise ValueError(f"openai judge option {key}={raw!r}: expected true or false")
+        return raw.lower() in ("true", "1", "yes")
+    try:
+        return kind(raw)
+    except ValueError as exc:
+        raise ValueError(f"openai judge option {key}={raw!r}: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class ThroughputOptions:
+    reservation: ReservationConfig = field(default_factory=ReservationConfig)
+    gate: GateConfig = field(default_factory=GateConfig)
+    adopt_limits: bool = True
+    explicit: tuple[tuple[str, float | None], ...] = ()  # --rpm/--tpm as given (None: unset)
+
+    @classmethod
+    def pop_from(cls, options: dict[str, str]) -> ThroughputOptions:
+        """This module's options, removed from `options` (ValueError on a bad value)."""
+        parts: dict[str, dict[str, Any]] = {"reservation": {}, "gate": {}, "limits": {}}
+        for key, (part, name, kind) in _OPTIONS.items():
+            if key in options:
+                parts[part][name] = _value(key, options.pop(key), kind)
+        explicit = tuple((k, float(options[k]) if options.get(k) else None)
+                         for k in ("rpm", "tpm"))
+        return cls(ReservationConfig(**parts["reservation"]), GateConfig(**parts["gate"]),
+                   parts["limits"].get("adopt", True), explicit)
+
+
+def subject_tokens(user: str) -> int:
+    """About how many tokens the prompt's last block has (the sentence to decompose, the claim
+    or claims to check: every prompt ends with it), as a size class for the reservation."""
+    text = user.rstrip()
+    close = text.rfind("</")
+    if close < 0 or not text.endswith(">"):
+        return len(text) // 4
+    opening = text.rfind(f"<{text[close + 2:-1]}>", 0, close)
+    return (close - opening) // 4 if opening >= 0 else len(text) // 4
+
+
+class Throughput:
+    """One judge's reservations, prefix gate and provider limits (one event loop)."""
+
+    def __init__(self, options: ThroughputOptions, config: Any):
+        self.options = options
+        self.reservation = OutputReservation(config.max_output_tokens,
+                                             config.max_output_tokens_cap, options.reservation)
+        self.gate = PrefixGate(options.gate)
+        # The job-wide (Envoy) limiter holds the totals given at launch: nothing to adopt.
+        self.limits = ProviderLimits({"rpm": config.rpm, "tpm": config.tpm},
+                                     dict(options.explicit), config.rate_share,
+                                     options.adopt_limits and config.rate_limiter == "static")
+        self.limits.log()
+
+    def turn(self, system: str, user: str, shared: str | None
+             ) -> contextlib.AbstractAsyncContextManager[None]:
+        """Around a call: the prefix gate for the prompt's shared prefix."""
+        return self.gate.turn(*prefix_of(system, user, shared))
+
+    def budget(self, schema_name: str, claims: int | None, user: str) -> int:
+        return self.reservation.budget(stage_of(schema_name, claims), subject_tokens(user))
+
+    def observe(self, schema_name: str, claims: int | None, data: dict, reserved: int,
+                user: str) -> None:
+        """A reply taken: its output tokens (from the parser, removed from `data`)."""
+        self.reservation.observe(stage_of(schema_name, claims), data.pop(OUTPUT_KEY, None),
+                                 reserved, subject_tokens(user))
+
+    def cut_off(self, schema_name: str, claims: int | None, budget: int) -> int:
+        """A reply cut off at `budget`: the reservation for its retry."""
+        self.reservation.cut_off(stage_of(schema_name, claims))
+        r = self.reservation
+        return after_cut_off(budget, r.initial, r.cap)
+
+    def adopt(self, headers: Mapping[str, str], limiter: RateLimiter | None
+              ) -> RateLimiter | None:
+        """The limiter to use after a response: a new one if the provider's limits changed
+        the budget."""
+        if limiter is not None and self.limits.observe(headers):
+            return retuned(limiter, self.limits)
+        return limiter
+
+    def figures(self) -> dict[str, Any]:
+        rpm, tpm = self.limits.limits["rpm"], self.limits.limits["tpm"]
+        return {"output": self.reservation.figures(), "prefix_gate": self.gate.figures(),
+                "limits": {"rpm": rpm, "tpm": tpm, **{f"{k}_from": v for k, v in
+                                                      self.limits.source.items()}}}
+
