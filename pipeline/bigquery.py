@@ -164,9 +164,11 @@ def table_resource(project: str, dataset: str, table: Table | str,
 def added_fields(existing: list[dict], wanted: list[dict], prefix: str = ""
                  ) -> tuple[list[dict], list[str]]:
     """A table's schema fields with the columns of `wanted` it lacks appended (also inside
-    RECORD columns), and the names added. Nothing is dropped or changed: columns rt4chart no
-    longer writes stay, an existing column keeps its type and mode. Names compare as BigQuery
-    does, case-insensitively.
+    RECORD columns), and the names added. Nothing is dropped: columns rt4chart no longer writes
+    stay, an existing column keeps its type. The one change is the one BigQuery allows: a
+    REQUIRED column rt4chart now declares NULLABLE (a cost that is unknown for an unpriced
+    model) is relaxed, listed as "NAME (now NULLABLE)". Names compare as BigQuery does,
+    case-insensitively.
 
     Raises:
         ValueError: a missing column is REQUIRED (BigQuery adds only NULLABLE or REPEATED ones
@@ -184,6 +186,9 @@ def added_fields(existing: list[dict], wanted: list[dict], prefix: str = ""
                                  "BigQuery adds only NULLABLE or REPEATED columns")
             merged.append(field)
             added.append(name)
+        elif merged[i].get("mode") == "REQUIRED" and field.get("mode", "NULLABLE") == "NULLABLE":
+            merged[i] = {**merged[i], "mode": "NULLABLE"}
+            added.append(f"{name} (now NULLABLE)")
         elif field.get("fields") and merged[i].get("fields") is not None:
             sub, sub_added = added_fields(merged[i]["fields"], field["fields"], f"{name}.")
             merged[i] = {**merged[i], "fields": sub}
@@ -202,7 +207,8 @@ def _update_table(client, existing, table: Table, partition_expiration_ms: int |
     if added:
         existing.schema = [bigquery.SchemaField.from_api_repr(f) for f in fields]
         changed.append("schema")
-        logger.info("BigQuery table %s: adding columns %s", existing.table_id, ", ".join(added))
+        logger.info("BigQuery table %s: adding or relaxing columns %s", existing.table_id,
+                    ", ".join(added))
     partitioning = existing.time_partitioning
     if partition_expiration_ms and partitioning is not None and (
             partitioning.expiration_ms != partition_expiration_ms):

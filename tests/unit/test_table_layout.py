@@ -185,6 +185,18 @@ def test_added_fields_appends_missing_columns_never_drops_or_changes():
         added_fields(existing, [{"name": "cost", "type": "FLOAT64", "mode": "REQUIRED"}])
 
 
+def test_a_required_column_now_nullable_is_relaxed_and_nothing_else_changes():
+    # Tables made before unpriced models had NULL costs: cost_usd was REQUIRED.
+    existing = [{"name": "trace_id", "type": "STRING", "mode": "REQUIRED"},
+                {"name": "cost_usd", "type": "FLOAT", "mode": "REQUIRED"}]
+    wanted = [{"name": "trace_id", "type": "STRING", "mode": "REQUIRED"},
+              {"name": "cost_usd", "type": "FLOAT64", "mode": "NULLABLE"}]
+    merged, changed = added_fields(existing, wanted)
+    assert changed == ["cost_usd (now NULLABLE)"]
+    assert merged == [existing[0], {"name": "cost_usd", "type": "FLOAT", "mode": "NULLABLE"}]
+    assert added_fields(merged, wanted) == (merged, [])
+
+
 def test_table_options_are_checked():
     parser = cli.parser()
     args = parser.parse_args(["audit", "x.jsonl", "--write-traces", "--bigquery", "p:d",
