@@ -66,10 +66,12 @@ def table_patterns(out: str, name: str) -> tuple[str, str]:
 
 
 def table_files(out: str, name: str) -> list[str]:
-    """Every Parquet file of one table of a run folder, in either layout, sorted."""
+    """Every Parquet file of one table of a run folder, in either layout, sorted. Hidden files
+    (".tmp-part-…" of a streaming write still open, or "_…", as engines hide them) are not the
+    table's."""
     found = {m.path for r in FileSystems.match(list(table_patterns(out, name)))
              for m in r.metadata_list}
-    return sorted(found)
+    return sorted(p for p in found if not p.rsplit("/", 1)[-1].startswith((".", "_")))
 
 
 @dataclass

@@ -20,7 +20,8 @@ METADATA = Path(__file__).resolve().with_name("metadata.json")
 # Template parameters that do not map one-to-one on a flag.
 LIST_PARAMS = {"judge_options": "--judge-option"}
 # Template parameters that switch a flag on: "true" gives the flag, anything else nothing.
-FLAG_PARAMS = {"write_traces": "--write-traces", "confirm_ent": "--confirm-ent"}
+FLAG_PARAMS = {"write_traces": "--write-traces", "confirm_ent": "--confirm-ent",
+               "prune_windows": "--prune-windows"}
 
 
 def template_parameters(metadata: Path = METADATA) -> list[str]:

@@ -14,6 +14,7 @@ import apache_beam as beam
 import duckdb
 import pyarrow as pa
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.util import assert_that, equal_to
@@ -208,3 +209,15 @@ def test_table_options_are_checked():
         tables_config(parser.parse_args(["audit", "x.jsonl", "--bigquery-location", "EU"]))
     with pytest.raises(ValueError, match=">= 1"):
         TablesConfig(partition_expiration_days=0)
+
+
+def test_a_streaming_write_still_open_is_not_part_of_the_table(tmp_path):
+    # A stream writes .tmp-part-… (0 bytes until its first row group) and renames it when done;
+    # a reader in between (summary, report, a test polling the tables) must not open it.
+    day = tmp_path / "answers" / "dt=2024-05-02"
+    day.mkdir(parents=True)
+    done = day / "part-00000-of-00001.parquet"
+    pq.write_table(pa.table({"trace_id": ["t1"]}), done)
+    (day / ".tmp-part-123-abc.parquet").write_bytes(b"")
+    (tmp_path / "answers" / "_SUCCESS.parquet").write_bytes(b"")
+    assert table_files(str(tmp_path), "answers") == [str(done)]
