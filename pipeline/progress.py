@@ -259,7 +259,9 @@ def wait_with_progress(result: PipelineResult, stop: threading.Event | None = No
     ended; raises what `wait_until_finish` raised (a failed job, its figures attached).
     """
     if reporter is None:
-        with Reporter(every_s) as own:
+        own = Reporter(every_s)
+        own.watch(result)  # before its first line: a line never misses the job's figures
+        with own:
             return wait_with_progress(result, stop, reporter=own)
     reporter.watch(result)
     stop = stop or threading.Event()
