@@ -88,6 +88,15 @@ def test_the_share_never_exceeds_the_total_and_is_logged(caplog):
     assert (limiter.rpm, limiter.tpm) == (150, 100_000)
 
 
+def test_throughput_options_pass_through_the_share_untouched():
+    # Reservation and prefix-gate options are the judge's too (throughput.py), not its config's.
+    spec = JudgeSpec.of("openai", {"rpm": "600", "tpm": "400000", "prefix_gate": "false",
+                                   "output_quantile": "0.95"})
+    shared = share_limits(spec, PipelineOptions(["--direct_num_workers", "2",
+                                                 "--direct_running_mode", "multi_processing"]))
+    assert dict(shared.options) == {**dict(spec.options), "rate_share": "2"}
+
+
 def test_the_envoy_limiter_keeps_the_totals(caplog):
     spec = JudgeSpec.of("openai", {"rpm": "600", "rate_limiter": "envoy",
                                    "rate_limit_service": "127.0.0.1:8081"})
