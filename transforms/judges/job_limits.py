@@ -154,13 +154,10 @@ def share_limits(spec: JudgeSpec, options: PipelineOptions) -> JudgeSpec:
     they are. ValueError when the share cannot be bounded."""
     if spec.name != "openai":
         return spec
-    from rt4chart.transforms.judges.openai_judge import OpenAIConfig
-    from rt4chart.transforms.judges.throughput import ThroughputOptions
+    from rt4chart.transforms.judges.openai_judge import judge_options
 
     given = dict(spec.options)
-    own = dict(given)
-    ThroughputOptions.pop_from(own)  # reservations, prefix gate: not the config's options
-    config = OpenAIConfig.from_options(own)
+    config, _ = judge_options(given)
     job = f"{_num(config.rpm)} rpm / {_num(config.tpm)} tpm for the job"
     if config.rate_limiter == "envoy":
         logger.info("rate limits: %s, held by the Envoy rate-limit service at %s (domain %s)",

@@ -21,6 +21,7 @@ import hashlib
 import logging
 import os
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -183,13 +184,19 @@ class _Backoff:
         return self._exp(state)
 
 
+def judge_options(options: Mapping[str, str]) -> tuple[OpenAIConfig, ThroughputOptions]:
+    """The openai judge's options split into its config and its throughput tuning
+    (reservations, prefix gate, provider limits: throughput.py). ValueError on a bad one."""
+    own = dict(options)
+    tuning = ThroughputOptions.pop_from(own)
+    return OpenAIConfig.from_options(own), tuning
+
+
 class OpenAIJudge:
     """Judge contract over ``AsyncOpenAI`` (or ``AsyncAzureOpenAI``)."""
 
     def __init__(self, options: dict[str, str] | None = None):
-        options = dict(options or {})
-        tuning = ThroughputOptions.pop_from(options)  # reservations, prefix gate, limits
-        self.config = OpenAIConfig.from_options(options)
+        self.config, tuning = judge_options(options or {})
         self.throughput = Throughput(tuning, self.config)
         self.model = self.config.model
         self.prices: Prices | None = prices_for(self.config)
