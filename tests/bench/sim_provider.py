@@ -9,6 +9,8 @@
 - **Content**: `fake_openai_server.lexical_responder` (a deterministic lexical "model"; answers
   are memoised by prompt, so repeated traces cost the simulator little), with token
   log-probabilities when the request asks for `logprobs` (as `FakeOpenAI` gives them).
+- **Cut-off replies**: a reply of `max_completion_tokens` (or `max_tokens`) tokens or more is
+  cut there, with `finish_reason` "length", as the provider cuts it.
 - **Token counting**: `tokenizer="chars4"` (default) counts each message's content as
   ceil(chars / 4) plus 3 tokens per message and 3 to prime the reply (the overhead tiktoken-based
   counting adds for chat messages); `tokenizer="pretok"` approximates a BPE tokenizer by
@@ -143,6 +145,16 @@ def count_tokens(text: str, tokenizer: str) -> int:
     if tokenizer == "chars4":
         return math.ceil(len(text) / 4)
     return len(token_ends(text, tokenizer) or [])
+
+
+def cut(text: str, tokens: int, tokenizer: str) -> str:
+    """The first `tokens` tokens of a text."""
+    ends = token_ends(text, tokenizer)
+    if ends is None:
+        return text[: tokens * 4]
+    if tokens <= 0:
+        return ""
+    return text[: ends[tokens - 1]] if tokens <= len(ends) else text
 
 
 def prompt_text(messages: list[dict]) -> str:
@@ -424,6 +436,11 @@ class SimCore:
         """The completion body and the latency to wait before sending it."""
         text = self.content(body)
         completion = count_tokens(text, self.config.tokenizer)
+        max_out = int(body.get("max_completion_tokens") or body.get("max_tokens")
+                      or DEFAULT_MAX_TOKENS)
+        finish = "stop"
+        if completion >= max_out:  # cut off at the reservation, as the provider cuts a reply
+            text, completion, finish = cut(text, max_out, self.config.tokenizer), max_out, "length"
         cached = 0
         if self._cache is not None:
             prompt_str = prompt_text(body.get("messages") or [])
@@ -431,7 +448,7 @@ class SimCore:
             with self._lock:
                 cached = self._cache.lookup(time.monotonic(), prompt_str, key)
             row.append((prompt_str, key))  # stored when answered (`done`)
-        choice: dict[str, Any] = {"index": 0, "finish_reason": "stop", "logprobs": None,
+        choice: dict[str, Any] = {"index": 0, "finish_reason": finish, "logprobs": None,
                                   "message": {"role": "assistant", "content": text,
                                               "refusal": None}}
         if body.get("logprobs"):

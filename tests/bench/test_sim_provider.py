@@ -265,3 +265,31 @@ def test_helpers():
     assert max_in_window([0, 10, 59.9, 60, 61], 60) == 4
     assert max_in_window([0, 30, 70], 60, [5, 6, 7]) == 13
     assert count_tokens('{"a": 12345}', "pretok") > count_tokens('{"a": 12345}', "chars4")
+
+
+def test_a_reply_longer_than_its_reservation_is_cut_off_like_the_provider_cuts_it():
+    passage = "The bakery opens at 7 am on weekdays and bakes sourdough bread every morning."
+    user = verify_prompt("The bakery opens at 7 am on weekdays.", passage)
+    with SimProvider(rpm=1000, tpm=1_000_000, latency=INSTANT, cache=False) as sim:
+        status, whole, _ = post(sim, body(user, max_tokens=500))
+        used = whole["usage"]["completion_tokens"]
+        status_cut, cut, _ = post(sim, body(user, max_tokens=used - 3))
+        status_exact, exact, _ = post(sim, body(user, max_tokens=used))
+        timeline = sim.stats(timeline=True)["timeline"]
+    assert status == status_cut == status_exact == 200
+    assert whole["choices"][0]["finish_reason"] == "stop" and used > 3
+    text = whole["choices"][0]["message"]["content"]
+    assert cut["choices"][0]["finish_reason"] == "length"
+    assert cut["usage"]["completion_tokens"] == used - 3
+    assert cut["choices"][0]["message"]["content"] == text[: (used - 3) * 4]
+    # A reply that fills its reservation exactly is reported cut off, as OpenAI reports it.
+    assert exact["choices"][0]["finish_reason"] == "length"
+    # The benchmark counts the cut-off attempts as waste: neither calls nor tokens used.
+    import throughput_figures as tf
+
+    figures = tf.ceilings([r for r in timeline if r[2] == 200], 1, 1000, 1_000_000, 1.0)
+    assert figures["cut_off_calls"] == 2
+    prompt = whole["usage"]["prompt_tokens"]
+    assert figures["used_tokens_per_trace"] == prompt + used
+    assert figures["admitted_over_used_tokens"] == round(
+        (3 * prompt + 500 + (used - 3) + used) / (prompt + used), 3)

@@ -2,7 +2,8 @@
 
 - physical ceiling: min(RPM / calls per trace, TPM / tokens used per trace), tokens used being
   prompt + completion tokens as the provider reports them: what a client that reserved nothing
-  could reach;
+  could reach (so a reply cut off at its reservation, and retried, counts in neither: that
+  client would never have sent it);
 - admission ceiling: the same with the tokens admitted (prompt + `max_completion_tokens`), as
   the provider counts them against tokens/min: what the client's reservations allow;
 - per task type: calls, input/cached/output tokens and USD per trace, from the answers table
@@ -28,8 +29,9 @@ def usd(prompt: float, cached: float, completion: float) -> float:
 
 def ceilings(ok: list[list], n: int, rpm: float, tpm: float, traces_per_min: float) -> dict:
     """Physical and admission ceilings (traces/min) and the fraction of each reached."""
-    calls = len(ok) / n
-    used = sum(r[PROMPT] + r[COMPLETION] for r in ok) / n
+    whole = [r for r in ok if not cut_off(r)]  # a cut-off attempt is all waste
+    calls = len(whole) / n
+    used = sum(r[PROMPT] + r[COMPLETION] for r in whole) / n
     admitted = sum(r[ADMITTED] for r in ok) / n
     physical = min(rpm / calls, tpm / used)
     admission = min(rpm / calls, tpm / admitted)
@@ -41,7 +43,13 @@ def ceilings(ok: list[list], n: int, rpm: float, tpm: float, traces_per_min: flo
         "fraction_of_admission": round(traces_per_min / admission, 3),
         "used_tokens_per_trace": round(used, 1),
         "admitted_over_used_tokens": round(admitted / used, 3),
+        "cut_off_calls": len(ok) - len(whole),
     }
+
+
+def cut_off(row: list) -> bool:
+    """Whether a 200 reply was cut off at its reservation (finish_reason "length")."""
+    return row[COMPLETION] >= row[ADMITTED] - row[PROMPT]
 
 
 def per_stage(ok: list[list], n: int) -> dict:

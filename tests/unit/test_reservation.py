@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 
 import pytest
 
+from rt4chart import prompts
 from rt4chart.transforms.judges.openai_judge import OpenAIJudge
+from rt4chart.transforms.judges.reply_size import likely_quote_tokens, reply_size, subject_tokens
 from rt4chart.transforms.judges.reservation import (
     OutputReservation,
     ReservationConfig,
@@ -15,7 +18,6 @@ from rt4chart.transforms.judges.reservation import (
     quantile,
     stage_of,
 )
-from rt4chart.transforms.judges.throughput import subject_tokens
 
 from fake_openai_server import FakeOpenAI, tag
 
@@ -50,7 +52,7 @@ def test_reservation_follows_the_stage_after_warmup():
 
 
 def test_size_classes_reserve_less_for_short_subjects():
-    config = ReservationConfig(quantile=1.0, margin=0.0, slack=0, warmup=2)
+    config = ReservationConfig(quantile=1.0, margin=0.0, slack=0, warmup=2, class_warmup=2)
     r = OutputReservation(256, 2048, config)
     for _ in range(2):
         r.observe("decompose", 20, 256, size=10)  # short sentences, short replies
@@ -109,4 +111,109 @@ def test_judge_reserves_what_replies_use_and_retries_a_cut_off_reply(monkeypatch
     # reservation, then twice as much until it fits: every verdict comes from a whole reply.
     long_attempts = budgets[10:-3]
     assert long_attempts[:3] == [small, 256, 512] and len(long_attempts) == 3
-    assert judge.throughput.reservation.figures()["verify"]["cut_off"] == len(long_attempts) - 1
+    assert judge.throughput.reservation.figures()["verify@passage"]["cut_off"] == len(long_attempts) - 1
+
+
+def _local_prompt(claim: str, chunk: str) -> str:
+    return prompts.render("verify_local_user.txt", chunk=chunk, question="q?", claim=claim)
+
+
+PASSAGE = ("The bakery opens at 7 am on weekdays. Its owner, Maria Lopez, founded it in 1998. "
+           "Parking is available behind the building.\nReviews praise the sourdough bread.")
+
+
+def test_reply_size_is_the_likely_quote_of_a_verification():
+    owner = "Maria Lopez founded it in 1998."
+    sentence = "Its owner, Maria Lopez, founded it in 1998."
+    # The claim's sentence is what a judge would quote; nothing for an unrelated claim.
+    assert reply_size("verify", _local_prompt(owner, PASSAGE)) == math.ceil(len(sentence) / 4)
+    assert likely_quote_tokens("The museum exhibits Roman coins.", PASSAGE) == 0
+    assert reply_size("verify", _local_prompt("The museum exhibits Roman coins.", PASSAGE)) == 0
+    # A claim sharing less than a fifth of its words with a sentence is not quoted from it.
+    assert likely_quote_tokens("Parking fines are high in downtown Boston streets.", PASSAGE) == 0
+    # At most the two sentences that share most.
+    both = "The bakery of Maria Lopez serves sourdough bread since 1998."
+    assert likely_quote_tokens(both, PASSAGE) == (math.ceil(len(sentence) / 4)
+                                                  + math.ceil(len(PASSAGE.split("\n")[1]) / 4))
+    # Several claims in one call: the sum of their likely quotes.
+    many = prompts.render("verify_local_many_user.txt", chunk=PASSAGE, question="q?",
+                          claims=f"[1] {owner}\n[2] The museum exhibits Roman coins.\n"
+                                 "[3] Reviews praise the sourdough bread.")
+    assert reply_size("verify_many", many) == (math.ceil(len(sentence) / 4)
+                                               + math.ceil(len(PASSAGE.split("\n")[1]) / 4))
+    # The full context of the global pass is read like a window.
+    glob = prompts.render("verify_global_user.txt", context=PASSAGE, question="q?", claim=owner)
+    assert reply_size("verify", glob) == math.ceil(len(sentence) / 4)
+    # A decomposition's size is its sentence's.
+    decompose = prompts.render("decompose_user.txt", question="q?", answer="A. B.",
+                               sentence="x" * 80)
+    assert reply_size("decompose", decompose) == subject_tokens(decompose) == (11 + 80 + 1) // 4
+
+
+def test_judge_reserves_less_for_claims_the_window_does_not_mention(monkeypatch):
+    """Replies about a claim the window does not mention (NIC, no quote) and about one it
+    quotes are learned apart: after warm-up the first reserve what a short reply uses."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+
+    def responder(body: dict) -> dict:
+        about = "Lopez" in tag(body["messages"][-1]["content"], "claim")
+        return _verify_reply(60) if about else {"reasoning": "r", "evidence": [], "label": "NIC"}
+
+    claims = [f"Maria Lopez founded the bakery in {1990 + i}." if i % 2 else
+              f"The museum exhibits {i} Roman coins." for i in range(24)]
+
+    async def run(judge: OpenAIJudge) -> list:
+        return [await judge.verify_local(c, PASSAGE, "q?") for c in claims]
+
+    with FakeOpenAI(responder) as server:
+        judge = OpenAIJudge({"base_url": server.base_url, "output_warmup": "4"})
+        verdicts = asyncio.run(run(judge))
+        budgets = [r["max_completion_tokens"] for r in server.requests]
+    assert [v.label for v in verdicts] == ["NIC", "ENT"] * 12
+    assert len(budgets) == 24  # nothing was cut off
+    short, long = budgets[-2], budgets[-1]
+    nic = len(json.dumps({"reasoning": "r", "evidence": [], "label": "NIC"})) // 4 + 1
+    assert short <= int(nic * 1.1) + 8 + 1 < long
+
+
+def test_a_warming_stage_sends_few_calls_until_its_reservation_is_learned():
+    """A fan-out's first burst does not all go with the large reservation: while a stage warms
+    up, at most `probes` of its calls are in flight; once it has its reservation, all go."""
+    config = ReservationConfig(warmup=4, probes=2)
+    r = OutputReservation(256, 2048, config)
+    inside: list[int] = []
+    budgets: list[int] = []
+    peak = {"warming": 0, "after": 0}
+
+    async def call(i: int) -> None:
+        async with r.warming("verify"):
+            inside.append(i)
+            phase = "warming" if r._stage("verify").budget is None else "after"
+            peak[phase] = max(peak[phase], len(inside))
+            budgets.append(r.budget("verify"))
+            await asyncio.sleep(0.01)
+            inside.remove(i)
+            r.observe("verify", 20, budgets[-1])
+
+    async def run() -> None:
+        await asyncio.gather(*(call(i) for i in range(12)), r_other())
+
+    async def r_other() -> None:  # another stage is not held by this one's warm-up
+        async with r.warming("decompose"), r.warming("decompose"):
+            peak["other"] = 1
+
+    asyncio.run(run())
+    assert peak["warming"] == 2 and peak["other"] == 1
+    assert budgets[:4] == [256] * 4 and set(budgets[4:]) == {math.ceil(20 * 1.05) + 4}
+    assert peak["after"] > 2  # once learned, the stage's calls are no longer held
+    # A call that fails still frees its probe: the next one goes.
+    r2 = OutputReservation(256, 2048, ReservationConfig(warmup=4, probes=1))
+
+    async def failing() -> None:
+        with pytest.raises(RuntimeError):
+            async with r2.warming("verify"):
+                raise RuntimeError("judge failed")
+        async with r2.warming("verify"):
+            pass
+
+    asyncio.run(asyncio.wait_for(failing(), 5))

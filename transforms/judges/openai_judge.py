@@ -329,7 +329,8 @@ class OpenAIJudge:
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         self._ensure_client()
         try:
-            async with self.throughput.turn(system, user, shared):  # see prefix_gate
+            async with (self.throughput.turn(system, user, shared),  # see prefix_gate
+                        self.throughput.warming(schema_name, expect_claims, user)):  # reservation
                 with queued():  # nor is waiting for a concurrency slot
                     await self._semaphore.acquire()
                 try:
@@ -357,7 +358,8 @@ class OpenAIJudge:
                     data = await self._attempt(messages, schema_name, logprobs,
                                                cache_key_of(shared), budget)
                 except Truncated:
-                    budget = self.throughput.cut_off(schema_name, expect_claims, budget)
+                    budget = self.throughput.cut_off(schema_name, expect_claims, budget,
+                                                     messages[-1]["content"])
                     raise
                 if expect_claims is not None:
                     check_numbering(data, expect_claims)

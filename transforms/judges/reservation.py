@@ -7,11 +7,16 @@ sentence several hundred), and so wastes most of the budget on the short ones.
 
 :class:`OutputReservation` keeps, per stage (the reply's schema, and for a multi-claim reply its
 number of claims), the output tokens of the last `window` replies, and reserves a high quantile
-of them (p99 by default) plus a margin. Within a stage, replies are also kept by the size of
-what they answer about (the sentence or claim, in powers of two of tokens): a decomposition's
-length follows its sentence's closely, so a short sentence reserves less. A size class with
-fewer than `warmup` replies takes its stage's reservation; until a stage has `warmup` replies,
-it reserves the configured `max_output_tokens`. A reply that still hits its reservation is never
+of them (p98 by default) plus a margin. Within a stage, replies are also kept by the size of
+what they are likely to write (`reply_size`: the sentence a decomposition restates, the passage
+sentences a verification would quote; in powers of two of tokens): a short sentence, or a claim
+the window does not mention (most pairs of local verification, answered NIC without a quote),
+reserves less. A size class with fewer than `class_warmup` replies takes its stage's
+reservation (with fewer than 50 replies, the nearest-rank p98 is the longest reply seen);
+until a stage has `warmup` replies, it reserves the configured `max_output_tokens`. While a
+stage is warming up, at most `probes` of its calls are in flight (:meth:`OutputReservation.
+warming`): the others wait for their replies, instead of all going out with the large
+reservation in a fan-out's first burst. A reply that still hits its reservation is never
 taken as it is: the provider reports it cut off (finish_reason "length") and the judge retries
 it with twice the reservation, at least `max_output_tokens` (`openai_judge.Truncated`,
 :func:`after_cut_off`); its full length then enters the window. A cut-off costs a call: hence
@@ -20,9 +25,14 @@ the high quantile.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import math
 from collections import deque
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
+
+from rt4chart.transforms.judges.base import queued
 
 MODES = ("adaptive", "fixed")
 
@@ -32,19 +42,22 @@ class ReservationConfig:
     """How replies' output tokens are reserved (judge options `output_*`)."""
 
     mode: str = "adaptive"  # "fixed": always max_output_tokens (the Batch API's stable bodies)
-    quantile: float = 0.99
-    margin: float = 0.10  # reserve quantile x (1 + margin) + slack
-    slack: int = 8
+    quantile: float = 0.98
+    margin: float = 0.05  # reserve quantile x (1 + margin) + slack
+    slack: int = 4
     window: int = 256  # replies remembered per stage
-    warmup: int = 32  # replies of a stage before its reservation follows them
+    warmup: int = 16  # replies of a stage before its reservation follows them
+    class_warmup: int = 8  # replies of a size class before it has its own reservation
+    probes: int = 8  # calls of a stage in flight while it warms up (0: no limit)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"output_reservation must be adaptive or fixed, got {self.mode!r}")
         if not 0 < self.quantile <= 1 or self.margin < 0 or self.slack < 0:
             raise ValueError("output_quantile must be in (0, 1], output_margin and slack >= 0")
-        if self.window < 1 or self.warmup < 1:
-            raise ValueError("output_window and output_warmup must be >= 1")
+        if self.window < 1 or self.warmup < 1 or self.class_warmup < 1 or self.probes < 0:
+            raise ValueError("output_window, output_warmup and output_class_warmup must be "
+                             ">= 1, output_probes >= 0")
 
 
 def quantile(values: list[int], q: float) -> int:
@@ -59,6 +72,8 @@ class _Stage:
     def __init__(self, window: int):
         self.seen: deque[int] = deque(maxlen=window)
         self.budget: int | None = None  # None: still warming up
+        self.probing = 0  # calls in flight while warming up
+        self.waiters: list[asyncio.Future] = []
         self.replies = 0
         self.truncated = 0
         self.reserved = 0  # sum of the reservations of the replies taken
@@ -99,17 +114,51 @@ class OutputReservation:
             return
         self._take(self._stage(stage), int(output_tokens), reserved)
         if size is not None:
-            self._take(self._stage(_sized(stage, size)), int(output_tokens), 0)
+            self._take(self._stage(_sized(stage, size)), int(output_tokens), 0,
+                       self.config.class_warmup)
 
-    def _take(self, s: _Stage, output_tokens: int, reserved: int) -> None:
+    @contextlib.asynccontextmanager
+    async def warming(self, stage: str) -> AsyncIterator[None]:
+        """Around a call of a stage: while the stage warms up, wait until fewer than `probes`
+        of its calls are in flight. A stage that has its reservation never waits."""
+        s = self._stage(stage)
+        limit = self.config.probes
+        if self.config.mode == "fixed" or not limit:
+            yield
+            return
+        with queued():  # waiting for a probe's reply is not the call hanging
+            while s.budget is None and s.probing >= limit:
+                waiter = asyncio.get_running_loop().create_future()
+                s.waiters.append(waiter)
+                await waiter
+        if s.budget is not None:
+            yield
+            return
+        s.probing += 1
+        try:
+            yield
+        finally:
+            s.probing -= 1
+            self._wake(s)
+
+    @staticmethod
+    def _wake(s: _Stage) -> None:
+        waiters, s.waiters = s.waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def _take(self, s: _Stage, output_tokens: int, reserved: int,
+              warmup: int | None = None) -> None:
         s.seen.append(max(0, output_tokens))
         s.replies += 1
         s.reserved += reserved
         s.used += output_tokens
-        if len(s.seen) >= self.config.warmup:
+        if len(s.seen) >= (warmup or self.config.warmup):
             c = self.config
             fit = math.ceil(quantile(list(s.seen), c.quantile) * (1 + c.margin)) + c.slack
             s.budget = max(1, min(self.cap, fit))
+            self._wake(s)
 
     def cut_off(self, stage: str) -> None:
         """A reply of a stage hit its reservation (it is retried with twice as much)."""
@@ -134,6 +183,9 @@ def after_cut_off(budget: int, initial: int, cap: int) -> int:
     return min(cap, max(2 * budget, initial))
 
 
-def stage_of(schema_name: str, claims: int | None) -> str:
-    """The reservation's stage key: the reply's schema, and how many claims it answers."""
-    return schema_name if claims is None else f"{schema_name}/{claims}"
+def stage_of(schema_name: str, claims: int | None, reads: str | None = None) -> str:
+    """The reservation's stage key: the reply's schema, how many claims it answers, and what
+    it reads (the prompt's first block: a window's `passage` or the full `context` of the global
+    pass, whose replies run longer)."""
+    stage = schema_name if claims is None else f"{schema_name}/{claims}"
+    return stage if reads is None else f"{stage}@{reads}"

@@ -5,9 +5,10 @@
 - rate limits adopted from the provider's `x-ratelimit-limit-*` headers (:mod:`.provider_limits`).
 
 Their options are judge options (`--judge-option KEY=VALUE`), taken out of the options before
-the judge reads its own: `output_reservation` (adaptive | fixed), `output_quantile` (0.99),
-`output_margin` (0.25), `output_warmup` (32), `prefix_gate` (true), `prefix_gate_timeout_s` (10),
-`prefix_gate_ttl_s` (300), `prefix_gate_min_tokens` (1024), `provider_limits` (true).
+the judge reads its own: `output_reservation` (adaptive | fixed), `output_quantile` (0.98),
+`output_margin` (0.05), `output_warmup` (16), `output_class_warmup` (8), `output_probes` (8),
+`prefix_gate` (true), `prefix_gate_timeout_s` (10), `prefix_gate_ttl_s` (300),
+`prefix_gate_min_tokens` (1024), `provider_limits` (true).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from rt4chart.transforms.judges.prefix_gate import GateConfig, PrefixGate, prefix_of
 from rt4chart.transforms.judges.provider_limits import ProviderLimits, retuned
 from rt4chart.transforms.judges.ratelimit import RateLimiter
+from rt4chart.transforms.judges.reply_size import reply_size
 from rt4chart.transforms.judges.reservation import (
     OutputReservation,
     ReservationConfig,
@@ -35,6 +37,8 @@ _OPTIONS: dict[str, tuple[str, str, type]] = {
     "output_quantile": ("reservation", "quantile", float),
     "output_margin": ("reservation", "margin", float),
     "output_warmup": ("reservation", "warmup", int),
+    "output_class_warmup": ("reservation", "class_warmup", int),
+    "output_probes": ("reservation", "probes", int),
     "prefix_gate": ("gate", "enabled", bool),
     "prefix_gate_timeout_s": ("gate", "timeout_s", float),
     "prefix_gate_ttl_s": ("gate", "ttl_s", float),
@@ -74,15 +78,11 @@ class ThroughputOptions:
                    parts["limits"].get("adopt", True), explicit)
 
 
-def subject_tokens(user: str) -> int:
-    """About how many tokens the prompt's last block has (the sentence to decompose, the claim
-    or claims to check: every prompt ends with it), as a size class for the reservation."""
-    text = user.rstrip()
-    close = text.rfind("</")
-    if close < 0 or not text.endswith(">"):
-        return len(text) // 4
-    opening = text.rfind(f"<{text[close + 2:-1]}>", 0, close)
-    return (close - opening) // 4 if opening >= 0 else len(text) // 4
+def _stage(schema_name: str, claims: int | None, user: str) -> str:
+    """A call's reservation stage: its schema, claims and the prompt's first block's tag."""
+    head = user.lstrip()
+    reads = head[1:head.find(">")] if head.startswith("<") and ">" in head[:40] else None
+    return stage_of(schema_name, claims, reads)
 
 
 class Throughput:
@@ -104,18 +104,24 @@ class Throughput:
         """Around a call: the prefix gate for the prompt's shared prefix."""
         return self.gate.turn(*prefix_of(system, user, shared))
 
+    def warming(self, schema_name: str, claims: int | None, user: str
+                ) -> contextlib.AbstractAsyncContextManager[None]:
+        """Around a call: while its stage's reservation warms up, few calls at a time."""
+        return self.reservation.warming(_stage(schema_name, claims, user))
+
     def budget(self, schema_name: str, claims: int | None, user: str) -> int:
-        return self.reservation.budget(stage_of(schema_name, claims), subject_tokens(user))
+        return self.reservation.budget(_stage(schema_name, claims, user),
+                                       reply_size(schema_name, user))
 
     def observe(self, schema_name: str, claims: int | None, data: dict, reserved: int,
                 user: str) -> None:
         """A reply taken: its output tokens (from the parser, removed from `data`)."""
-        self.reservation.observe(stage_of(schema_name, claims), data.pop(OUTPUT_KEY, None),
-                                 reserved, subject_tokens(user))
+        self.reservation.observe(_stage(schema_name, claims, user), data.pop(OUTPUT_KEY, None),
+                                 reserved, reply_size(schema_name, user))
 
-    def cut_off(self, schema_name: str, claims: int | None, budget: int) -> int:
+    def cut_off(self, schema_name: str, claims: int | None, budget: int, user: str) -> int:
         """A reply cut off at `budget`: the reservation for its retry."""
-        self.reservation.cut_off(stage_of(schema_name, claims))
+        self.reservation.cut_off(_stage(schema_name, claims, user))
         r = self.reservation
         return after_cut_off(budget, r.initial, r.cap)
 
