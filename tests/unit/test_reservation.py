@@ -10,6 +10,7 @@ import pytest
 
 from rt4chart import prompts
 from rt4chart.transforms.judges.openai_judge import OpenAIJudge
+from rt4chart.transforms.judges.prompt_tokens import PromptTokens
 from rt4chart.transforms.judges.reply_size import likely_quote_tokens, reply_size, subject_tokens
 from rt4chart.transforms.judges.reservation import (
     OutputReservation,
@@ -18,6 +19,7 @@ from rt4chart.transforms.judges.reservation import (
     quantile,
     stage_of,
 )
+from rt4chart.transforms.judges.throughput import _stage
 
 from fake_openai_server import FakeOpenAI, tag
 
@@ -111,7 +113,8 @@ def test_judge_reserves_what_replies_use_and_retries_a_cut_off_reply(monkeypatch
     # reservation, then twice as much until it fits: every verdict comes from a whole reply.
     long_attempts = budgets[10:-3]
     assert long_attempts[:3] == [small, 256, 512] and len(long_attempts) == 3
-    assert judge.throughput.reservation.figures()["verify@passage"]["cut_off"] == len(long_attempts) - 1
+    figures = judge.throughput.reservation.figures()["verify@passage"]
+    assert figures["cut_off"] == len(long_attempts) - 1
 
 
 def _local_prompt(claim: str, chunk: str) -> str:
@@ -166,7 +169,8 @@ def test_judge_reserves_less_for_claims_the_window_does_not_mention(monkeypatch)
         return [await judge.verify_local(c, PASSAGE, "q?") for c in claims]
 
     with FakeOpenAI(responder) as server:
-        judge = OpenAIJudge({"base_url": server.base_url, "output_warmup": "4"})
+        judge = OpenAIJudge({"base_url": server.base_url, "output_warmup": "4",
+                             "output_class_warmup": "4"})
         verdicts = asyncio.run(run(judge))
         budgets = [r["max_completion_tokens"] for r in server.requests]
     assert [v.label for v in verdicts] == ["NIC", "ENT"] * 12
@@ -204,7 +208,8 @@ def test_a_warming_stage_sends_few_calls_until_its_reservation_is_learned():
 
     asyncio.run(run())
     assert peak["warming"] == 2 and peak["other"] == 1
-    assert budgets[:4] == [256] * 4 and set(budgets[4:]) == {math.ceil(20 * 1.05) + 4}
+    assert budgets[:4] == [256] * 4
+    assert set(budgets[4:]) == {math.ceil(20 * (1 + config.margin)) + config.slack}
     assert peak["after"] > 2  # once learned, the stage's calls are no longer held
     # A call that fails still frees its probe: the next one goes.
     r2 = OutputReservation(256, 2048, ReservationConfig(warmup=4, probes=1))
@@ -217,3 +222,40 @@ def test_a_warming_stage_sends_few_calls_until_its_reservation_is_learned():
             pass
 
     asyncio.run(asyncio.wait_for(failing(), 5))
+
+
+def test_a_decomposition_reserves_a_multiple_of_its_sentence():
+    """Replies that restate their subject keep the ratio reply / subject: a sentence twice as
+    long reserves about twice as much, from the first reservation learned."""
+    config = ReservationConfig(quantile=1.0, margin=0.0, slack=0, warmup=3)
+    r = OutputReservation(256, 2048, config)
+    for size in (12, 40, 92):  # replies of 2 x (size + 8) tokens
+        r.observe("decompose", 2 * (size + 8), 256, size, proportional=True)
+    assert r.budget("decompose", 20, proportional=True) == 2 * (20 + 8)
+    assert r.budget("decompose", 200, proportional=True) == 2 * (200 + 8)
+    # Without the flag the stage's quantile (the longest reply) is reserved whatever the size.
+    assert r.budget("decompose", 20) == 2 * (92 + 8)
+
+
+def test_local_global_and_hinted_calls_are_learned_apart():
+    local = prompts.render("verify_local_user.txt", chunk=PASSAGE, question="q?", claim="c")
+    plain = prompts.render("verify_global_user.txt", context=PASSAGE, question="q?", claim="c")
+    hinted = prompts.render("verify_global_hint_user.txt", context=PASSAGE, question="q?",
+                            claim="c", local_label="ENT", hint="Parking is available.")
+    stages = {_stage("verify", None, u) for u in (local, plain, hinted)}
+    assert stages == {"verify@passage", "verify@context", "verify@context+hint"}
+    assert _stage("verify_many", 3, local) == "verify_many/3@passage"
+    assert _stage("decompose", None, "no tags") == "decompose"
+
+
+def test_prompt_tokens_follow_what_the_provider_counts():
+    estimator = PromptTokens(warmup=2)
+    contents = ["s" * 400, "u" * 800]  # 1,200 characters in two messages
+    assert estimator.estimate(contents) == 300 + 2 * 3 + 3  # chars / 4 until calibrated
+    # The provider counts these prompts as 1 token per 3 characters (plus the chat overhead).
+    for _ in range(2):
+        estimator.observe(contents, 400 + 2 * 3 + 3)
+    assert estimator.estimate(contents) == 400 + 9
+    assert estimator.estimate(["x" * 3000]) == 1000 + 3 + 3
+    estimator.observe(contents, None)  # a reply without usage changes nothing
+    assert estimator.estimate(contents) == 409

@@ -61,7 +61,6 @@ from rt4chart.transforms.redact import redact, register_key_env
 
 logger = logging.getLogger(__name__)
 
-CHARS_PER_TOKEN = 4  # estimate for the tokens/min budget before the provider counts
 
 
 @dataclass(frozen=True)
@@ -255,9 +254,10 @@ class OpenAIJudge:
         client = self._ensure_client()
         probe = await self._breaker.admit()  # BreakerOpen at once while the endpoint is down
         try:
-            chars = sum(len(m["content"]) for m in messages)
+            contents = [m["content"] for m in messages]
             with queued():  # waiting for the rate budget is not the call hanging
-                await self._limiter.acquire(chars // CHARS_PER_TOKEN + max_tokens)
+                await self._limiter.acquire(self.throughput.prompt_tokens.estimate(contents)
+                                            + max_tokens)
             mark_sent()  # a prefix's followers wait from now on (prefix_gate)
             body = self._request_body(messages, schema_name, logprobs, cache_key, max_tokens)
             completion = await self._send(client, body)
@@ -269,6 +269,8 @@ class OpenAIJudge:
                 self._breaker.release(probe)
             raise
         self._breaker.success()
+        usage = getattr(completion, "usage", None)
+        self.throughput.prompt_tokens.observe(contents, getattr(usage, "prompt_tokens", None))
         return self._parse(completion, schema_name)
 
     async def _send(self, client: openai.AsyncOpenAI, body: dict[str, Any]) -> Any:
@@ -346,7 +348,7 @@ class OpenAIJudge:
 
     async def _retrying(self, messages: list[dict], schema_name: str, logprobs: bool,
                         shared: str | None, expect_claims: int | None) -> dict:
-        budget = self.throughput.budget(schema_name, expect_claims, messages[-1]["content"])
+        budget = self.throughput.budget(schema_name, expect_claims, messages)
         async for attempt in AsyncRetrying(
             retry=retry_if_exception(_retryable),
             wait=_Backoff(self.config.backoff_initial_s, self.config.backoff_max_s),

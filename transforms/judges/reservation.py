@@ -11,7 +11,10 @@ of them (p98 by default) plus a margin. Within a stage, replies are also kept by
 what they are likely to write (`reply_size`: the sentence a decomposition restates, the passage
 sentences a verification would quote; in powers of two of tokens): a short sentence, or a claim
 the window does not mention (most pairs of local verification, answered NIC without a quote),
-reserves less. A size class with fewer than `class_warmup` replies takes its stage's
+reserves less. A decomposition's reply restates its sentence, so its stage keeps, rather than
+classes, the ratio of reply to sentence tokens, and reserves its quantile times the sentence's
+size (measured on the simulator's replies, this halved what decompositions reserved and did not
+use). A size class with fewer than `class_warmup` replies takes its stage's
 reservation (with fewer than 50 replies, the nearest-rank p98 is the longest reply seen);
 until a stage has `warmup` replies, it reserves the configured `max_output_tokens`. While a
 stage is warming up, at most `probes` of its calls are in flight (:meth:`OutputReservation.
@@ -35,6 +38,8 @@ from dataclasses import dataclass
 from rt4chart.transforms.judges.base import queued
 
 MODES = ("adaptive", "fixed")
+RATIO_UNIT = 1000  # a proportional stage keeps reply / (size + RATIO_OFFSET) in thousandths
+RATIO_OFFSET = 8  # tokens: what a reply writes whatever its subject's size
 
 
 @dataclass(frozen=True)
@@ -43,11 +48,11 @@ class ReservationConfig:
 
     mode: str = "adaptive"  # "fixed": always max_output_tokens (the Batch API's stable bodies)
     quantile: float = 0.98
-    margin: float = 0.05  # reserve quantile x (1 + margin) + slack
-    slack: int = 4
+    margin: float = 0.10  # reserve quantile x (1 + margin) + slack
+    slack: int = 8
     window: int = 256  # replies remembered per stage
     warmup: int = 16  # replies of a stage before its reservation follows them
-    class_warmup: int = 8  # replies of a size class before it has its own reservation
+    class_warmup: int = 16  # replies of a size class before it has its own reservation
     probes: int = 8  # calls of a stage in flight while it warms up (0: no limit)
 
     def __post_init__(self) -> None:
@@ -96,11 +101,19 @@ class OutputReservation:
             found = self._stages[stage] = _Stage(self.config.window)
         return found
 
-    def budget(self, stage: str, size: int | None = None) -> int:
+    def budget(self, stage: str, size: int | None = None, proportional: bool = False) -> int:
         """The output tokens to reserve for the next call of a stage (about `size` tokens of
-        input that the reply is about, if known)."""
+        input that the reply is about, if known). `proportional`: the reply restates its
+        subject (a decomposition), so its length is a multiple of `size`: the reservation is
+        the stage's quantile of that multiple times `size`."""
         if self.config.mode == "fixed":
             return self.initial
+        if proportional and size is not None:
+            ratio = self._stages.get(_ratio(stage))
+            if ratio is not None and ratio.budget is not None:
+                c = self.config
+                fit = math.ceil(ratio.budget / RATIO_UNIT * (size + RATIO_OFFSET) * (1 + c.margin))
+                return max(1, min(self.cap, fit + c.slack))
         if size is not None:
             sized = self._stages.get(_sized(stage, size))
             if sized is not None and sized.budget is not None:
@@ -108,11 +121,16 @@ class OutputReservation:
         return self._stage(stage).budget or self.initial
 
     def observe(self, stage: str, output_tokens: int | None, reserved: int,
-                size: int | None = None) -> None:
+                size: int | None = None, proportional: bool = False) -> None:
         """A reply of a stage that was not cut off: `output_tokens` written of `reserved`."""
         if output_tokens is None:
             return
         self._take(self._stage(stage), int(output_tokens), reserved)
+        if proportional and size is not None:
+            ratio = self._stage(_ratio(stage))
+            ratio.seen.append(round(RATIO_UNIT * int(output_tokens) / (size + RATIO_OFFSET)))
+            if len(ratio.seen) >= self.config.warmup:
+                ratio.budget = quantile(list(ratio.seen), self.config.quantile)
         if size is not None:
             self._take(self._stage(_sized(stage, size)), int(output_tokens), 0,
                        self.config.class_warmup)
@@ -169,6 +187,11 @@ class OutputReservation:
         return {name: {"replies": s.replies, "cut_off": s.truncated,
                        "reservation": self.budget(name), "reserved": s.reserved, "used": s.used}
                 for name, s in sorted(self._stages.items()) if "~" not in name}
+
+
+def _ratio(stage: str) -> str:
+    """A proportional stage's replies, as multiples of their subject's size (x RATIO_UNIT)."""
+    return f"{stage}~ratio"
 
 
 def _sized(stage: str, size: int) -> str:

@@ -2,13 +2,14 @@
 
 - output reservations that fit each stage's replies (:mod:`.reservation`);
 - cache-aware scheduling of calls that share a long prefix (:mod:`.prefix_gate`);
-- rate limits adopted from the provider's `x-ratelimit-limit-*` headers (:mod:`.provider_limits`).
+- rate limits adopted from the provider's `x-ratelimit-limit-*` headers (:mod:`.provider_limits`);
+- prompt token estimates calibrated on the provider's counts (:mod:`.prompt_tokens`).
 
 Their options are judge options (`--judge-option KEY=VALUE`), taken out of the options before
 the judge reads its own: `output_reservation` (adaptive | fixed), `output_quantile` (0.98),
-`output_margin` (0.05), `output_warmup` (16), `output_class_warmup` (8), `output_probes` (8),
-`prefix_gate` (true), `prefix_gate_timeout_s` (10), `prefix_gate_ttl_s` (300),
-`prefix_gate_min_tokens` (1024), `provider_limits` (true).
+`output_margin` (0.1), `output_slack` (8), `output_warmup` (16), `output_class_warmup` (16),
+`output_probes` (8), `prefix_gate` (true), `prefix_gate_timeout_s` (10),
+`prefix_gate_ttl_s` (300), `prefix_gate_min_tokens` (1024), `provider_limits` (true).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rt4chart.transforms.judges.prefix_gate import GateConfig, PrefixGate, prefix_of
+from rt4chart.transforms.judges.prompt_tokens import PromptTokens
 from rt4chart.transforms.judges.provider_limits import ProviderLimits, retuned
 from rt4chart.transforms.judges.ratelimit import RateLimiter
 from rt4chart.transforms.judges.reply_size import reply_size
@@ -36,6 +38,7 @@ _OPTIONS: dict[str, tuple[str, str, type]] = {
     "output_reservation": ("reservation", "mode", str),
     "output_quantile": ("reservation", "quantile", float),
     "output_margin": ("reservation", "margin", float),
+    "output_slack": ("reservation", "slack", int),
     "output_warmup": ("reservation", "warmup", int),
     "output_class_warmup": ("reservation", "class_warmup", int),
     "output_probes": ("reservation", "probes", int),
@@ -79,10 +82,19 @@ class ThroughputOptions:
 
 
 def _stage(schema_name: str, claims: int | None, user: str) -> str:
-    """A call's reservation stage: its schema, claims and the prompt's first block's tag."""
+    """A call's reservation stage: its schema, claims and the prompt's first block's tag, and
+    whether it has a hint: a claim no window supported or contradicted mostly stays NIC, with
+    no quote, in the global pass; one with a hint is mostly confirmed, quoting evidence."""
     head = user.lstrip()
     reads = head[1:head.find(">")] if head.startswith("<") and ">" in head[:40] else None
+    if reads and "\n<hint>\n" in head:  # the global pass of a claim a window labelled ENT/CON
+        reads += "+hint"
     return stage_of(schema_name, claims, reads)
+
+
+def _restates(schema_name: str) -> bool:
+    """Whether a reply restates its subject (a decomposition: its length is proportional)."""
+    return schema_name == "decompose"
 
 
 class Throughput:
@@ -93,6 +105,7 @@ class Throughput:
         self.reservation = OutputReservation(config.max_output_tokens,
                                              config.max_output_tokens_cap, options.reservation)
         self.gate = PrefixGate(options.gate)
+        self.prompt_tokens = PromptTokens()  # what the rate limiter charges a prompt
         # The job-wide (Envoy) limiter holds the totals given at launch: nothing to adopt.
         self.limits = ProviderLimits({"rpm": config.rpm, "tpm": config.tpm},
                                      dict(options.explicit), config.rate_share,
@@ -109,15 +122,16 @@ class Throughput:
         """Around a call: while its stage's reservation warms up, few calls at a time."""
         return self.reservation.warming(_stage(schema_name, claims, user))
 
-    def budget(self, schema_name: str, claims: int | None, user: str) -> int:
+    def budget(self, schema_name: str, claims: int | None, messages: list[dict]) -> int:
+        user = messages[-1]["content"]
         return self.reservation.budget(_stage(schema_name, claims, user),
-                                       reply_size(schema_name, user))
+                                       reply_size(schema_name, user), _restates(schema_name))
 
     def observe(self, schema_name: str, claims: int | None, data: dict, reserved: int,
                 user: str) -> None:
         """A reply taken: its output tokens (from the parser, removed from `data`)."""
         self.reservation.observe(_stage(schema_name, claims, user), data.pop(OUTPUT_KEY, None),
-                                 reserved, reply_size(schema_name, user))
+                                 reserved, reply_size(schema_name, user), _restates(schema_name))
 
     def cut_off(self, schema_name: str, claims: int | None, budget: int, user: str) -> int:
         """A reply cut off at `budget`: the reservation for its retry."""
