@@ -14,7 +14,6 @@ budgets its share of what the provider reports.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Mapping
 
 from rt4chart.transforms.judges.ratelimit import RateLimiter
@@ -87,7 +86,7 @@ def retuned(limiter: RateLimiter | None, limits: ProviderLimits) -> RateLimiter 
         return None
     rpm, tpm = limits.per_process()
     fresh = RateLimiter(rpm, tpm)
-    pause = getattr(limiter, "_pause_until", 0.0) - time.monotonic()
+    pause = limiter.paused_for()
     if pause > 0:
         fresh.pause(pause)
     return fresh

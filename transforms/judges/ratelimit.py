@@ -162,6 +162,10 @@ class RateLimiter:
             self._pause_until = until
             self.pauses += 1
 
+    def paused_for(self) -> float:
+        """Seconds left of the current pause (0 when calls may go)."""
+        return max(0.0, self._pause_until - time.monotonic())
+
     async def acquire(self, estimated_tokens: int) -> None:
         """Wait for the shared pause, then for a request slot and the estimated tokens; the
         time waited counts as throttled."""
