@@ -95,6 +95,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[
                     help="run the simulator in this process (shares the GIL with the pipeline)")
     ap.add_argument("--json", help="also write the figures here")
     ap.add_argument("--timeline", help="write the simulator's per-request timeline here (JSON)")
+    ap.add_argument("--replies", help="write every answer's schema, prompt and reply tokens "
+                                      "here (JSONL, for tests/bench/replay_reservation.py)")
     ap.add_argument("--profile", help="run under py-spy, collapsed stacks to this file")
     ap.add_argument("--keep", help="keep the audit output in this directory")
     ap.add_argument("--tasks", help="only traces of these task types (comma-separated)")
@@ -201,13 +203,14 @@ def main(argv: list[str] | None = None) -> dict:
             argv_audit += ["--max-concurrency", str(args.max_concurrency)]
         with SimProvider(rpm, tpm, latency, cache=not args.no_cache, window_s=args.window_s,
                          enforce=not (args.no_enforce or args.instant), tokenizer=args.tokenizer,
-                         process=not args.sim_in_process) as sim:
+                         process=not args.sim_in_process,
+                         record_replies=bool(args.replies)) as sim:
             cpu0 = cpu_seconds()
             started = time.monotonic()
             code = cli.main([*argv_audit, "--base-url", sim.base_url])
             wall = time.monotonic() - started
             cpu = cpu_seconds() - cpu0
-            stats = sim.stats(timeline=True)
+            stats = sim.stats(timeline=True, replies=bool(args.replies))
             plain = plain_loop(args, traces_path, sim.base_url, passthrough)
         answers = read_table(str(out), "answers").to_pylist()
         claims = read_table(str(out), "claims").to_pylist()
@@ -222,6 +225,8 @@ def main(argv: list[str] | None = None) -> dict:
         client_tpm_per_process=round(client_tpm, 3), limits_split=how,
         latency={"median_s": latency.median_s, "p95_s": latency.p95_s,
                  "per_output_token_s": latency.per_output_token_s, "seed": latency.seed})
+    if args.replies:
+        Path(args.replies).write_text("".join(json.dumps(r) + "\n" for r in stats["replies"]))
     if args.timeline:
         Path(args.timeline).write_text(json.dumps(
             {"columns": stats["timeline_columns"], "rows": stats["timeline"]}))

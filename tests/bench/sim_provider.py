@@ -323,6 +323,7 @@ class SimConfig:
     cache: bool = True
     cache_ttl_s: float = 600.0
     tokenizer: str = "chars4"
+    record_replies: bool = False  # keep (schema, user message, reply tokens) of each answer
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -353,6 +354,7 @@ class SimCore:
         self.max_in_flight = 0
         # one row per request: arrival, done, status, prompt, cached, completion, admitted tokens
         self.timeline: list[list[Any]] = []
+        self.replies: list[list[Any]] = []  # with record_replies
         self.label_probs = lambda body, label: {x: 0.9 if x == label else 0.05
                                                 for x in ("ENT", "CON", "NIC")}
 
@@ -436,6 +438,12 @@ class SimCore:
         """The completion body and the latency to wait before sending it."""
         text = self.content(body)
         completion = count_tokens(text, self.config.tokenizer)
+        if self.config.record_replies:
+            fmt = body.get("response_format") or {}
+            with self._lock:
+                self.replies.append([(fmt.get("json_schema") or {}).get("name", ""),
+                                     _content((body.get("messages") or [{}])[-1]),
+                                     completion])
         max_out = int(body.get("max_completion_tokens") or body.get("max_tokens")
                       or DEFAULT_MAX_TOKENS)
         finish = "stop"
@@ -478,7 +486,7 @@ class SimCore:
 
     # -- counters
 
-    def stats(self, timeline: bool = False) -> dict:
+    def stats(self, timeline: bool = False, replies: bool = False) -> dict:
         with self._lock:
             rows = [list(r[:len(TIMELINE_COLUMNS)]) for r in self.timeline]
         ok = [r for r in rows if r[2] == 200]
@@ -516,6 +524,9 @@ class SimCore:
         if timeline:
             out["timeline_columns"] = list(TIMELINE_COLUMNS)
             out["timeline"] = rows
+        if replies:
+            with self._lock:
+                out["replies"] = [list(r) for r in self.replies]
         return out
 
     def _rejections(self, rows: list[list]) -> dict[str, int]:
@@ -609,7 +620,8 @@ def _handler(core: SimCore) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:  # noqa: N802 - http.server API
             if self.path.startswith("/sim/stats"):
-                self._send(200, core.stats(timeline="timeline=1" in self.path), {})
+                self._send(200, core.stats(timeline="timeline=1" in self.path,
+                                           replies="replies=1" in self.path), {})
             else:
                 self._send(404, {"error": {"message": "not found"}}, {})
 
@@ -629,13 +641,15 @@ class SimProvider:
     def __init__(self, rpm: float = 500, tpm: float = 200_000,
                  latency: LatencyModel | None = None, cache: bool = True, *,
                  window_s: float = 60.0, enforce: bool = True, cache_ttl_s: float = 600.0,
-                 tokenizer: str = "chars4", process: bool = False, responder=None):
+                 tokenizer: str = "chars4", process: bool = False, responder=None,
+                 record_replies: bool = False):
         if rpm <= 0 or tpm <= 0 or window_s <= 0:
             raise ValueError("rpm, tpm and window_s must be positive")
         token_ends("", tokenizer) if tokenizer != "chars4" else None
         self.config = SimConfig(rpm=rpm, tpm=tpm, latency=latency or LatencyModel(),
                                 window_s=window_s, enforce=enforce, cache=cache,
-                                cache_ttl_s=cache_ttl_s, tokenizer=tokenizer)
+                                cache_ttl_s=cache_ttl_s, tokenizer=tokenizer,
+                                record_replies=record_replies)
         if process and responder is not None:
             raise ValueError("a custom responder needs process=False")
         self.process = process
@@ -683,10 +697,11 @@ class SimProvider:
             self._thread.join(timeout=5)
             self._server = None
 
-    def stats(self, timeline: bool = False) -> dict:
+    def stats(self, timeline: bool = False, replies: bool = False) -> dict:
         if self.core is not None:
-            return self.core.stats(timeline)
-        url = f"http://127.0.0.1:{self.port}/sim/stats" + ("?timeline=1" if timeline else "")
+            return self.core.stats(timeline, replies)
+        query = "&".join(k for k, on in (("timeline=1", timeline), ("replies=1", replies)) if on)
+        url = f"http://127.0.0.1:{self.port}/sim/stats" + (f"?{query}" if query else "")
         with urllib.request.urlopen(url, timeout=60) as resp:  # noqa: S310 - 127.0.0.1 only
             return json.loads(resp.read())
 

@@ -293,3 +293,25 @@ def test_a_reply_longer_than_its_reservation_is_cut_off_like_the_provider_cuts_i
     assert figures["used_tokens_per_trace"] == prompt + used
     assert figures["admitted_over_used_tokens"] == round(
         (3 * prompt + 500 + (used - 3) + used) / (prompt + used), 3)
+
+
+def test_recorded_replies_replay_through_the_reservation(tmp_path):
+    """The simulator records what it answered; the replay charges a cut-off its whole attempt."""
+    import replay_reservation as rr
+
+    passage = "The bakery opens at 7 am on weekdays and bakes sourdough bread every morning."
+    with SimProvider(rpm=1000, tpm=1_000_000, latency=INSTANT, cache=False,
+                     record_replies=True) as sim:
+        post(sim, body(verify_prompt("The bakery opens at 7 am.", passage), max_tokens=2))
+        recorded = sim.stats(replies=True)["replies"]
+    assert len(recorded) == 1 and recorded[0][0] == "verify" and "<claim>" in recorded[0][1]
+    assert recorded[0][2] > 2  # the whole reply's tokens, not the cut-off attempt's
+    # Two replies of one stage: 10 tokens, then 300 (over the initial 256: cut off once).
+    calls = [("verify@passage", 0, 10, 500, False), ("verify@passage", 0, 300, 500, False)]
+    figures = rr.replay(calls, rr.ReservationConfig())
+    waste = (256 - 10) + (500 + 256) + (512 - 300)
+    assert figures == {"waste_per_call": round(waste / 2, 1), "cut_off_share": 0.5,
+                       "admitted_over_used": round((1310 + waste) / 1310, 4), "calls": 2}
+    path = tmp_path / "replies.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recorded))
+    assert rr.calls(path)[0][0] == "verify@passage"
