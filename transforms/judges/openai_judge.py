@@ -348,7 +348,7 @@ class OpenAIJudge:
 
     async def _retrying(self, messages: list[dict], schema_name: str, logprobs: bool,
                         shared: str | None, expect_claims: int | None) -> dict:
-        budget = self.throughput.budget(schema_name, expect_claims, messages)
+        budget = self.throughput.budget(schema_name, expect_claims, messages[-1]["content"])
         async for attempt in AsyncRetrying(
             retry=retry_if_exception(_retryable),
             wait=_Backoff(self.config.backoff_initial_s, self.config.backoff_max_s),

@@ -6,7 +6,7 @@ call:
 - a decomposition restates its sentence as claims: its size is the sentence's;
 - a verification quotes, as evidence, the passage sentences that support or contradict the
   claim, and quotes nothing when the claim is not in the passage (NIC). Its size is the likely
-  quote: the passage sentences that share at least half of the claim's content words and
+  quote: the passage sentences that share at least a fifth of the claim's content words and
   numbers (by 4-letter stem, as `--prune-windows` and the grounding compare words), the best
   two. A claim checked against a window it has little in common with (most (claim, window)
   pairs of local verification) has size 0 and its own, small, reservation. (Measured on the

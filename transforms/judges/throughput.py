@@ -122,8 +122,7 @@ class Throughput:
         """Around a call: while its stage's reservation warms up, few calls at a time."""
         return self.reservation.warming(_stage(schema_name, claims, user))
 
-    def budget(self, schema_name: str, claims: int | None, messages: list[dict]) -> int:
-        user = messages[-1]["content"]
+    def budget(self, schema_name: str, claims: int | None, user: str) -> int:
         return self.reservation.budget(_stage(schema_name, claims, user),
                                        reply_size(schema_name, user), _restates(schema_name))
 
