@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rt4chart.transforms.judges.lexical_claims import decompose_claims
-from rt4chart.transforms.quantities import number_terms
+from rt4chart.transforms.text.quantities import number_terms
 from rt4chart.transforms.support import STOPWORDS, check_support, claim_body, fold, stem
 
 # A decomposer may drop a couple of discourse words ("notably", "clearly") when it restates a

@@ -24,8 +24,8 @@ from typing import NamedTuple
 import apache_beam as beam
 
 from rt4chart.schemas.records import Claim, LocalBatchRequest, LocalRequest, LocalVerdict
-from rt4chart.transforms.quantities import number_terms
-from rt4chart.transforms.tokens import content_words
+from rt4chart.transforms.text.quantities import number_terms
+from rt4chart.transforms.text.words import content_words
 
 PRUNED_COUNTER = "verify_local_pruned"
 PRUNED_NOTE = "pruned: the window shares no content word or number with the claim"

@@ -4,7 +4,7 @@ Grounding (`evidence.py`) makes sure a judge's quote is real and about the claim
 was talked into "supported" still quotes the context sentence closest to the claim: "The free
 trial lasts 30 days" with the quote "The free trial lasts 14 days". This check compares the
 claim's specifics with the evidence: numbers with their units, money, percentages, dates,
-weekdays and times (however written, see `quantities.py`), named entities, and negation. An ENT
+weekdays and times (however written, see `text/quantities.py`), named entities, and negation. An ENT
 stands only if nothing is missing; the result names what is, for the claim row's note.
 
 It is lenient where a faithful paraphrase differs: rounding ("33%" for 33.3%), "about 2,000"
@@ -19,15 +19,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from rt4chart.transforms.names import (
-    STOPWORDS,
-    content_terms,
-    entities,
-    fold,
-    missing_entities,
-    stem,
-)
-from rt4chart.transforms.quantities import Quantity, When, read, same_value
+from rt4chart.transforms.text.names import entities, missing_entities
+from rt4chart.transforms.text.quantities import Quantity, When, read, same_value
+from rt4chart.transforms.text.words import STOPWORDS, content_terms, fold, stem
 
 __all__ = ["STOPWORDS", "Support", "check_support", "claim_body", "content_terms", "entities",
            "fold", "stem"]
@@ -139,8 +133,9 @@ def _when_covered(when: When, whens: list[When], numbers: list[Quantity]) -> boo
 def _missing_specifics(claim: str, evidence: str) -> list[str]:
     mine, theirs = read(claim), read(evidence)
     numbers = [*theirs.quantities, *_date_numbers(theirs.whens)]
+    ranges = list(theirs.ranges)
     missing = [f"{_kind(q)} {q.text}" for q in mine.quantities
-               if not _quantity_covered(q, [*numbers, *_hours(theirs.whens)])]
+               if not _quantity_covered(q, [*numbers, *ranges, *_hours(theirs.whens)])]
     whens = [w for w in mine.whens if not _when_covered(w, list(theirs.whens), numbers)]
     for kind, spread in (("weekday", 2), ("time", 3)):
         # A schedule over several days ("Monday through Saturday") or with several opening

@@ -9,7 +9,7 @@ import pytest
 from rt4chart.schemas.records import Document, Trace, Window
 from rt4chart.transforms.evidence import grounded_verdict, key_words
 from rt4chart.transforms.segment import SegmentConfig, prepare, render_context, render_window
-from rt4chart.transforms.tokens import content_words, json_key_paths, split_run
+from rt4chart.transforms.text.words import content_words, json_key_paths, split_run
 
 RECORD = {
     "name": "Finch & Fork",
@@ -58,7 +58,7 @@ def test_split_run(run, parts):
     ("RestaurantsGoodForGroups", {"restaurants", "good", "groups", "goodfor", "forgroups",
                                   "restaurantsgood", "restaurantsgoodfor", "goodforgroups",
                                   "restaurantsgoodforgroups"}),
-    ("RestaurantsTakeOut", {"restaurants", "take", "out", "takeout", "restaurantstake",
+    ("RestaurantsTakeOut", {"restaurants", "take", "takeout", "restaurantstake",
                             "restaurantstakeout"}),
     ("review_text", {"review", "text", "reviewtext"}),          # snake_case
     ("walk-in", {"walk", "walkin"}),                            # kebab-case

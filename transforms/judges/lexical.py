@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from typing import NamedTuple
 
-from rt4chart.transforms.names import stem
+from rt4chart.transforms.text.words import stem
 
 # Support thresholds (from the earlier tuning on RAGTruth): which sentences are quoted.
 ENT_SINGLE = 0.75  # coverage at which one sentence alone is quoted as the support

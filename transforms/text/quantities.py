@@ -11,8 +11,9 @@ function of the text keeps verdicts reproducible.
 
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 # Canonical unit for each unit word; a number followed by another word has no unit.
 _UNIT_GROUPS = {
@@ -91,6 +92,24 @@ class Quantity:
     step: float  # 1 for "30", 0.1e6 for "1.2 million": how finely the writer stated it
     approx: bool  # "about 2,000"
     text: str
+    # The interval a vague or bounded quantity stands for ("a few thousand" 2,000-9,999,
+    # "over a dozen" 12-inf, "nearly half" 42.5-50 %), or that a stated range spans ("$3,000 to
+    # around $12,000"); None for a plain value.
+    low: float | None = None
+    high: float | None = None
+
+    @property
+    def vague(self) -> bool:
+        return self.low is not None or self.high is not None
+
+    def interval(self) -> tuple[float, float]:
+        """The values this quantity admits: its range, else its value (±15% when "about")."""
+        if self.vague:
+            return (-math.inf if self.low is None else self.low,
+                    math.inf if self.high is None else self.high)
+        if self.approx:
+            return self.value * 0.85, self.value * 1.15
+        return self.value, self.value
 
 
 @dataclass(frozen=True)
@@ -109,6 +128,105 @@ class Specifics:
     quantities: tuple[Quantity, ...]
     whens: tuple[When, ...]
     rest: str
+    # Ranges the text states ("3 to 5 days", "$3,000-$12,000"): evidence for a vague claim
+    # inside them. Their ends are in `quantities` too.
+    ranges: tuple[Quantity, ...] = ()
+
+
+# Vague amounts read as ranges: "a few thousand dollars" is 2,000-9,999, "hundreds of" 200-999.
+_VAGUE_MULTIPLIERS = {"a couple of": (2, 3), "a couple": (2, 3), "a few": (2, 9), "few": (2, 9),
+                      "several": (3, 9), "many": (2, 99), "numerous": (2, 99),
+                      "a number of": (2, 99)}
+_VAGUE_SCALES = {"dozen": 12, "hundred": 100, "thousand": 1e3, "million": 1e6, "billion": 1e9,
+                 "trillion": 1e12}
+_VAGUE_RE = re.compile(
+    r"\b(?P<q>" + "|".join(sorted(_VAGUE_MULTIPLIERS, key=len, reverse=True)) + r")\s+"
+    r"(?P<scale>" + "|".join(_VAGUE_SCALES) + r")s?\b(?:\s+of\b)?", re.I)
+# "hundreds of", "tens of thousands of", "dozens of": at least two of the unit, below the next.
+_PLURAL_SCALE_RE = re.compile(
+    r"\b(?:(?P<tens>tens|hundreds)\s+of\s+)?(?P<scale>dozens|hundreds|thousands|millions"
+    r"|billions)\s+of\b", re.I)
+# Fractions said in words: "half of", "a third", "two-thirds", as percentages.
+_FRACTION_RE = re.compile(
+    r"\b(?:(?:a|one)[\s-]+(?P<one>half|third|quarter|fifth)|(?P<n>two|three|four)[\s-]+"
+    r"(?P<plural>thirds|quarters|fifths)|(?P<half>half)(?=\s+(?:of|the|a|an|their|its)\b))\b",
+    re.I)
+_FRACTIONS = {"half": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fifth": 5,
+              "fifths": 5}
+# A bound before a number makes it an interval: "over 100" is 100-inf, "nearly 50%" 42.5-50.
+_BOUNDS = (
+    (re.compile(r"\b(?:over|more than|above|at least|upwards of|in excess of|exceeding"
+                r"|just over)\s*$", re.I), (1.0, math.inf)),
+    (re.compile(r"\b(?:under|less than|fewer than|below|up to|at most|no more than)\s*$", re.I),
+     (-math.inf, 1.0)),
+    (re.compile(r"\b(?:nearly|almost|close to|just under|approaching)\s*$", re.I), (0.85, 1.0)),
+    (re.compile(r"\b(?:about|around|approximately|roughly|some|circa|an estimated|estimated"
+                r"|~)\s*$", re.I), (0.85, 1.15)),
+)
+# Two quantities joined as a range: "3 to 5 days", "$3,000 to around $12,000", "10-15%".
+_RANGE_END = (r"(?:[$£€¥]\s?)?\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?:[$£€¥]\s?)?\d+(?:\.\d+)?")
+_RANGE_RE = re.compile(
+    r"(?P<a>" + _RANGE_END + r")(?:\s*(?P<sa>k|thousand|million|billion)\b)?\s*%?\s*"
+    r"(?:-|to|and|through|or)\s*(?:about|around|roughly|approximately|nearly|almost|up to)?\s*"
+    r"(?P<b>" + _RANGE_END + r")(?:\s*(?P<sb>k|thousand|million|billion)\b)?", re.I)
+
+
+def _bounded(q: Quantity, before: str) -> Quantity:
+    """`q` as an interval when a bound ("over", "nearly", "about") comes right before it."""
+    for pattern, (low, high) in _BOUNDS:
+        if pattern.search(before):
+            return replace(q, low=q.value * low, high=q.value * high)
+    return q
+
+
+def _read_vague(text: str) -> tuple[list[Quantity], str]:
+    found = []
+    for pattern in (_VAGUE_RE, _PLURAL_SCALE_RE):
+        for match in pattern.finditer(text):
+            scale = _VAGUE_SCALES[match.group("scale").lower().rstrip("s")]
+            if pattern is _VAGUE_RE:
+                low, high = _VAGUE_MULTIPLIERS[match.group("q").lower()]
+            else:
+                tens = (match.group("tens") or "").lower()
+                low, high = {"": (2, 999), "tens": (10, 99), "hundreds": (100, 999)}[tens]
+                if scale == 12:
+                    low, high = 2, 12
+                elif scale == 100 and not tens:
+                    low, high = 2, 9.99
+            unit, end = _unit_after(text, match.end())
+            found.append(Quantity(low * scale, unit, scale, True, text[match.start():end].strip(),
+                                  low=low * scale, high=(high + 1) * scale - 1))
+            text = _blank(text, match.start(), end)
+    for match in _FRACTION_RE.finditer(text):
+        word = (match.group("one") or match.group("plural") or match.group("half")).lower()
+        count = {"two": 2, "three": 3, "four": 4}.get((match.group("n") or "").lower(), 1)
+        value = 100.0 * count / _FRACTIONS[word]
+        q = Quantity(value, "%", 10.0, True, match.group())
+        found.append(_bounded(q, text[max(0, match.start() - 20):match.start()]))
+        text = _blank(text, match.start(), match.end())
+    return found, text
+
+
+def _range_side(raw: str, scale: str | None) -> Quantity | None:
+    found = read_plain(raw + (" " + scale if scale else ""))
+    return found[0] if len(found) == 1 else None
+
+
+def stated_ranges(text: str) -> list[Quantity]:
+    """The ranges `text` states, as quantities with low and high: "from $3,000 to around
+    $12,000", "3 to 5 days", "10-15%". A side without a unit takes the other's."""
+    out = []
+    for match in _RANGE_RE.finditer(text):
+        a = _range_side(match.group("a"), match.group("sa"))
+        b = _range_side(match.group("b"), match.group("sb"))
+        if a is None or b is None or not a.value < b.value:
+            continue
+        unit = a.unit or b.unit or _unit_after(text, match.end())[0]
+        if a.unit and b.unit and a.unit != b.unit:
+            continue
+        out.append(Quantity(a.value, unit, b.step, False, match.group(),
+                            low=a.value, high=b.value))
+    return out
 
 
 def _blank(text: str, start: int, end: int) -> str:
@@ -186,8 +304,9 @@ def _quantity(text: str, start: int, end: int, value: float, step: float,
               unit: str | None) -> tuple[Quantity, int]:
     if unit is None:
         unit, end = _unit_after(text, end)
-    approx = bool(_APPROX.search(text[max(0, start - 20):start]))
-    return Quantity(value, unit, step, approx, text[start:end].strip()), end
+    before = text[max(0, start - 20):start]
+    approx = bool(_APPROX.search(before))
+    return _bounded(Quantity(value, unit, step, approx, text[start:end].strip()), before), end
 
 
 def _read_money(text: str) -> tuple[list[Quantity], str]:
@@ -264,24 +383,46 @@ def read(text: str) -> Specifics:
     """
     text = text.replace("\u00a0", " ").replace("\u2013", "-").replace("\u2014", " - ")
     text = _GLUED_UNIT_RE.sub(_unglue, text)
+    ranges = stated_ranges(text)
     whens, text = _read_dates(text)
     times, text = _read_times(text)
+    vague, text = _read_vague(text)
     money, text = _read_money(text)
     digits, text = _read_digits(text)
     words, text = _read_words(text)
-    return Specifics(tuple(money + digits + words), tuple(whens + times), text)
+    return Specifics(tuple(vague + money + digits + words), tuple(whens + times), text,
+                     tuple(ranges))
+
+
+def read_plain(text: str) -> list[Quantity]:
+    """The money, digit and word quantities of a short text (no dates, times or ranges)."""
+    money, text = _read_money(text)
+    digits, text = _read_digits(text)
+    words, _ = _read_words(text)
+    return money + digits + words
 
 
 def same_value(claim: Quantity, other: Quantity) -> bool:
     """Whether `other` states the claim's value: equal, or equal at the precision the claim
     used (33% for 33.3%, "$1.2 million" for 1,234,567) when that is within 5%, or within 15%
     when the claim says "about"/"over"/"nearly"."""
+    if claim.vague and claim.step >= 12 or other.vague and other.step >= 12:
+        return overlaps(claim, other)  # "a few thousand", "hundreds of": only as ranges
     if abs(claim.value - other.value) <= 1e-9 * max(1.0, abs(claim.value)):
         return True
+    if claim.vague and not other.vague and overlaps(claim, other):
+        return True  # "over 100" / 120, "nearly half" / 48%; not "up to 30" / "up to 45"
     diff = abs(claim.value - other.value)
     limit = 0.15 if claim.approx else 0.05
     rounded = diff <= claim.step / 2 + 1e-9 or claim.approx
     return rounded and diff <= limit * abs(other.value)
+
+
+def overlaps(claim: Quantity, other: Quantity) -> bool:
+    """Whether the values `claim` admits meet those `other` admits ("a few thousand dollars"
+    and "$3,000 to around $12,000"; not "a few hundred dollars")."""
+    (a, b), (c, d) = claim.interval(), other.interval()
+    return a <= d and c <= b
 
 
 def number_terms(text: str) -> set[str]:

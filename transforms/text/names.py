@@ -10,21 +10,9 @@ from __future__ import annotations
 
 import re
 
-from rt4chart.transforms.quantities import UNITS
+from rt4chart.transforms.text.quantities import UNITS
+from rt4chart.transforms.text.words import DOTTED_RE, POSSESSIVE_RE, STOPWORDS, fold, stem
 
-STOPWORDS = frozenset(
-    """a about above after again against all also am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers herself him himself his how i if in into is it
-    its itself just let me more most my myself no nor not of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up upon very was we
-    were what when where which while who whom why will with would you your yours yourself
-    yourselves may might must shall however thus therefore etc via per yes okay ok please
-    overall additionally also furthermore moreover finally first firstly second secondly lastly
-    sure certainly here according based given ll ve re don doesn didn isn aren wasn weren
-    won wouldn couldn shouldn hasn haven hadn""".split()
-)
 # Titles and company suffixes that a source may leave out: "Acme" supports "Acme Corp.".
 _AFFIXES = frozenset(
     """mr mrs ms miss dr prof professor sir dame st saint president vice senator sen rep
@@ -34,15 +22,11 @@ _AFFIXES = frozenset(
 )
 _CONNECTORS = frozenset("of the de la du der van von del da di le &".split())
 _WORD_RE = re.compile(r"(?:[A-Z]\.){2,}|[^\W\d_][\w'’&]*")
-_DOTTED_RE = re.compile(r"\b(?:[A-Z]\.){2,}")
 # Acronyms of common nouns, not names.
 _COMMON_ACRONYMS = frozenset(
     "TV TVs DIY PC OK FAQ ID AM PM USB GPS ATM PDF URL VIP BBQ DVD CD AC HVAC LED LCD SUV RV "
     "ASAP FYI AKA DNA RNA IQ PhD MD BC AD BCE CE ET PT EST PST GMT UTC".split())
 _INITIAL_GAP_RE = re.compile(r"[.!?:;\n•*\"“”]|(?:^|\s)[-–—]\s")
-_CAMEL_RE = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
-_POSSESSIVE_RE = re.compile(r"(?<=\w)['’]s\b|(?<=s)['’](?!\w)")
-_DOUBLE_END_RE = re.compile(r"([b-df-hj-km-np-rtv-y])\1$")
 _LABEL_RE = re.compile(r"^[^:.!?\n]{1,40}:\s")
 # Names written otherwise in records and articles: "California" / "CA", "U.S." / "United States".
 _ALIAS_PAIRS = (
@@ -62,36 +46,6 @@ _NAMES: dict[str, set[str]] = {}
 for _code, _name in (pair.split("=") for pair in _ALIAS_PAIRS.split()):
     _CODES.setdefault(_name.replace("_", " ").lower(), set()).add(_code)
     _NAMES.setdefault(_code.lower(), set()).add(_name.replace("_", " ").lower())
-
-
-def stem(word: str) -> str:
-    """Strip plural and common inflections (lower-case input): "extended" -> "extend"."""
-    if len(word) > 4 and word.endswith("ies"):
-        word = word[:-3] + "y"
-    elif word.endswith(("sses", "xes", "zes", "ches", "shes")):
-        word = word[:-2]
-    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    if len(word) > 4 and word.endswith("ing"):
-        word = _DOUBLE_END_RE.sub(r"\1", word[:-3])
-    elif len(word) > 3 and word.endswith("ed") and not word.endswith("eed"):
-        word = _DOUBLE_END_RE.sub(r"\1", word[:-2])
-    return word[:-1] if len(word) >= 3 and word.endswith("e") else word
-
-
-def fold(text: str) -> str:
-    """Lower-case words and digits separated by single spaces; possessives dropped; camelCase,
-    snake_case, hyphens and letter/digit boundaries split ("RestaurantsTakeOut" -> "restaurants
-    take out", "Acme's" -> "acme")."""
-    text = _DOTTED_RE.sub(lambda m: m.group().replace(".", ""), text)
-    text = _CAMEL_RE.sub(" ", _POSSESSIVE_RE.sub("", text))
-    return " ".join(re.findall(r"[^\W_]+", text.lower()))
-
-
-def content_terms(text: str) -> set[str]:
-    """Stems of the words of `text` that are not stopwords or single letters."""
-    return {stem(w) for w in fold(text).split() if len(w) > 1 and w not in STOPWORDS
-            and not w.isdigit()}
 
 
 def _is_initial(text: str, start: int, prev_end: int | None) -> bool:
@@ -146,7 +100,7 @@ def entities(text: str, joined_by_and: bool = False) -> list[str]:
     text = _LABEL_RE.sub(lambda m: " " * len(m.group()), text, count=1)
     found = []
     for run in _runs(text, _CONNECTORS | {"and"} if joined_by_and else _CONNECTORS):
-        words = [_POSSESSIVE_RE.sub("", w) for w, _ in run
+        words = [POSSESSIVE_RE.sub("", w) for w, _ in run
                  if w.strip(".") not in _DATE_NAMES | _COMMON_ACRONYMS]
         if not words or len(words) == 1 and run[0][1] and not _acronym(words[0]):
             continue
@@ -214,7 +168,7 @@ def _entity_covered(name: str, text: _Text) -> bool:
     if any(text.has_code(code) for code in _CODES.get(joined, ())) or any(
             f" {alias} " in text.folded for alias in _NAMES.get(joined, ())):
         return True
-    letters = _DOTTED_RE.sub(lambda m: m.group().replace(".", ""), name).replace(" ", "")
+    letters = DOTTED_RE.sub(lambda m: m.group().replace(".", ""), name).replace(" ", "")
     if _acronym(letters) and letters.rstrip("s") in text.initials:
         return True
     words = [w for w in name.split() if w.lower() not in _CONNECTORS | {"and"}]
