@@ -133,7 +133,7 @@ def number_claims(prepared: PreparedTrace, results: Iterable[DecomposeResult]) -
     Decomposition coverage: a sentence whose claims leave out its numbers, names, negation or
     content words (no claims, or substituted ones) gets one more factual claim for it, spanning
     the sentence (`coverage.check_coverage`), so that no false sentence can vanish; a sentence
-    that asserts nothing (`coverage.is_non_claim`) may stay without claims.
+    that asserts nothing checkable (`text.assertion.classify`) may stay without claims.
     """
     by_sentence = {r.sentence_index: r for r in results}
     usage = sum((r.usage for r in by_sentence.values()), Usage())
@@ -151,10 +151,10 @@ def number_claims(prepared: PreparedTrace, results: Iterable[DecomposeResult]) -
             index = len(claims) + len(failed)
             claims.append(Claim(trace_id, index, c.text, s.index, s.start, s.end, c.kind,
                                 c.spans, c.span_source))
-        extra = check_coverage(s.text, [c.text for c in result.claims]).extra_claim
-        if extra:
-            claims.append(Claim(trace_id, len(claims) + len(failed), extra, s.index, s.start,
-                                s.end))
+        extra = check_coverage(s.text, [c.text for c in result.claims])
+        if extra.extra_claim:
+            claims.append(Claim(trace_id, len(claims) + len(failed), extra.extra_claim, s.index,
+                                s.start, s.end, extra.kind))
     return ClaimSet(prepared, tuple(claims), tuple(failed), usage)
 
 

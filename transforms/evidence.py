@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from rt4chart.schemas.records import Evidence, RenderedText, Sentence
 from rt4chart.transforms.judges.adapter import as_verdict
 from rt4chart.transforms.judges.base import VerdictLike
-from rt4chart.transforms.text.quantities import read
 from rt4chart.transforms.support import check_support
+from rt4chart.transforms.text.quantities import read
 from rt4chart.transforms.text.words import content_terms, content_words, json_key_paths, same_stem
 
 # A fragment shorter than this (in letters and digits) is too unspecific to be evidence: "the"

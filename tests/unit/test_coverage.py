@@ -64,12 +64,14 @@ def test_sentences_that_claim_something(sentence):
     assert check_coverage(sentence, []).extra_claim is not None
 
 
-def test_a_sentence_the_offline_decomposer_finds_no_claim_in_gets_none_added():
-    # The offline decomposer is the independent witness: an offer it recognises carries no
-    # claim, so a judge that gives it none hides nothing (the offline judge's own figures stay).
+def test_an_offer_or_a_question_with_a_specific_in_it_is_still_checked():
+    # Advice and questions assert nothing, unless they carry a number, date or name: the
+    # 30-day trial is a fact a judge could hide.
+    assert check_coverage("Let me know if you want the trial.", []) == Coverage()
+    assert check_coverage("Would you like to know more about the trial?", []) == Coverage()
     sentence = "Let me know if you want the 30-day trial."
     assert not is_non_claim(sentence)
-    assert check_coverage(sentence, []) == Coverage()
+    assert check_coverage(sentence, []).extra_claim == sentence
 
 
 def test_no_claims_or_substituted_claims_cannot_make_a_sentence_vanish():
@@ -101,9 +103,9 @@ def test_a_dropped_number_name_or_negation_is_never_tolerated():
 
 
 def test_a_stray_word_or_two_is_tolerated_but_not_more_or_half_the_sentence():
-    one_stray = check_coverage("Overall, the staff are very friendly and helpful.",
+    one_stray = check_coverage("Overall, the staff are very friendly and attentive.",
                                ["The staff are friendly."])
-    assert one_stray == Coverage(("helpful",), None)
+    assert one_stray == Coverage(("attentive",), None)
     many = check_coverage("The staff are friendly, attentive, patient and knowledgeable.",
                           ["The staff are friendly."])
     assert many.extra_claim and set(many.uncovered) == {"attentive", "patient", "knowledgeable"}

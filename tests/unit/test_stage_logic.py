@@ -24,7 +24,7 @@ from rt4chart.transforms.verify_local import _LocalBatchFn, _LocalFn, plan_globa
 from rt4chart.transforms.verify_local import requests_for as local_requests
 
 TRACE = Trace("t", "r", 0, "q", (Document("d", "A one. B two. C three."),),
-              "First sentence. Second sentence. Third sentence.")
+              "Rome is a city. Paris is a city. Oslo is a city.")
 PREPARED = prepare(TRACE, SegmentConfig(2, 1))  # windows [0,1], [1,2]
 
 
@@ -34,21 +34,21 @@ def _placed(*texts: str) -> tuple[PlacedClaim, ...]:
 
 def test_one_decomposition_request_per_answer_sentence():
     assert [r.sentence.text for r in requests_for(PREPARED)] == [
-        "First sentence.", "Second sentence.", "Third sentence."]
+        "Rome is a city.", "Paris is a city.", "Oslo is a city."]
 
 
 def test_claims_are_numbered_in_answer_order_and_failures_kept():
     results = [
-        DecomposeResult("t", 2, _placed("Third sentence."), "ok"),
-        DecomposeResult("t", 0, _placed("First sentence.", "A first sentence."), "ok"),
+        DecomposeResult("t", 2, _placed("Oslo is a city."), "ok"),
+        DecomposeResult("t", 0, _placed("Rome is a city.", "A Rome is a city."), "ok"),
         DecomposeResult("t", 1, (), "judge_error", "boom"),
     ]
     claim_set = number_claims(PREPARED, results)
     assert [(c.claim_index, c.text, c.sentence_index) for c in claim_set.claims] == [
-        (0, "First sentence.", 0), (1, "A first sentence.", 0), (3, "Third sentence.", 2)]
+        (0, "Rome is a city.", 0), (1, "A Rome is a city.", 0), (3, "Oslo is a city.", 2)]
     (failed,) = claim_set.failed
     assert (failed.claim.claim_index, failed.claim.text, failed.reason) == (
-        2, "Second sentence.", "boom")
+        2, "Paris is a city.", "boom")
     assert (failed.claim.answer_start, failed.claim.answer_end) == (16, 32)
 
 
@@ -96,11 +96,11 @@ def test_stages_store_answers_in_the_judge_cache_format_of_before():
     spec = JudgeSpec()
     sentence = next(iter(requests_for(PREPARED)))
     stored = asyncio.run(_DecomposeFn(spec).call(_PlainJudge(), sentence))
-    assert orjson.dumps(stored) == b'["First sentence."]'
+    assert orjson.dumps(stored) == b'["Rome is a city."]'
     # A claim with a kind or fragments is stored with them (the offline judge gives fragments).
     stored = asyncio.run(_DecomposeFn(spec).call(OfflineJudge(), sentence))
-    assert stored == [{"text": "First sentence.", "kind": "fact",
-                       "fragments": ["First sentence."]}]
+    assert stored == [{"text": "Rome is a city.", "kind": "fact",
+                       "fragments": ["Rome is a city."]}]
     claim_set = number_claims(PREPARED, [DecomposeResult("t", 0, _placed("A one."), "ok")])
     request = next(iter(local_requests(claim_set)))
     assert orjson.dumps(asyncio.run(_LocalFn(spec).call(_PlainJudge(), request))) == (

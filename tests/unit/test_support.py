@@ -10,8 +10,8 @@ import pytest
 
 from rt4chart.transforms.evidence import grounded_verdict
 from rt4chart.transforms.judges.base import Verdict
-from rt4chart.transforms.text.quantities import number_terms, word_number
 from rt4chart.transforms.support import Support, check_support, claim_body, entities, fold
+from rt4chart.transforms.text.quantities import number_terms, word_number
 
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS / "bench"))

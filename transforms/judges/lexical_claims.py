@@ -2,9 +2,10 @@
 
 A sentence becomes factual claims (cut conservatively at clause boundaries), or one absence
 claim when it says what the sources do not say ("The passages do not mention the price."), or
-nothing when it asserts nothing: a greeting, an offer, a refusal without content, a statement
-about the answer itself, a heading or a bare citation. Each claim carries the verbatim words of
-the sentence it restates (its fragments), so that its span in the answer is exact. Standard
+nothing when it asserts nothing checkable: the one assertion classifier
+(`rt4chart.transforms.text.assertion`), which decomposition coverage asks too, decides.
+Each claim carries the verbatim words of the sentence it restates (its fragments), so that its
+span in the answer is exact. Standard
 library only, like :mod:`rt4chart.transforms.judges.lexical`, whose tokens it reads.
 """
 
@@ -24,52 +25,15 @@ from rt4chart.transforms.judges.lexical import (
     _tokenize,
     _weights,
 )
+from rt4chart.transforms.text.assertion import ABSENCE, NONE, classify
 
-FACT, ABSENCE = "fact", "absence"  # the kinds this decomposer gives (records.CLAIM_KINDS)
+FACT = "fact"  # with ABSENCE, the kinds this decomposer gives (records.CLAIM_KINDS)
 
 _BULLET_RE = re.compile(r"^\s*(?:[-*•·▪‣–—>]+|\(?\d{1,3}[.)]|\(?[a-z]\))\s+")
 _CLAUSE_RE = re.compile(r"\s*;\s+|,?\s+(?:and|but|while|whereas)\s+")
 _AUXILIARIES = frozenset(
     "is are was were has have had will would can could does did do should may might must".split()
 )
-_SOURCE = r"(?:passages?|context|text|article|documents?|sources?|data)"
-# Statements about the answer itself: "Sure! Here's a summary in 80 words:".
-_PREAMBLE_RE = re.compile(
-    r"^(?:(?:sure|certainly|of course|okay|ok|yes)\b[!.,]*\s*)?(?:here(?:'s|’s| is| are)|below is"
-    r"|the following is)\b[^.!?]{0,80}\b(?:summary|summari[sz]\w*|overview|answer|list|steps"
-    r"|points|description|words|information)\b[^.!?]{0,40}[:.!]?$"
-    r"|^(?:sure|certainly|of course|okay|ok)\b[!.]*$", re.IGNORECASE)
-_GREETING_RE = re.compile(
-    r"^(?:hi|hello|hey|greetings|good (?:morning|afternoon|evening|day)|dear)(?:\s+[\w’']+){0,2}"
-    r"\s*[!.,:]*$", re.IGNORECASE)
-_OFFER_RE = re.compile(
-    r"\blet (?:me|us) know\b|\bfeel free to (?:ask|reach|contact|let)\b|\bhope (?:this|that|it)"
-    r" helps\b|\bdon['’]?t hesitate to\b|\bhappy to help\b|\bif you have any (?:other |further "
-    r"|more )?questions\b|\bis there anything else\b", re.IGNORECASE)
-# Headings: a markdown heading, or a few words ending in a colon ("Key points:").
-_HEADING_RE = re.compile(r"^#{1,6}\s|^[^\d.!?:]{1,60}:$")
-# A bare citation: "[1]", "(Passage 2)", "Source: passages 1 and 3." (a lone "3" may be an answer).
-_CITE_NUMS = r"\[?\d+\]?(?:(?:\s*(?:,|and|&|-|:)\s*|\s+|(?<=\]))\[?\d+\]?)*"
-_CITATION_RE = re.compile(
-    r"^(?:[(\[]\s*(?:(?:sources?|references?|see|cf\.?)\s*:?\s*)?(?:(?:passages?|documents?"
-    r"|docs?|articles?)\s*)?" + _CITE_NUMS + r"\s*[)\]]"
-    r"|(?:(?:sources?|references?|see|cf\.?)\s*:?\s*)?(?:passages?|documents?|docs?|articles?)"
-    r"\s*" + _CITE_NUMS + r"|(?:sources?|references?)\s*:\s*" + _CITE_NUMS + r")\s*\.?$",
-    re.IGNORECASE)
-# A refusal says it cannot answer; with nothing else it asserts nothing.
-_REFUSAL_RE = re.compile(
-    r"\bunable to (?:answer|determine|provide|find)\b|\bcannot be (?:answered|determined)\b"
-    r"|\bI(?:'m|’m| am) (?:sorry|afraid)\b[^.!?]*\b(?:cannot|can['’]t|unable)\b"
-    r"|\bI (?:cannot|can['’]t) (?:answer|help|provide)\b", re.IGNORECASE)
-# A claim that the sources lack something: checked against the context (verify_absence).
-_ABSENCE_RE = re.compile(
-    r"\b" + _SOURCE + r"\b[^.!?]{0,60}?\b(?:do|does|did)(?: not|n't|n’t)\s+(?:\w+\s+)?"
-    r"(?:provide|mention|contain|include|specify|state|say|give|discuss|address|describe"
-    r"|indicate|offer|answer)\b"
-    r"|\bnot (?:mentioned|provided|specified|stated|included|discussed|given) in (?:the|any"
-    r"|these|this)\s+(?:\w+\s+)?" + _SOURCE + r"\b"
-    r"|\bno (?:specific |further |additional )?(?:information|details?|mention)\b"
-    r"|\bnone (?:is |are |was |were )?(?:mentioned|given|provided|stated)\b", re.IGNORECASE)
 # Words of an absence claim that name the sources or the act of saying, not what is missing.
 _SOURCE_WORDS = frozenset(
     """passage passages context text article document documents source sources data structured
@@ -90,17 +54,17 @@ def decompose_claims(sentence: str) -> list[LexicalClaim]:
     """The claims of one answer sentence, with their kinds and fragments.
 
     A sentence that says what the sources lack is one absence claim (itself); one that asserts
-    nothing has none; any other is split into factual claims at semicolons and at "and" /
+    nothing checkable (`text.assertion.classify`) has none; any other is split into factual
+    claims at semicolons and at "and" /
     "but" / "while" / "whereas" when what follows starts a new clause (a subject then an
     auxiliary verb, as in "X is A and Y is B."). Words are never dropped, so negation,
     numbers, dates and modals stay; each claim is its own fragment.
     """
     body = _BULLET_RE.sub("", sentence, count=1).strip()
-    if not any(ch.isalnum() for ch in body) or _about_the_answer(body):
-        return []
-    if _ABSENCE_RE.search(body):
+    found = classify(body)
+    if found.kind == ABSENCE:
         return [LexicalClaim(body, ABSENCE, (body,))]
-    if _REFUSAL_RE.search(body) or not _has_content(body):
+    if found.kind == NONE:
         return []
     parts, last = [], 0
     for match in _CLAUSE_RE.finditer(body):
@@ -118,21 +82,6 @@ def decompose_sentence(sentence: str) -> list[str]:
     """The factual claims of a sentence, as text (absence claims left out): what a judge with
     the plain contract (a list of strings, all factual) returns."""
     return [c.text for c in decompose_claims(sentence) if c.kind == FACT]
-
-
-def _about_the_answer(text: str) -> bool:
-    """A preamble, a greeting, an offer, a bare citation or a heading."""
-    if any(r.search(text) for r in (_PREAMBLE_RE, _GREETING_RE, _OFFER_RE, _CITATION_RE)):
-        return True
-    return bool(_HEADING_RE.search(text)) and len(text.split()) <= 5
-
-
-def _has_content(text: str) -> bool:
-    """A content word, or a one-letter name ("X is A"); not "Therefore, the answer is:" or
-    "This is mentioned in passage 3." (a number that labels a passage is a citation)."""
-    toks = _tokenize(text)
-    return any((_is_content(t) or t.low.isalpha() and t.cap) and not _is_label(toks, i)
-               for i, t in enumerate(toks))
 
 
 def _is_label(toks: tuple[_Tok, ...], i: int) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from rt4chart.transforms.text.quantities import UNITS
-from rt4chart.transforms.text.words import DOTTED_RE, POSSESSIVE_RE, STOPWORDS, fold, stem
+from rt4chart.transforms.text.words import DOTTED_RE, POSSESSIVE_RE, STOPWORDS, fold
 
 # Titles and company suffixes that a source may leave out: "Acme" supports "Acme Corp.".
 _AFFIXES = frozenset(

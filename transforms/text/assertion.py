@@ -1,0 +1,269 @@
+"""Does a sentence assert something checkable? The one classifier of rt4chart.
+
+Decomposition coverage (`coverage.py`) re-adds a sentence that a judge left without claims only
+when it makes a statement about the world a judge could hide; the offline decomposer
+(`judges/lexical_claims.py`) gives claims only to such sentences. Both ask `classify`.
+
+The decision reads the sentence's grammar and vocabulary, not a list of phrasings:
+
+1. Parts that are not statements are set aside: a list marker or markdown, a trailing lead-in
+   ("..., the lyrics are:", "Key points:"), labels of sources and parts ("Passage 3", "the
+   second passage", "Option 1 or Option 2", "[2]"), word counts ("in 80 words"), a sentence
+   adverb opening the sentence ("Unfortunately,").
+2. Every remaining word is a stopword, a word about the sources, the answer, the reader or the
+   discourse (`vocabulary.FRAME`), or a word about the world. Numbers, amounts, dates and times
+   (`quantities`) and names (a capitalised word inside the sentence) are specifics.
+3. A sentence with no world word and no specific asserts nothing checkable: a greeting, an
+   offer, a refusal, a statement about the answer's own form, about the sources ("The second
+   passage repeats the same information.") or to the reader ("It is recommended to consult an
+   expert."), a conditional refusal, an impossibility statement.
+4. Advice to the reader to look elsewhere ("Please contact the museum for details.", "You may
+   want to check with your doctor.") asserts nothing unless it carries a specific (a dose, a
+   number, a date, a name): its words name where to ask, not what is true.
+5. Otherwise the sentence asserts something. It is about the sources when a source or label
+   noun and a verb of saying frame it ("Passage 2 says the bridge opened in 1932." is a
+   `source` claim; "The passages do not mention the fee." an `absence` claim, negated), else it
+   is a `fact`.
+
+Errors fall on the safe side: an unknown word counts as a word about the world, so a sentence in
+an unseen form is checked, not waved through.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rt4chart.transforms.text.names import entities
+from rt4chart.transforms.text.quantities import read
+from rt4chart.transforms.text.vocabulary import (
+    ADVICE_VERBS,
+    ANSWER_NOUNS,
+    FRAME,
+    NEGATIONS,
+    SOURCE_NOUNS,
+    SPEECH_VERBS,
+)
+from rt4chart.transforms.text.words import STOPWORDS, fold, stem
+
+NONE, FACT, SOURCE, ABSENCE = "none", "fact", "source", "absence"
+
+_MARKER_RE = re.compile(r"^\s*(?:[-*•·▪‣–—>#+]+|\(?\d{1,3}[.)]|\(?[a-z][.)])\s+")
+_EMPHASIS_RE = re.compile(r"\*\*|__|`")
+_LABEL_WORDS = (
+    r"passages?|documents?|docs?|sources?|articles?|references?|paragraphs?|sections?|pages?"
+    r"|lines?|options?|steps?|parts?|items?|points?|questions?|answers?|chapters?|figures?"
+    r"|tables?|examples?|methods?|tips?|notes?|no\.|nos\.|numbers?|rules?|categor(?:y|ies)"
+    r"|cases?|records?|excerpts?|snippets?|texts?|contexts?|reviews?|results?")
+_NUMBERING = r"(?:#?\d+[a-z]?|[ivx]+|[a-h])\b"
+# "Passage 3", "passages 1 and 2", "Option 1 or Option 2", "step 4:", "[2]", "(Doc 3, 5)".
+_LABEL_RE = re.compile(
+    r"\b(?:" + _LABEL_WORDS + r")\s*" + _NUMBERING + r"(?:\s*(?:,|&|and|or|-|–|to)\s*"
+    + _NUMBERING + r")*(?:\s*[:.]\s*\d+\b)?"
+    r"|\[\s*\d+(?:\s*[,;–-]\s*\d+)*\s*\]|^\(\s*\d+(?:\s*[,;–-]\s*\d+)*\s*\)\W*$", re.I)
+_ORDINAL_LABEL_RE = re.compile(
+    r"\b(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|final|"
+    r"\d+(?:st|nd|rd|th)|one|two|three|four|five|both|all|several|many|multiple|other)\s+"
+    r"(?:of the\s+)?(?:" + _LABEL_WORDS + r")\b", re.I)
+_WORD_COUNT_RE = re.compile(r"\b(?:in\s+|within\s+)?(?:about\s+|under\s+|less than\s+|"
+                            r"fewer than\s+|around\s+|exactly\s+)?\d+\s+words?\b", re.I)
+_OPENING_ADVERB_RE = re.compile(r"^\s*[A-Za-z]+ly\s*,\s*")
+_WORD_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
+# Lead-in endings: a verb or determiner left hanging before the colon ("..., the lyrics are:").
+_HANGING = frozenset(
+    """is are was were be include includes including follows following these those here
+    below as such like listed given provided shown summarized summarised outlined""".split())
+# A part's label, then a title: "Step 2: Prepare The Dough", "Passage 3: Attaching Frames".
+_TITLE_RE = re.compile(r"^(?:" + _LABEL_WORDS + r")\s*" + _NUMBERING + r"\s*[:.-]\s+"
+                       r"(?P<title>(?:[A-Z0-9][\w'’&-]*|a|an|the|of|and|or|to|in|for|on|with)"
+                       r"(?:\s+(?:[A-Z0-9][\w'’&-]*|a|an|the|of|and|or|to|in|for|on|with))*)$",
+                       re.I)
+# "Here is a summary of the news", "Below are the key points": the answer presenting its form.
+_PRESENTATIVE_RE = re.compile(
+    r"^(?:(?:sure|certainly|okay|ok|of course|yes)\W+)?(?:here(?:['’]s| is| are)|below (?:is|are)"
+    r"|the following (?:is|are)|this is|these are)\s+(?:(?:a|an|the|my|our|some|your)\s+)?"
+    r"(?:[\w-]+\s+){0,2}?(?P<noun>[\w-]+)\b", re.I)
+# A salutation: "Dear customer,", "Good morning!", "Hello there".
+_SALUTATION = frozenset("hi hello hey dear greetings good".split())
+_NEGATED_SOURCE_RE = re.compile(
+    r"\b(?:no|not any|nothing|never)\s+(?P<a>[\w-]+)(?:\s+(?P<b>[\w-]+))?", re.I)
+_PRONOUN_SUBJECTS = frozenset("i we you one".split())
+_YES_NO_RE = re.compile(r"^\s*(?:yes|no|yeah|nope|correct|incorrect|true|false)\b\W*$", re.I)
+# A condition or a counterfactual: "If the passages did not contain it, I would have said...".
+_CONDITIONAL_RE = re.compile(r"^\s*(?:if|unless|had|were|should)\b|\bwould have\b", re.I)
+_FIRST_PERSON = frozenset("i we me us my our".split())
+_MODALS = frozenset("may might can could should would will must also just".split())
+
+
+@dataclass(frozen=True)
+class Assertion:
+    """What a sentence asserts, as the classifier reads it.
+
+    Attributes:
+        kind: "none" (nothing checkable), "fact", "source" (what the sources say) or "absence"
+            (what the sources do not say).
+        world: the words about the world (folded, in order, once each).
+        specifics: numbers, amounts, dates, times and names, as written.
+        negated: whether a negation is part of what it asserts.
+        reason: one line saying why, for notes and tests.
+    """
+
+    kind: str
+    world: tuple[str, ...] = ()
+    specifics: tuple[str, ...] = ()
+    negated: bool = False
+    reason: str = ""
+
+    @property
+    def checkable(self) -> bool:
+        """Whether it states something about the world that a judge could hide: a world
+        word or a specific ("None mentioned." is an absence claim with neither)."""
+        return self.kind != NONE and bool(self.world or self.specifics)
+
+
+def _clean(sentence: str) -> str:
+    body = _MARKER_RE.sub("", sentence.strip(), count=1)
+    body = _EMPHASIS_RE.sub("", body).strip()
+    return body.strip("\"'“”‘’ \t")
+
+
+def _drop_lead_in(body: str) -> str:
+    """The sentence without a trailing lead-in clause: "Based on the passages, the lyrics
+    are:" -> "Based on the passages"; a short heading ("Key features:") -> ""."""
+    text = body.rstrip()
+    if not text.endswith(":"):
+        return body
+    head = text[:-1].rstrip()
+    words = head.split()
+    if len(words) <= 6 and not any(ch.isdigit() for ch in head):
+        return ""  # a heading: a few words and a colon
+    clause = re.split(r"[,;—–]\s+", head)
+    if words and words[-1].lower().strip(".,") in _HANGING:
+        return ", ".join(clause[:-1]) if len(clause) > 1 else ""
+    return head
+
+
+def _set_aside(body: str) -> str:
+    """Blank out labels, word counts and an opening sentence adverb."""
+    body = _OPENING_ADVERB_RE.sub(" ", body)
+    for pattern in (_ORDINAL_LABEL_RE, _LABEL_RE, _WORD_COUNT_RE):
+        body = pattern.sub(" ", body)
+    return body
+
+
+def _heading(body: str) -> bool:
+    """A markdown heading, or a part's label followed by a title in Title Case (the title's
+    own words capitalised, no full stop)."""
+    if re.match(r"^\s*#{1,6}\s", body):
+        return True
+    match = _TITLE_RE.match(body.strip())
+    if not match:
+        return False
+    title = match.group("title").split()
+    return all(w[0].isupper() or w[0].isdigit() or len(w) <= 4 for w in title)
+
+
+def _salutation(body: str) -> bool:
+    words = fold(body).split()
+    return bool(words) and words[0] in _SALUTATION and len(words) <= 4 and not any(
+        ch.isdigit() for ch in body) and body.rstrip()[-1:] in ("!", ",", ".", "")
+
+
+def _presents_the_answer(body: str) -> bool:
+    match = _PRESENTATIVE_RE.match(body.strip())
+    return bool(match) and stem(match.group("noun").lower()) in ANSWER_NOUNS | SOURCE_NOUNS
+
+
+def _about_sources(body: str) -> bool:
+    """A verb of saying with a source noun or a label ("Passage 2 says..."), or a negated
+    source noun ("There is no information about the price")."""
+    stems = {stem(w) for w in fold(body).split()}
+    if stems & SPEECH_VERBS and (stems & SOURCE_NOUNS or _LABEL_RE.search(body)):
+        return True
+    return any(stem(word.lower()) in SOURCE_NOUNS | {"mention"}
+               for m in _NEGATED_SOURCE_RE.finditer(body) for word in m.groups() if word)
+
+
+def _world_words(text: str) -> list[str]:
+    """Words about the world, folded, once each; a lone capital letter is a name ("X is A")."""
+    world: list[str] = []
+    for i, raw in enumerate(_WORD_RE.findall(text)):
+        single = len(raw) == 1 and raw.isupper() and raw != "I" and not (i == 0 and raw == "A")
+        for w in fold(raw).split():
+            if (single or len(w) > 1 and not w.isdigit() and w not in STOPWORDS
+                    and w not in NEGATIONS and stem(w) not in FRAME) and w not in world:
+                world.append(w)
+    return world
+
+
+def _names(body: str) -> list[str]:
+    """Capitalised words inside the sentence that are not words about the sources, the
+    answer or the reader."""
+    found = []
+    for name in entities(body):
+        words = fold(name).split()
+        if words and not all(stem(w) in FRAME or w in STOPWORDS for w in words):
+            found.append(name)
+    return found
+
+
+def _advice(words: list[str]) -> bool:
+    """Advice to look elsewhere: an imperative reader verb ("Contact...", "Feel free...",
+    "Please consult..."), or I / we / you (+ modals) + a reader verb ("You may want to check
+    with..."), or "it is recommended/advisable to" + a reader verb."""
+    if not words:
+        return False
+    if stem(words[0]) in ADVICE_VERBS:
+        return True
+    i = 0
+    if words[0] in _PRONOUN_SUBJECTS:
+        i = 1
+    elif words[:2] == ["it", "is"] or words[:2] == ["it", "s"]:
+        i = 2
+    else:
+        return False
+    while i < len(words) and (words[i] in _MODALS or words[i] in ("not", "to", "be", "a")):
+        i += 1
+    return i < len(words) and stem(words[i]) in ADVICE_VERBS
+
+
+def classify(sentence: str) -> Assertion:
+    """What `sentence` asserts: see the module docstring for the rules."""
+    body = _clean(sentence)
+    if not any(ch.isalnum() for ch in body):
+        return Assertion(NONE, reason="no words")
+    if _heading(body) or _salutation(body):
+        return Assertion(NONE, reason="a heading, a title or a salutation")
+    kept = _set_aside(_drop_lead_in(body))
+    specifics = read(kept)
+    numbers = [q.text for q in specifics.quantities] + [w.text for w in specifics.whens]
+    names = _names(specifics.rest)
+    words = fold(specifics.rest).split()
+    world = _world_words(specifics.rest)
+    negated = any(w in NEGATIONS or w.endswith("n't") for w in _WORD_RE.findall(kept.lower()))
+    found = tuple(numbers + names)
+    about_sources = _about_sources(body)
+    if not world and not found and _YES_NO_RE.match(body):
+        return Assertion(FACT, reason="a yes or no: it answers the question, nothing of its own")
+    if not world and not found:
+        if (negated and about_sources and not _CONDITIONAL_RE.search(body)
+                and not set(words) & _FIRST_PERSON):
+            # "None mentioned in the passages.": the sources lack what the question asks.
+            return Assertion(ABSENCE, negated=True, reason="the sources lack the question's"
+                             " subject")
+        return Assertion(NONE, reason="only words about the sources, the answer or the reader")
+    if not found and _advice(words):
+        return Assertion(NONE, tuple(world), reason="advice to look elsewhere, no specific")
+    if not found and body.rstrip().endswith("?"):
+        return Assertion(NONE, tuple(world), reason="a question, no specific")
+    if not numbers and _presents_the_answer(body):
+        return Assertion(NONE, tuple(world), reason="the answer presenting its own form")
+    if about_sources:
+        kind = ABSENCE if negated else SOURCE
+        return Assertion(kind, tuple(world), found, negated, "a statement about the sources")
+    return Assertion(FACT, tuple(world), found, negated, "a statement about the world")
+
+
+def asserts(sentence: str) -> bool:
+    """Whether `sentence` asserts something checkable (`classify(...).checkable`)."""
+    return classify(sentence).checkable
