@@ -6,7 +6,8 @@ with evidence is asked once more with only the claim and its quoted evidence, on
 line, as the whole context, and no question: instructions elsewhere in the trace are not
 there. The ENT stands only if the judge says ENT again with a quote found in that evidence
 (`evidence.grounded_verdict`); otherwise the claim is NIC with no evidence, the confirming
-call's score (`probability.claim_p` puts it on the NIC side), and a note that says so. A failed call leaves the claim without a verdict (`judge_error`, the
+call's score (`probability.claim_p` puts it on the NIC side), and a note that says so. A
+failed call leaves the claim without a verdict (`judge_error`, the
 answer `incomplete`, `--redo` completes it), never ENT.
 
 The call goes through the judge protocol (`verify_global`, local label ENT, no hint), the same

@@ -19,13 +19,15 @@ probabilities that never contradict the row's label:
   overturned an ENT, confirmation failed, an absence verdict, a tie of the flat map at tau)
   moves to the threshold: the pipeline's decision is known, its confidence is not, so the
   least claim consistent with it is stated. A claim without a verdict (judge_error) has None.
-- Answer. p_hallucinated = a(max p over its decided claims) (0 when it has none), with a the
-  answer map (isotonic on the dev part, fed the claim probabilities), and the run's answer
-  threshold T = a(tau); then the same side rule with T (hallucinated = CON or NIC). Because
-  the answer is hallucinated exactly when some decided claim has p >= tau and a is
-  non-decreasing, a(max p) >= T for a hallucinated answer and <= T otherwise: the side rule
-  only breaks ties at T. (Noisy-or, 1 - prod(1 - p), cannot be made to agree: many ENT claims
-  at 0.3 make an answer over 0.5.) An undecided answer (incomplete, no label) has None.
+- Answer. p_hallucinated = a(s), with a the answer map (isotonic on the dev part) and s the
+  answer's score over its decided claims' p (`answer_score`): with N = 1 - prod(1 - p)
+  (noisy-or), s = tau * N when every claim is below tau, tau + (1 - tau) * N otherwise; the
+  run's answer threshold is T = a(tau); then the same side rule with T (hallucinated = CON or
+  NIC). The answer is hallucinated exactly when some decided claim has p >= tau, that is
+  exactly when s >= tau, and a is non-decreasing: a(s) >= T for a hallucinated answer and
+  <= T otherwise, so the side rule only breaks ties at T. (Noisy-or alone cannot agree: many
+  ENT claims at 0.3 make an answer over 0.5; it only ranks answers within a side.) An
+  undecided answer (incomplete, no label) has None.
 
 EPS is 0.01 so that a probability printed with two decimals is visibly on its side.
 """
@@ -86,13 +88,25 @@ def claim_p(label: str | None, raw: float | None, cal: Calibration) -> float | N
     return on_side(label != "ENT", interpolate(cal.claim_map, raw), claim_threshold(cal))
 
 
+def answer_score(claim_ps: Iterable[float | None], tau: float) -> float:
+    """The statistic the answer map takes: s = tau * N when every claim p is below tau, else
+    tau + (1 - tau) * N, with N = 1 - prod(1 - p) (noisy-or) over the claims. So s >= tau
+    exactly when some claim is CON or NIC, and within each side answers rank by noisy-or."""
+    ps = [p for p in claim_ps if p is not None]
+    keep = 1.0
+    for p in ps:
+        keep *= 1.0 - p
+    n = 1.0 - keep
+    return tau + (1.0 - tau) * n if any(p >= tau for p in ps) else tau * n
+
+
 def answer_p(claim_ps: Iterable[float | None], label: str | None,
              cal: Calibration) -> float | None:
     """An answer's p_hallucinated from its decided claims' p_unsupported and its label."""
     if label is None:
         return None
-    top = max((p for p in claim_ps if p is not None), default=0.0)
-    return on_side(label != "ENT", interpolate(cal.answer_map, top), answer_threshold(cal))
+    s = answer_score(claim_ps, claim_threshold(cal))
+    return on_side(label != "ENT", interpolate(cal.answer_map, s), answer_threshold(cal))
 
 
 def identity(judge_model: str, decision: float = DEFAULT_DECISION) -> Calibration:

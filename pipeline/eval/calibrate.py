@@ -7,8 +7,8 @@ side of the judge's decision threshold), then fits two isotonic maps (see
 
 - claim map: raw score -> P(the claim is unsupported), a claim being unsupported when the
   answer words it restates overlap a gold hallucination span;
-- answer map: the largest calibrated claim probability of an answer -> P(the answer has a gold
-  span), over the decided answers.
+- answer map: the answer's score (`probability.answer_score` of its calibrated claim
+  probabilities) -> P(the answer has a gold span), over the decided answers.
 
 The file records the judge model, its decision threshold, the data's hashes, the counts and,
 for the offline judge, a fingerprint of its scores on the bundled example
@@ -83,14 +83,17 @@ def fit(items: list[dict], claims: list[dict], judge_model: str, decision: float
         [_claim_truth(c, gold[c["trace_id"]]["gold_spans"]) for c in decided], min_block)
     partial = Calibration(judge_model, decision, claim_map)
     answered = [it for it in items if it["label"] is not None and it["status"] != "missing"]
-    tops = [max((probability.claim_p(c["label"], c["p_unsupported"], partial)
-                 for c in by_trace.get(it["trace_id"], [])), default=0.0) for it in answered]
+    tau = probability.claim_threshold(partial)
+    tops = [probability.answer_score([probability.claim_p(c["label"], c["p_unsupported"], partial)
+                                      for c in by_trace.get(it["trace_id"], [])], tau)
+            for it in answered]
     truth = [int(bool(it["gold_spans"])) for it in answered]
     answer_map = probability.isotonic(tops, truth, min_block)
     cal = replace(partial, answer_map=answer_map)
     y = np.array(truth, dtype=bool)
-    after = [probability.answer_p([t], it["label"], cal) for t, it in zip(tops, answered,
-                                                                          strict=True)]
+    after = [probability.on_side(it["label"] != "ENT", probability.interpolate(answer_map, t),
+                                 probability.answer_threshold(cal))
+             for t, it in zip(tops, answered, strict=True)]
     figures = {"claims": len(decided), "answers": len(answered),
                "dev_answer_ece_raw": metrics.ece(y, np.array([it["score"] for it in answered])),
                "dev_answer_ece": metrics.ece(y, np.array(after, dtype=float)),

@@ -34,9 +34,9 @@ import asyncio
 import contextlib
 import contextvars
 import importlib
+import logging
 import math
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-import logging
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 
