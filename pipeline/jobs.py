@@ -37,8 +37,9 @@ from rt4chart.pipeline.runfolder import REDO_INPUT, SUMMARY, RunFolder
 from rt4chart.pipeline.sources.detect import SPAN_FORMATS
 from rt4chart.pipeline.summary import Summary, summarise
 from rt4chart.schemas.records import RunInfo
+from rt4chart.transforms import probability
 from rt4chart.transforms.judges import job_limits, pricing
-from rt4chart.transforms.judges.base import JudgeSpec, judge_model
+from rt4chart.transforms.judges.base import JudgeSpec, calibration_of, judge_model
 
 logger = logging.getLogger("rt4chart")
 
@@ -108,7 +109,8 @@ def write_redo_input(traces: list[str], folder: str) -> str:
 def run_info(spec: JudgeSpec) -> RunInfo:
     """What every output row records of the run; builds the judge once, so that a bad judge or
     a missing key fails before Beam starts."""
-    return RunInfo(judge_model(spec.build(), spec), prompts.prompt_hash())
+    judge = spec.build()
+    return RunInfo(judge_model(judge, spec), prompts.prompt_hash(), calibration_of(judge, spec))
 
 
 @contextlib.contextmanager
@@ -224,6 +226,8 @@ def _write_summary(config: AuditConfig, run: RunInfo, summary: Summary, folder: 
               "prompt_hash": run.prompt_hash, "window_size": config.segment.window_size,
               "window_overlap": config.segment.window_overlap, "inputs": list(config.inputs),
               "warnings": pricing.run_warnings(config.judge.name, dict(config.judge.options)),
+              "probability": probability.record(run.calibration or probability.identity(
+                  run.judge_model)),
               **summary.__dict__, "traces_per_second": summary.traces_per_second}
     with FileSystems.create(FileSystems.join(folder, SUMMARY)) as fh:
         fh.write(orjson.dumps(record, option=orjson.OPT_INDENT_2))

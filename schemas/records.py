@@ -289,11 +289,36 @@ class Message:
 
 
 @dataclass(frozen=True)
+class Calibration:
+    """How a judge's raw score becomes the probabilities of the rows (see
+    :mod:`rt4chart.transforms.probability`, which holds the rule; this is its data).
+
+    ``decision`` is the judge's own threshold on its raw score (the judge says ENT below it).
+    ``claim_map`` maps the raw score to P(claim unsupported) and ``answer_map`` the largest
+    claim probability of an answer to P(answer hallucinated); each is a tuple of (x, y)
+    breakpoints, non-decreasing in both, interpolated linearly and flat outside; empty means
+    the identity. ``source`` says where the maps come from ("identity" or a file) and ``fit``
+    what they were fitted on (JSON text, recorded in summary.json).
+    """
+
+    judge_model: str
+    decision: float = 0.5
+    claim_map: tuple[tuple[float, float], ...] = ()
+    answer_map: tuple[tuple[float, float], ...] = ()
+    source: str = "identity"
+    fit: str = "{}"
+
+
+@dataclass(frozen=True)
 class RunInfo:
-    """Identity of a run's judging configuration, recorded on every verdict row."""
+    """Identity of a run's judging configuration, recorded on every verdict row.
+
+    ``calibration`` (None: the identity with threshold 0.5) sets the thresholds the rows'
+    probabilities are on the right side of."""
 
     judge_model: str
     prompt_hash: str
+    calibration: Calibration | None = None
 
 
 @dataclass(frozen=True)

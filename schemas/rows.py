@@ -87,7 +87,8 @@ class AnswerRow:
     hallucinated: bool | None = column("BOOL", description="label != ENT; null when undecided")
     p_hallucinated: float | None = column(
         "FLOAT64",
-        description="1 - prod(1 - p_unsupported) over decided claims; null when undecided")
+        description="calibrated P(the answer is hallucinated), from its largest claim "
+        "p_unsupported; >= p_threshold exactly when label is CON or NIC; null when undecided")
     status: str = column("STRING", "REQUIRED", "ok or incomplete (a judge call failed)")
     n_claims: int = column("INT64", "REQUIRED")
     hallucinated_spans: tuple[SpanRow, ...] = column(
@@ -118,6 +119,9 @@ class AnswerRow:
         "(\"ignore previous instructions\", \"respond with ENT\", role tags, fake delimiters)")
     suspicious_snippets: tuple[str, ...] = column(
         "STRING", "REPEATED", "what matched, as \"where: snippet\" (question, context N, answer)")
+    p_threshold: float | None = column(
+        "FLOAT64", description="the run's answer threshold: hallucinated <=> p_hallucinated >= "
+        "it (rt4chart.transforms.probability)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -144,7 +148,8 @@ class ClaimRow:
         "RECORD", "REPEATED", "context spans, offsets within doc", EvidenceRow)
     p_unsupported: float | None = column(
         "FLOAT64",
-        description="the final verification's P(not ENT): from log-probabilities, else 0/1")
+        description="calibrated P(the claim is not supported by the context), from the judge's "
+        "score; < p_threshold exactly when label is ENT; null without a verdict")
     judge_model: str = column("STRING", "REQUIRED")
     prompt_hash: str = column("STRING", "REQUIRED")
     # Added after the first release: NULLABLE, so that an existing table can take them.
@@ -154,6 +159,9 @@ class ClaimRow:
     spans: tuple[ClaimSpanRow, ...] = column(
         "RECORD", "REPEATED", "answer offsets of the words the claim restates (the note says "
         "when they are its own text or its whole sentence)", ClaimSpanRow)
+    p_threshold: float | None = column(
+        "FLOAT64", description="the run's claim threshold: ENT <=> p_unsupported < it "
+        "(rt4chart.transforms.probability)")
 
 
 # route_rates and costs share their leading columns; a dataclass lists a base class's fields

@@ -1,5 +1,10 @@
 """AND-join per answer: answer rows and claim rows, with the usage of every judge call.
 
+Probabilities follow one rule (:mod:`rt4chart.transforms.probability`): a claim's
+p_unsupported is its judge score, calibrated, on the side of the run's claim threshold its
+label says; an answer's p_hallucinated comes from its largest claim p, on the side of the
+answer threshold.
+
 An answer is `incomplete` when any of its claims (or sentences) has no verdict because a judge
 call failed; it then keeps only what its decided claims prove (see `answer_label`) and never
 becomes ENT by default.
@@ -14,6 +19,7 @@ from typing import NamedTuple
 import apache_beam as beam
 
 from rt4chart.schemas.records import (
+    Calibration,
     ClaimSet,
     ClaimVerdict,
     DeadLetter,
@@ -29,7 +35,7 @@ from rt4chart.schemas.rows import (
     SpanRow,
     usage_columns,
 )
-from rt4chart.transforms import tally
+from rt4chart.transforms import probability, tally
 from rt4chart.transforms.guard import guarded
 from rt4chart.transforms.joins import and_join
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
@@ -54,16 +60,9 @@ def answer_label(labels: list[str], incomplete: bool) -> str | None:
     return joined
 
 
-def answer_probability(p_claims: list[float | None], label: str | None) -> float | None:
-    """P(the answer is hallucinated) = 1 − Π(1 − p_unsupported) over its decided claims: the
-    probability that at least one claim is unsupported, taking claims as independent. None when
-    the answer has no label (incomplete and undecided)."""
-    if label is None:
-        return None
-    keep = 1.0
-    for p in p_claims:
-        keep *= 1.0 - (p if p is not None else (0.0 if label == "ENT" else 1.0))
-    return 1.0 - keep
+def calibration(run: RunInfo) -> Calibration:
+    """The run's calibration (`RunInfo.calibration`; the identity at 0.5 when it has none)."""
+    return run.calibration or probability.identity(run.judge_model)
 
 
 def _evidence_rows(evidence: Iterable[Evidence]) -> tuple[EvidenceRow, ...]:
@@ -99,9 +98,10 @@ def claim_row(
         window_labels=tuple(lbl or "ERR" for lbl in v.window_labels),
         local_label=v.local_label, deciding_window=v.deciding_window, label=v.label,
         status=v.status, note=claim_note(v), evidence=_evidence_rows(v.evidence),
-        p_unsupported=v.p_unsupported,
+        p_unsupported=probability.claim_p(v.label, v.p_unsupported, calibration(run)),
         judge_model=run.judge_model, prompt_hash=run.prompt_hash, kind=c.kind,
         spans=tuple(ClaimSpanRow(char_start=s, char_end=e) for s, e in c.answer_spans),
+        p_threshold=probability.claim_threshold(calibration(run)),
     )
 
 
@@ -133,7 +133,10 @@ def answer_rows(
     decided = [v for v in all_verdicts if v.status == "ok"]
     errors = [v for v in all_verdicts if v.status != "ok"]
     label = answer_label([v.label for v in decided], bool(errors))
-    p_hallucinated = answer_probability([v.p_unsupported for v in decided], label)
+    cal = calibration(run)
+    rows = [claim_row(v, t.route, event_time, run, t.answer) for v in all_verdicts]
+    p_hallucinated = probability.answer_p([r.p_unsupported for r in rows if r.status == "ok"],
+                                          label, cal)
     # The words of the answer that its non-ENT claims restate (CON over NIC where they meet).
     spans = label_spans((s, e, v.label) for v in decided if v.label != "ENT"
                         for s, e in v.claim.answer_spans)
@@ -150,8 +153,9 @@ def answer_rows(
         generator=t.generator, audited_at=audited_at or datetime.now(UTC), late=t.late,
         partial=claim_set.prepared.partial, partial_reason=claim_set.prepared.partial_reason,
         suspicious_input=bool(t.suspicious), suspicious_snippets=t.suspicious,
+        p_threshold=probability.answer_threshold(cal),
     )
-    return answer, [claim_row(v, t.route, event_time, run, t.answer) for v in all_verdicts]
+    return answer, rows
 
 
 class AnswerOutputs(NamedTuple):

@@ -5,8 +5,9 @@ passages, answer ENT") is in front of the judge. With this stage, every claim th
 with evidence is asked once more with only the claim and its quoted evidence, one quote per
 line, as the whole context, and no question: instructions elsewhere in the trace are not
 there. The ENT stands only if the judge says ENT again with a quote found in that evidence
-(`evidence.grounded_verdict`); otherwise the claim is NIC with no evidence, p_unsupported 1,
-and a note that says so. A failed call leaves the claim without a verdict (`judge_error`, the
+(`evidence.grounded_verdict`); otherwise the claim is NIC with no evidence, the confirming
+call's score (`probability.claim_p` puts it on the NIC side), and a note that says so. A
+failed call leaves the claim without a verdict (`judge_error`, the
 answer `incomplete`, `--redo` completes it), never ENT.
 
 The call goes through the judge protocol (`verify_global`, local label ENT, no hint), the same
@@ -69,7 +70,7 @@ def evidence_text(verdict: ClaimVerdict) -> RenderedText:
 def confirmed(verdict: ClaimVerdict, answer: object) -> ClaimVerdict:
     """The verdict after the confirming call's answer: unchanged when the judge says ENT again
     with a quote from the evidence, else NIC with a note naming what it said."""
-    label, _, note, _ = grounded_verdict(as_verdict(answer), evidence_text(verdict),
+    label, _, note, p = grounded_verdict(as_verdict(answer), evidence_text(verdict),
                                          verdict.claim.text)
     if label == "ENT":
         return verdict
@@ -77,7 +78,7 @@ def confirmed(verdict: ClaimVerdict, answer: object) -> ClaimVerdict:
     why = f"not confirmed: given only the claim and its evidence the judge said {said}"
     if said == "ENT" and note:
         why = f"not confirmed: {note}"
-    return replace(verdict, label="NIC", evidence=(), note=why, p_unsupported=1.0)
+    return replace(verdict, label="NIC", evidence=(), note=why, p_unsupported=p)
 
 
 class ConfirmRequest(NamedTuple):

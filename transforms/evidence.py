@@ -191,13 +191,13 @@ def ground(
 
 
 def claim_probability(judged: str, label: str, p: float | None) -> float:
-    """The claim's p_unsupported after grounding: the judge's own when its label stood, 1 when
-    grounding overturned an ENT or CON to NIC (the judge's confidence no longer applies), and
-    0/1 from the label when the judge gave none."""
-    if label != judged:
-        return 1.0
+    """The claim's raw score after grounding: the judge's own, whatever label grounding left
+    (0 for an ENT and 1 otherwise when the judge gave none). The rows' p_unsupported is this
+    score calibrated and moved to the side of the final label's threshold
+    (`probability.claim_p`): an ENT grounding made NIC sits at the threshold, not at 1."""
+    del label  # the final label acts later, in probability.claim_p
     if p is None:
-        return 0.0 if label == "ENT" else 1.0
+        return 0.0 if judged == "ENT" else 1.0
     return p
 
 
@@ -294,14 +294,14 @@ def supported_verdict(
 ) -> tuple[str, tuple[Evidence, ...], str | None, float]:
     """Support, not just presence: a grounded ENT stands only if its quotes do not restate the
     claim with other specifics (`unsupported_specifics`). Otherwise it is NIC, with no
-    evidence, p_unsupported 1 and a note naming what the evidence lacks. Other labels pass
-    unchanged.
+    evidence, the judge's score (which `probability.claim_p` moves to the NIC side) and a note
+    naming what the evidence lacks. Other labels pass unchanged.
     """
-    label, evidence, note, _ = grounded
+    label, evidence, note, p = grounded
     if label != "ENT":
         return grounded
     lacks = unsupported_specifics(claim, [e.text for e in evidence], context)
     if not lacks:
         return grounded
     why = f"ENT overturned: evidence lacks {', '.join(lacks)}"
-    return "NIC", (), f"{why}; {note}" if note else why, 1.0
+    return "NIC", (), f"{why}; {note}" if note else why, p

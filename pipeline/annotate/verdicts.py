@@ -157,6 +157,11 @@ def annotation(verdict: TraceVerdict, name: str = DEFAULT_NAME) -> dict:
                                                      for c in verdict.claims),
         "nic_claims": sum(c.get("label") == "NIC" for c in verdict.claims),
         "audited_at": str(a.get("audited_at") or ""), "rt4chart_version": __version__,
+        # What the score means: hallucinated <=> score >= score_threshold (a claim is ENT <=>
+        # its p_unsupported < claim_threshold); null for a run written before rows had them.
+        "score_threshold": a.get("p_threshold"),
+        "claim_threshold": next((c["p_threshold"] for c in verdict.claims
+                                 if c.get("p_threshold") is not None), None),
     }
     return {
         "name": name, "annotator_kind": ANNOTATOR_KIND, "identifier": name,

@@ -1,5 +1,6 @@
-"""The `rt4chart eval` command: `rt4chart eval --dataset F --data P --out DIR` and
-`rt4chart eval compare RUN_A RUN_B`.
+"""The `rt4chart eval` command: `rt4chart eval --dataset F --data P --out DIR`,
+`rt4chart eval compare RUN_A RUN_B` and `rt4chart eval calibrate --dataset F --data P --out DIR
+--write FILE`.
 
 The `rt4chart` command line adds the parser with `add_parsers(subparsers)` and dispatches to
 `run(args, beam_args)`; Beam's options go to Beam, as for `audit`.
@@ -12,6 +13,7 @@ import sys
 
 from rt4chart.pipeline import args as cli_args
 from rt4chart.pipeline import jobs
+from rt4chart.pipeline.eval import calibrate as calibrate_mod
 from rt4chart.pipeline.eval import compare as compare_mod
 from rt4chart.pipeline.eval import loaders
 from rt4chart.pipeline.eval.report import fmt
@@ -35,6 +37,14 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> argparse.ArgumentPars
     c.add_argument("--out", dest="compare_out", help="write compare.json and compare.md here")
     c.add_argument("--seed", dest="compare_seed", type=int, default=0)
     c.add_argument("--bootstrap", dest="compare_bootstrap", type=int, default=1000)
+    k = sub.add_parser("calibrate", allow_abbrev=False, help="fit a judge's calibration map",
+                       description="Audit the dev part with the judge's calibration off and fit "
+                                   "its claim and answer maps (isotonic); see "
+                                   "rt4chart.pipeline.eval.calibrate.")
+    add_eval_args(k)
+    k.add_argument("--write", metavar="FILE",
+                   help="write the calibration here (e.g. transforms/judges/"
+                        "calibration_offline.json); use it with --judge-option calibration=FILE")
     return p
 
 
@@ -126,6 +136,15 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         if args.compare_out:
             compare_mod.write(result, args.compare_out)
         sys.stdout.write(compare_mod.markdown(result))
+        return 0
+    if getattr(args, "eval_command", None) == "calibrate":
+        content = calibrate_mod.calibrate(options(args, beam_args), args.write)
+        fit = content["fit"]
+        print(f"rt4chart eval calibrate: {fit['claims']} claims, {fit['answers']} answers (dev); "
+              f"claim threshold {fmt(fit['claim_threshold'])}, answer threshold "
+              f"{fmt(fit['answer_threshold'])}; dev answer ECE {fmt(fit['dev_answer_ece_raw'])}"
+              f" -> {fmt(fit['dev_answer_ece'])}" + (f"; written to {args.write}"
+                                                       if args.write else ""))
         return 0
     opts = options(args, beam_args)
     code, report = run_eval(opts)

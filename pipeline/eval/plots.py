@@ -59,7 +59,8 @@ def pr(gold: Gold, systems: list[System], idx: np.ndarray, path: Path) -> str:
     return _save(plt, fig, ax, path, "Precision-recall, hallucinated answers")
 
 
-def calibration(gold: Gold, systems: list[System], idx: np.ndarray, path: Path) -> str:
+def calibration(gold: Gold, systems: list[System], idx: np.ndarray, path: Path,
+                group: str = "overall") -> str:
     plt, fig, ax = _figure()
     y = gold.y[idx]
     for s in systems:
@@ -71,10 +72,21 @@ def calibration(gold: Gold, systems: list[System], idx: np.ndarray, path: Path) 
     ax.plot([0, 1], [0, 1], ":", color="grey", label="perfect calibration")
     ax.set_xlabel("mean predicted p_hallucinated")
     ax.set_ylabel("fraction hallucinated")
-    return _save(plt, fig, ax, path, "Reliability (10 bins)")
+    return _save(plt, fig, ax, path, f"Reliability (10 bins), {group}, {len(idx)} answers")
 
 
-def write_all(gold: Gold, systems: list[System], idx: np.ndarray, out: Path) -> list[str]:
-    """The three plots of the reported part; their file names (relative to `out`)."""
+def calibration_file(group: str) -> str:
+    """The reliability plot's file name of a group (overall or a task type)."""
+    if group == "overall":
+        return "calibration.png"
+    return "calibration_" + "".join(c if c.isalnum() else "_" for c in group.lower()) + ".png"
+
+
+def write_all(gold: Gold, systems: list[System], groups: dict[str, np.ndarray],
+              out: Path) -> list[str]:
+    """The ROC and precision-recall plots of the reported part, and a reliability plot per
+    group (overall and each task type); their file names (relative to `out`)."""
+    idx = groups["overall"]
     return [roc(gold, systems, idx, out / "roc.png"), pr(gold, systems, idx, out / "pr.png"),
-            calibration(gold, systems, idx, out / "calibration.png")]
+            *(calibration(gold, systems, g, out / calibration_file(name), name)
+              for name, g in groups.items())]

@@ -100,6 +100,8 @@ def build(items: list[dict], data: dict, run: dict, reported: tuple[str, ...], s
         "rt4chart_eval": 1, "data": data, "config": run["config"],
         "judge": {k: run["audit"].get(k) for k in ("judge", "judge_model", "prompt_hash",
                                                    "window_size", "window_overlap")},
+        "probability": run["audit"].get("probability"),
+        "calibration": _calibration(groups),
         "reported_parts": list(reported), "thresholds_from": "dev", "thresholds": thresholds,
         "groups": groups, "measures": list(measures.MEASURES), "systems": list(SYSTEMS),
         "timing": {"audit_seconds": run["audit_seconds"], "audited_answers": audited,
@@ -109,11 +111,31 @@ def build(items: list[dict], data: dict, run: dict, reported: tuple[str, ...], s
     }
 
 
+def _calibration(groups: dict) -> dict:
+    """The judge's answer-level ECE (p_hallucinated, 10 bins) per group, with its plot."""
+    return {name: {"ece": g["systems"]["judge"]["ece"], "answers": g["counts"]["answers"],
+                   "plot": plots.calibration_file(name)} for name, g in groups.items()}
+
+
+def _calibration_md(report: dict) -> list[str]:
+    prob = report.get("probability") or {}
+    lines = ["## Calibration of p_hallucinated", ""]
+    if prob:
+        lines += [f"Claim threshold {fmt(prob['claim_threshold'])} (ENT <=> p_unsupported "
+                  f"below it), answer threshold {fmt(prob['answer_threshold'])} (hallucinated "
+                  f"<=> p_hallucinated at or above it); calibration `{prob['calibration']}`.", ""]
+    lines += ["| group | answers | ECE (judge) | reliability plot |", "|---|---|---|---|"]
+    for name, c in report["calibration"].items():
+        lines.append(f"| {name} | {c['answers']} | {_cell(c['ece'])} | [{c['plot']}]"
+                     f"({c['plot']}) |")
+    return lines + [""]
+
+
 def write(report: dict, items: list[dict], out: Path) -> None:
     """report.json, report.md and the plots under `out`."""
     systems, _ = systems_of(items)
-    idx = groups_of(items, tuple(report["reported_parts"]))["overall"]
-    report["plots"] = plots.write_all(measures.Gold.of(items), systems, idx, out)
+    groups = groups_of(items, tuple(report["reported_parts"]))
+    report["plots"] = plots.write_all(measures.Gold.of(items), systems, groups, out)
     (out / "report.json").write_text(json.dumps(report, indent=2, sort_keys=False))
     (out / "report.md").write_text(markdown(report))
 
@@ -180,7 +202,8 @@ def markdown(report: dict) -> str:
     ]
     for name, group in report["groups"].items():
         lines += _group_md(name, group, report["measures"])
-    lines += ["## Plots (reported part, overall)", ""]
+    lines += _calibration_md(report)
+    lines += ["## Plots (reported part)", ""]
     lines += [f"![{p}]({p})" for p in report.get("plots", [])] + [""]
     lines += ["## Method", ""] + [f"- {n}" for n in report["method"]]
     lines += [f"- Gold label mapping seen: {data['label_mapping'] or 'none'}.", ""]

@@ -204,6 +204,20 @@ LEGEND = (
     '(a judge call failed). A hallucinated answer has a CON or NIC claim.</p>')
 
 
+def _thresholds(run: Run) -> str:
+    """The run's probability thresholds (summary.json, else the answer rows)."""
+    prob = run.summary.get("probability") or {}
+    answer_t = prob.get("answer_threshold")
+    if answer_t is None:
+        answer_t = next((a.get("p_threshold") for a in run.answers
+                         if a.get("p_threshold") is not None), None)
+    if answer_t is None:
+        return ""
+    claim_t = prob.get("claim_threshold")
+    claim = "" if claim_t is None else f", claim ENT below p_unsupported {claim_t:.2f}"
+    return f" · hallucinated at P(hallucinated) ≥ {answer_t:.2f}{claim}"
+
+
 def render(run: Run, other: Run | None = None, max_traces: int = 200,
            title: str = "RT4CHART audit report") -> str:
     """The whole report as one HTML document."""
@@ -222,7 +236,8 @@ def render(run: Run, other: Run | None = None, max_traces: int = 200,
            + '<a href="#traces">Trace views</a></nav>')
     meta = (f'Run <code>{esc(run.out_dir)}</code> · judge '
             f'{esc(run.summary.get("judge_model", "?"))}'
-            f' · prompts {esc(run.summary.get("prompt_hash", "?"))} · generated '
+            f' · prompts {esc(run.summary.get("prompt_hash", "?"))}{_thresholds(run)}'
+            f' · generated '
             f'{datetime.now(UTC):%Y-%m-%d %H:%M} UTC')
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'

@@ -131,11 +131,18 @@ def _evidence_links(claim: dict, sentences: dict[int, Sentence], a: str) -> str:
     return f'<ul class="evidence">{"".join(items)}</ul>'
 
 
+def p_with_threshold(p: float | None, threshold: float | None, side: str) -> str:
+    """A row's probability with the run's threshold it is read against (older runs, written
+    before rows recorded it, show the probability alone)."""
+    if p is None:
+        return "n/a"
+    return f"{p:.2f}" + ("" if threshold is None else f" ({side} {threshold:.2f})")
+
+
 def claim_html(claim: dict, ctx: _Ctx) -> str:
     """One claim: label, text, per-window, local and global labels, note, evidence links."""
     ci = claim["claim_index"]
-    p = claim["p_unsupported"]
-    p_text = "n/a" if p is None else f"{p:.2f}"
+    p_text = p_with_threshold(claim["p_unsupported"], claim.get("p_threshold"), "ENT below")
     note = f'<p class="note">Note: {esc(claim["note"])}</p>' if claim["note"] else ""
     status = ("" if claim["status"] == "ok"
               else f' <span class="err">({esc(claim["status"])})</span>')
@@ -275,7 +282,7 @@ def _header(answer: dict, a: str) -> str:
         f"route <strong>{esc(answer['route'])}</strong>",
         f"event time {esc(answer['event_time'].strftime('%Y-%m-%d %H:%M:%S'))} UTC",
         f"{answer['n_claims']} claims",
-        f"P(hallucinated) {'n/a' if p is None else f'{p:.2f}'}",
+        "P(hallucinated) " + p_with_threshold(p, answer.get("p_threshold"), "hallucinated at"),
         f"status {esc(answer['status'])}",
     ]
     reason = (f'<p class="err">Incomplete: {esc(answer["reason"])}</p>'

@@ -198,8 +198,9 @@ def test_a_rejected_key_fails_the_run_with_the_reason(tmp_path, audit, capsys):
 
 
 def test_probabilities_come_from_the_label_tokens_logprobs(tmp_path, audit):
-    """p_unsupported from the final verification's top_logprobs; p_hallucinated combines the
-    claims as 1 - prod(1 - p)."""
+    """p_unsupported from the final verification's top_logprobs (identity calibration, claim
+    threshold 0.5); p_hallucinated is the answer score tau + (1 - tau) * (1 - prod(1 - p)) of
+    a hallucinated answer (rt4chart.transforms.probability)."""
     traces = write_jsonl(tmp_path / "t.jsonl", [fj.RUNNING_TRACE])
     # The model is sure of CON, hesitant on claim 4 (ENT 0.7), and says NIC at 0.6.
     shares = {fj.C1: {"CON": 0.95, "ENT": 0.05}, fj.C2: {"CON": 0.8, "NIC": 0.1, "ENT": 0.1},
@@ -224,7 +225,8 @@ def test_probabilities_come_from_the_label_tokens_logprobs(tmp_path, audit):
     keep = 1.0
     for value in expected.values():
         keep *= 1 - value
-    assert answer["p_hallucinated"] == pytest.approx(1 - keep)
+    assert answer["label"] == "CON" and answer["p_threshold"] == 0.5
+    assert answer["p_hallucinated"] == pytest.approx(0.5 + 0.5 * (1 - keep))
 
 
 def test_without_logprobs_the_probability_is_the_label(tmp_path, audit):

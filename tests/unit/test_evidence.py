@@ -115,10 +115,11 @@ def test_claim_probability_follows_the_judge_unless_grounding_overturns_it(prepa
     # The judge's own probability stands when its label stands.
     assert grounded_verdict(("ENT", quote, 0.12), context, quote[0])[3] == 0.12
     assert grounded_verdict(("CON", quote, 0.97), context, "The trial lasts 30 days.")[3] == 0.97
-    # An ENT with an invented quote becomes NIC: the judge's confidence no longer applies.
+    # An ENT with an invented quote becomes NIC; the judge's score is kept, and the rule of
+    # rt4chart.transforms.probability moves it to the NIC side of the threshold (not to 1).
     label, _, _, p = grounded_verdict(("ENT", ["Trials last forever."], 0.05), context,
                                       "Trials last forever.")
-    assert (label, p) == ("NIC", 1.0)
+    assert (label, p) == ("NIC", 0.05)
     # No probability from the judge: 0 or 1 from the label.
     assert grounded_verdict(("NIC", []), context, "x")[3] == 1.0
     for bad in (("ENT", quote, 1.5), ("ENT", quote, "0.2"), ("ENT", quote, True)):

@@ -1,4 +1,5 @@
-"""Label probabilities from token log-probabilities, and their combination per answer."""
+"""Label probabilities from token log-probabilities (their combination per answer:
+test_probability.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from rt4chart.transforms.aggregate import answer_probability
 from rt4chart.transforms.judges.logprobs import p_unsupported
 
 
@@ -43,10 +43,3 @@ def test_unreadable_logprobs_give_none():
     assert p_unsupported('{"verdict": "ENT"}', NS(content=[_tok('{"verdict": "ENT"}')])) is None
     # Tokens that do not cover the label's position (a truncated report).
     assert p_unsupported('{"label": "ENT"}', NS(content=[_tok('{"lab')])) is None
-
-
-def test_answer_probability_is_one_minus_the_product():
-    assert answer_probability([0.1, 0.2], "NIC") == pytest.approx(1 - 0.9 * 0.8)
-    assert answer_probability([], "ENT") == 0.0
-    assert answer_probability([0.3], None) is None
-    assert answer_probability([None, 0.5], "CON") == 1.0  # a claim without p counts as its label

@@ -34,14 +34,16 @@ import asyncio
 import contextlib
 import contextvars
 import importlib
+import logging
 import math
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 
-from rt4chart.schemas.records import CLAIM_KINDS, FACT, LABELS, Usage
+from rt4chart.schemas.records import CLAIM_KINDS, FACT, LABELS, Calibration, Usage
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 
 class JudgeError(RuntimeError):
@@ -231,6 +233,9 @@ async def contained(fn: Callable[[], Awaitable[T]]) -> T:
 # A judge call's deadline. Time a judge spends in its own queue (a concurrency limit, a rate
 # limiter, a batch job) is not the call hanging: a judge marks it with `queued()`.
 DEADLINE_OPTION = "call_deadline_s"
+# Every judge's option too, handled by the pipeline (rt4chart.transforms.probability), never
+# seen by a factory: a calibration file of the judge's scores, or "identity".
+CALIBRATION_OPTION = "calibration"
 DEFAULT_CALL_DEADLINE_S = 300.0
 
 
@@ -369,6 +374,7 @@ class JudgeSpec:
             raise ValueError(f"judge {self.name!r} cannot be imported: {exc}") from exc
         options = dict(self.options)
         deadline = options.pop(DEADLINE_OPTION, None)  # every judge's option, handled here
+        options.pop(CALIBRATION_OPTION, None)  # read by `calibration_of`
         judge = factory(options)
         missing = [m for m in ("decompose", "verify_local", "verify_global")
                    if not callable(getattr(judge, m, None))]
@@ -385,6 +391,35 @@ def _set_deadline(judge: object, name: str, raw: str) -> None:
         setattr(judge, DEADLINE_OPTION, seconds or 0.0)
     except AttributeError as exc:
         raise ValueError(f"judge {name!r} does not accept {DEADLINE_OPTION}: {exc}") from exc
+
+
+def calibration_of(judge: object, spec: JudgeSpec) -> Calibration:
+    """The calibration of a run: the file of the `calibration` judge option ("identity": none),
+    else the judge's own (`calibration` attribute, e.g. the offline judge's shipped map),
+    else the identity. The judge's `decision_threshold` (default 0.5) is its threshold on the
+    raw score. A given file fitted for another judge model or decision threshold is refused
+    (ValueError); the judge's own, so stale, is replaced by the identity with a warning (the
+    run records which it used), so that a changed judge still runs before its map is refit."""
+    from rt4chart.transforms import probability
+
+    model = judge_model(judge, spec)
+    decision = float(getattr(judge, "decision_threshold", probability.DEFAULT_DECISION))
+    given = dict(spec.options).get(CALIBRATION_OPTION)
+    chosen = given or getattr(judge, "calibration", None)
+    if not chosen or chosen == "identity":
+        return probability.identity(model, decision)
+    cal = probability.load(chosen)
+    stale = (f"judge model {cal.judge_model!r}" if cal.judge_model != model
+             else f"decision threshold {cal.decision}"
+             if abs(cal.decision - decision) > 1e-12 else None)
+    if stale is None:
+        return cal
+    why = (f"calibration {chosen} was fitted for {stale}, not for judge model {model!r} "
+           f"deciding at {decision}: refit it with `rt4chart eval calibrate`")
+    if given:
+        raise ValueError(f"{why}, or pass --judge-option {CALIBRATION_OPTION}=identity")
+    logger.warning("%s; using the identity (thresholds from the raw score) meanwhile", why)
+    return replace(probability.identity(model, decision), source=f"identity ({chosen} is stale)")
 
 
 def judge_model(judge: object, spec: JudgeSpec) -> str:

@@ -17,12 +17,17 @@ from rt4chart.transforms.judges.base import DecomposedClaim, Verdict
 
 # The version changes with the heuristics: judge_cache keys (--reuse) include it.
 MODEL = "offline-lexical-v3"
+# The map of its raw score to probabilities, fitted on the dev part of RAGTruth by
+# `rt4chart eval calibrate` (tests/unit/test_calibration.py checks it fits this judge).
+CALIBRATION = "package:calibration_offline.json"
 
 
 class OfflineJudge:
     """Lexical judge; options are accepted for symmetry and ignored."""
 
     model = MODEL
+    decision_threshold = lexical.P_THRESHOLD  # the raw score below which it may say ENT
+    calibration = CALIBRATION
 
     def __init__(self, options: dict[str, str] | None = None):
         self.options = dict(options or {})

@@ -1,0 +1,127 @@
+"""`rt4chart eval calibrate`: fit a judge's calibration map on the dev part of a labelled set.
+
+It runs the eval on the dev part only (`--split dev`) with the judge's calibration turned off
+(`--judge-option calibration=identity`, so the claim rows hold the raw score on its label's
+side of the judge's decision threshold), then fits two isotonic maps (see
+:mod:`rt4chart.transforms.probability` for how a run uses them):
+
+- claim map: raw score -> P(the claim is unsupported), a claim being unsupported when the
+  answer words it restates overlap a gold hallucination span;
+- answer map: the answer's score (`probability.answer_score` of its calibrated claim
+  probabilities) -> P(the answer has a gold span), over the decided answers.
+
+The file records the judge model, its decision threshold, the data's hashes, the counts and,
+for the offline judge, a fingerprint of its scores on the bundled example
+(`judge_fingerprint`): a test checks it against the current judge, so a change to the judge's
+text analysis fails until the map is refit with the same command::
+
+    rt4chart eval calibrate --dataset ragtruth --data /work/shared/data/ragtruth \\
+        --judge offline --out /tmp/calib --write transforms/judges/calibration_offline.json
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import replace
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from rt4chart.pipeline.eval import metrics
+from rt4chart.pipeline.eval.runner import EvalOptions, read_jsonl, run_eval
+from rt4chart.pipeline.summary import read_table
+from rt4chart.schemas.records import Calibration
+from rt4chart.transforms import probability
+from rt4chart.transforms.judges.base import CALIBRATION_OPTION, JudgeSpec
+
+MIN_BLOCK = 25  # smallest block of an isotonic fit: fewer outcomes give a noisy rate
+OFFLINE_JUDGE = "offline"
+
+
+def judge_fingerprint(judge: str) -> str | None:
+    """A hash of the offline judge's decompositions and raw scores on the bundled example
+    traces (every answer sentence against every context), None for another judge: it changes
+    exactly when the judge's text analysis does, which invalidates a fitted map."""
+    if judge != OFFLINE_JUDGE:
+        return None
+    from rt4chart.transforms.judges import lexical, lexical_claims, offline
+
+    digest = hashlib.sha256(offline.MODEL.encode())
+    text = resources.files("rt4chart.pipeline").joinpath("examples/traces.jsonl").read_text()
+    for line in text.splitlines():
+        trace = json.loads(line)
+        context = "\n".join(c["text"] for c in trace.get("contexts") or [])
+        for sentence in (trace.get("answer") or "").split(". "):
+            for claim in lexical_claims.decompose_claims(sentence):
+                label, quotes, p = lexical.verify_scored(claim.text, context)
+                absent = lexical_claims.verify_absence_scored(claim.text, context)
+                digest.update(json.dumps([claim.text, claim.kind, label, quotes, round(p, 9),
+                                          absent[0], round(absent[2], 9)]).encode())
+    return digest.hexdigest()[:16]
+
+
+def _claim_truth(claim: dict, gold_spans: list) -> int:
+    spans = [(s["char_start"], s["char_end"]) for s in claim.get("spans") or []] or [
+        (claim["answer_start"], claim["answer_end"])]
+    return int(any(s < ge and gs < e for s, e in spans for gs, ge, _ in gold_spans))
+
+
+def fit(items: list[dict], claims: list[dict], judge_model: str, decision: float,
+        min_block: int = MIN_BLOCK) -> tuple[Calibration, dict]:
+    """The calibration fitted on the items (one per answer, with gold) and the claim rows of
+    an identity-calibrated audit; and the fit's figures (counts, dev ECE before and after)."""
+    by_trace: dict[str, list[dict]] = {}
+    for c in claims:
+        if c["status"] == "ok":
+            by_trace.setdefault(c["trace_id"], []).append(c)
+    gold = {it["trace_id"]: it for it in items}
+    decided = [c for c in claims if c["status"] == "ok" and c["trace_id"] in gold]
+    claim_map = probability.isotonic(
+        [c["p_unsupported"] for c in decided],
+        [_claim_truth(c, gold[c["trace_id"]]["gold_spans"]) for c in decided], min_block)
+    partial = Calibration(judge_model, decision, claim_map)
+    answered = [it for it in items if it["label"] is not None and it["status"] != "missing"]
+    tau = probability.claim_threshold(partial)
+    tops = [probability.answer_score([probability.claim_p(c["label"], c["p_unsupported"], partial)
+                                      for c in by_trace.get(it["trace_id"], [])], tau)
+            for it in answered]
+    truth = [int(bool(it["gold_spans"])) for it in answered]
+    answer_map = probability.isotonic(tops, truth, min_block)
+    cal = replace(partial, answer_map=answer_map)
+    y = np.array(truth, dtype=bool)
+    after = [probability.on_side(it["label"] != "ENT", probability.interpolate(answer_map, t),
+                                 probability.answer_threshold(cal))
+             for t, it in zip(tops, answered, strict=True)]
+    figures = {"claims": len(decided), "answers": len(answered),
+               "dev_answer_ece_raw": metrics.ece(y, np.array([it["score"] for it in answered])),
+               "dev_answer_ece": metrics.ece(y, np.array(after, dtype=float)),
+               "claim_threshold": probability.claim_threshold(cal),
+               "answer_threshold": probability.answer_threshold(cal)}
+    return cal, figures
+
+
+def calibrate(opts: EvalOptions, write: str | None) -> dict:
+    """Run the eval on dev with the identity calibration, fit, and write the file (if
+    `write`); the file's content."""
+    spec = opts.judge
+    options = dict(spec.options) | {CALIBRATION_OPTION: "identity"}
+    opts = replace(opts, split="dev", judge=JudgeSpec.of(spec.name, options))
+    code, report = run_eval(opts)
+    if code != 0:
+        raise RuntimeError("the dev audit judged no answer: nothing to fit")
+    out = Path(opts.out)
+    items = read_jsonl(out / "items.jsonl")
+    claims = read_table(str(out / "audit"), "claims").to_pylist()
+    summary = json.loads((out / "audit" / "summary.json").read_text())
+    used = summary["probability"]
+    cal, figures = fit(items, claims, used["judge_model"], used["judge_decision_threshold"])
+    fitted = {"data": {"dataset": opts.dataset, "sha256": report["data"]["sha256"],
+                       "part": "dev", "records": report["data"]["audited"]},
+              "judge": spec.name, "judge_fingerprint": judge_fingerprint(spec.name),
+              "prompt_hash": summary.get("prompt_hash"), "min_block": MIN_BLOCK, **figures}
+    content = probability.to_json(replace(cal, fit=json.dumps(fitted, sort_keys=True)))
+    if write:
+        Path(write).write_text(json.dumps(content, indent=1) + "\n", encoding="utf-8")
+    return content
