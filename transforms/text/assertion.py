@@ -80,14 +80,19 @@ _TITLE_RE = re.compile(r"^(?:" + _LABEL_WORDS + r")\s*" + _NUMBERING + r"\s*[:.-
                        re.I)
 # "Here is a summary of the news", "Below are the key points": the answer presenting its form.
 _PRESENTATIVE_RE = re.compile(
-    r"^(?:(?:sure|certainly|okay|ok|of course|yes)\W+)?(?:here(?:['’]s| is| are)|below (?:is|are)"
-    r"|the following (?:is|are)|this is|these are)\s+(?:(?:a|an|the|my|our|some|your)\s+)?"
-    r"(?:[\w-]+\s+){0,2}?(?P<noun>[\w-]+)\b", re.I)
+    r"^(?:(?:sure|certainly|okay|ok|of course|yes)\W+)?(?P<opener>here(?:['’]s| is| are)"
+    r"|below (?:is|are)|the following (?:is|are)|this is|these are)\b", re.I)
 # A salutation: "Dear customer,", "Good morning!", "Hello there".
 _SALUTATION = frozenset("hi hello hey dear greetings good".split())
 _NEGATED_SOURCE_RE = re.compile(
     r"\b(?:no|not any|nothing|never)\s+(?P<a>[\w-]+)(?:\s+(?P<b>[\w-]+))?", re.I)
 _PRONOUN_SUBJECTS = frozenset("i we you one".split())
+# What a lead-in announces: "follow these steps:", "the main points are as follows:".
+_LEAD_IN_NOUNS = ANSWER_NOUNS | SOURCE_NOUNS | frozenset(stem(w) for w in """step steps tip tips
+    way ways method methods thing things example examples instruction instructions guideline
+    guidelines follows below data""".split())
+# What "no ..." says the sources lack: "no information", "no details", "no mention".
+_ABSENT_NOUNS = frozenset(stem(w) for w in "mention details detail word record".split())
 _YES_NO_RE = re.compile(r"^\s*(?:yes|no|yeah|nope|correct|incorrect|true|false)\b\W*$", re.I)
 # A condition or a counterfactual: "If the passages did not contain it, I would have said...".
 _CONDITIONAL_RE = re.compile(r"^\s*(?:if|unless|had|were|should)\b|\bwould have\b", re.I)
@@ -128,18 +133,19 @@ def _clean(sentence: str) -> str:
 
 
 def _drop_lead_in(body: str) -> str:
-    """The sentence without a trailing lead-in clause: "Based on the passages, the lyrics
-    are:" -> "Based on the passages"; a short heading ("Key features:") -> ""."""
+    """The sentence without a trailing lead-in: a sentence ending in a colon introduces what
+    follows. A heading ("Key features:") or a lead-in whose last word is left hanging or names
+    the answer's parts ("..., the lyrics are:", "you can follow these steps:") asserts nothing
+    by itself unless it has a number; otherwise the words before the colon are kept."""
     text = body.rstrip()
     if not text.endswith(":"):
         return body
     head = text[:-1].rstrip()
     words = head.split()
-    if len(words) <= 6 and not any(ch.isdigit() for ch in head):
-        return ""  # a heading: a few words and a colon
-    clause = re.split(r"[,;—–]\s+", head)
-    if words and words[-1].lower().strip(".,") in _HANGING:
-        return ", ".join(clause[:-1]) if len(clause) > 1 else ""
+    if not any(ch.isdigit() for ch in _set_aside(head)):
+        last = words[-1].lower().strip(".,\"'") if words else ""
+        if len(words) <= 6 or last in _HANGING or stem(last) in _LEAD_IN_NOUNS:
+            return ""
     return head
 
 
@@ -170,8 +176,15 @@ def _salutation(body: str) -> bool:
 
 
 def _presents_the_answer(body: str) -> bool:
+    """"Here is a summary of...", "Here's how to...", "Below are the main points...": the
+    answer presenting itself, whatever topic it names."""
     match = _PRESENTATIVE_RE.match(body.strip())
-    return bool(match) and stem(match.group("noun").lower()) in ANSWER_NOUNS | SOURCE_NOUNS
+    if not match:
+        return False
+    ahead = _WORD_RE.findall(body[match.end("opener"):].lower())[:4]
+    if ahead[:1] and ahead[0] in ("how", "what", "why", "where", "when", "which", "who"):
+        return True
+    return any(stem(w) in _LEAD_IN_NOUNS for w in ahead)
 
 
 def _about_sources(body: str) -> bool:
@@ -180,8 +193,20 @@ def _about_sources(body: str) -> bool:
     stems = {stem(w) for w in fold(body).split()}
     if stems & SPEECH_VERBS and (stems & SOURCE_NOUNS or _LABEL_RE.search(body)):
         return True
-    return any(stem(word.lower()) in SOURCE_NOUNS | {"mention"}
+    return any(stem(word.lower()) in SOURCE_NOUNS | _ABSENT_NOUNS
                for m in _NEGATED_SOURCE_RE.finditer(body) for word in m.groups() if word)
+
+
+def _negated_saying(body: str) -> bool:
+    """A negation that scopes the saying, not the content: "do not mention", "is not stated",
+    "no information", "neither passage" (not "the passages say it is not free")."""
+    toks = _WORD_RE.findall(body.lower())
+    for i, tok in enumerate(toks):
+        if tok in NEGATIONS or tok.endswith(("n't", "n’t")):
+            ahead = {stem(w) for t in toks[i + 1:i + 4] for w in fold(t).split()}
+            if ahead & (SPEECH_VERBS | SOURCE_NOUNS | _ABSENT_NOUNS):
+                return True
+    return False
 
 
 def _world_words(text: str) -> list[str]:
@@ -246,7 +271,7 @@ def classify(sentence: str) -> Assertion:
     if not world and not found and _YES_NO_RE.match(body):
         return Assertion(FACT, reason="a yes or no: it answers the question, nothing of its own")
     if not world and not found:
-        if (negated and about_sources and not _CONDITIONAL_RE.search(body)
+        if (_negated_saying(body) and about_sources and not _CONDITIONAL_RE.search(body)
                 and not set(words) & _FIRST_PERSON):
             # "None mentioned in the passages.": the sources lack what the question asks.
             return Assertion(ABSENCE, negated=True, reason="the sources lack the question's"
@@ -259,7 +284,7 @@ def classify(sentence: str) -> Assertion:
     if not numbers and _presents_the_answer(body):
         return Assertion(NONE, tuple(world), reason="the answer presenting its own form")
     if about_sources:
-        kind = ABSENCE if negated else SOURCE
+        kind = ABSENCE if _negated_saying(body) else SOURCE
         return Assertion(kind, tuple(world), found, negated, "a statement about the sources")
     return Assertion(FACT, tuple(world), found, negated, "a statement about the world")
 

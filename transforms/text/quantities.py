@@ -149,8 +149,7 @@ _PLURAL_SCALE_RE = re.compile(
 # Fractions said in words: "half of", "a third", "two-thirds", as percentages.
 _FRACTION_RE = re.compile(
     r"\b(?:(?:a|one)[\s-]+(?P<one>half|third|quarter|fifth)|(?P<n>two|three|four)[\s-]+"
-    r"(?P<plural>thirds|quarters|fifths)|(?P<half>half)(?=\s+(?:of|the|a|an|their|its)\b))\b",
-    re.I)
+    r"(?P<plural>thirds|quarters|fifths)|(?P<half>half))(?=\s+of\b)", re.I)
 _FRACTIONS = {"half": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fifth": 5,
               "fifths": 5}
 # A bound before a number makes it an interval: "over 100" is 100-inf, "nearly 50%" 42.5-50.
@@ -185,17 +184,21 @@ def _read_vague(text: str) -> tuple[list[Quantity], str]:
         for match in pattern.finditer(text):
             scale = _VAGUE_SCALES[match.group("scale").lower().rstrip("s")]
             if pattern is _VAGUE_RE:
-                low, high = _VAGUE_MULTIPLIERS[match.group("q").lower()]
+                few, many = _VAGUE_MULTIPLIERS[match.group("q").lower()]
+                low, high = few * scale, (many + 1) * scale - 1
             else:
                 tens = (match.group("tens") or "").lower()
-                low, high = {"": (2, 999), "tens": (10, 99), "hundreds": (100, 999)}[tens]
+                # "hundreds of": 200-999; "tens of thousands": 10,000-99,999; "dozens": 24-144.
+                low, high = {"": (2 * scale, 1000 * scale - 1),
+                             "tens": (10 * scale, 100 * scale - 1),
+                             "hundreds": (100 * scale, 1000 * scale - 1)}[tens]
                 if scale == 12:
-                    low, high = 2, 12
+                    low, high = 24, 144
                 elif scale == 100 and not tens:
-                    low, high = 2, 9.99
+                    low, high = 200, 999
             unit, end = _unit_after(text, match.end())
-            found.append(Quantity(low * scale, unit, scale, True, text[match.start():end].strip(),
-                                  low=low * scale, high=(high + 1) * scale - 1))
+            found.append(Quantity(low, unit, scale, True, text[match.start():end].strip(),
+                                  low=low, high=high))
             text = _blank(text, match.start(), end)
     for match in _FRACTION_RE.finditer(text):
         word = (match.group("one") or match.group("plural") or match.group("half")).lower()

@@ -55,7 +55,8 @@ SPEECH_VERBS = _stems(
     respond responds responded clarify clarifies clarified support supports supported
     elaborate elaborates elaborated base based derive derived draw drawn found find finds
     concern concerns concerned relate relates related touch touches deal deals dealt reveal
-    reveals revealed suggest suggests suggested read reads""")
+    reveals revealed suggest suggests suggested read reads see seen accord according rely
+    relied relies draw drew raise raised""")
 # Verbs that send the reader elsewhere or address them: "Contact...", "Feel free...", "You may
 # want to check with...", "I hope...". With no specific, such a sentence asserts nothing.
 ADVICE_VERBS = frozenset(stem(w) for w in """feel let contact consult ask reach please seek check
@@ -73,7 +74,8 @@ EPISTEMIC = _stems(
     entire entirety original only solely limited limit beyond scope available unavailable
     without lack lacks lacking missing absent provided mere merely sole just simply
     comprehensive thorough detailed general generally certainly actually indeed anything
-    something everything nothing else whatever""")
+    something everything nothing else whatever key main primary principal important
+    essential relevant notable ground""")
 # The reader, the writer and the conversation: courtesy, offers, advice to seek help.
 READER = _stems(
     """i me my mine myself we us our you your yours yourself help helps helped helpful assist
@@ -89,7 +91,7 @@ READER = _stems(
     certainly sure okay ok yes
     absolutely course please let want wants need needs like would interest interested
     happy assist further question questions inquiry inquiries curious curiosity
-    understand understanding clarify appreciate appreciated feedback follow-up""")
+    understand understanding clarify appreciate appreciated feedback follow-up afraid""")
 # Markers of discourse: they order or conclude, they do not state.
 DISCOURSE = _stems(
     """therefore thus hence so overall finally lastly firstly secondly thirdly additionally
@@ -97,7 +99,7 @@ DISCOURSE = _stems(
     summarise summing short brief regarding concerning related relation respect terms
     regard basis based note noted notably importantly essentially basically ultimately
     altogether alternatively otherwise anyway again below above following follows mentioned
-    then first second third""")
+    then first second third wrap""")
 # All words that are not about the world.
 FRAME = SOURCE_NOUNS | ANSWER_NOUNS | SPEECH_VERBS | EPISTEMIC | READER | DISCOURSE
 # Negation: it turns a statement about the world into another one.
