@@ -58,6 +58,15 @@ _REPLIED = re.compile(r"\b(?:would have|i would) (?:replied|answered|responded|s
 _SELF = re.compile(
     r"\b(?:this|my|the above|the following) (?:overview|summary|answer|response|description"
     r"|reply|list)\b.{0,40}\b(?:based on|derived from|limited to|drawn from|taken from)\b", re.I)
+# Pointing the reader elsewhere, with no fact of its own: "it may be best to consult additional
+# resources or seek advice from a professional framer"; "I am able to answer the question".
+_ELSEWHERE = re.compile(
+    r"\b(?:consult|seek (?:advice|guidance|help)|check with|speak (?:to|with)|talk to)\b"
+    r"|\b(?:i am|i'm|we are) (?:able|unable) to answer\b", re.I)
+# A clause can stand alone when it starts with a subject: "..., but the museum is closed".
+_SUBJECT = re.compile(
+    r"^(?:the|a|an|it|he|she|they|we|there|this|that|these|those|its|his|her|their|[A-Z])\w*",
+)
 _LACKS = re.compile(
     r"\b(?:do|does|did)(?: not|n't) (?:\w+ )?(?:mention|say|state|specify|provide|include"
     r"|contain|give|list|discuss|address|describe)|\bnot (?:mentioned|specified|stated|provided"
@@ -105,10 +114,13 @@ def asserts_nothing(sentence: str) -> bool:
         return True
     if sentence.strip().startswith("#") or (text.endswith(":") and len(text.split()) <= 12):
         return True
-    if any(p.search(text) for p in (_COURTESY, _REFUSAL, _REPLIED, _SELF)):
+    if any(p.search(text) for p in (_COURTESY, _REFUSAL, _REPLIED, _SELF)) or (
+            _ELSEWHERE.search(text) and not re.search(r"\d", text)):
         return True
-    content = [t for t in terms(text) if t not in _ABOUT and not t.isdigit()]
-    return not content
+    content = [t for t in terms(text) if t not in _ABOUT]
+    # Numbers alone are content ("The answer is 42."), except in a citation ("(Passage 2)").
+    cited = _SOURCE_NAME.search(text) or not re.search(r"[A-Za-z]", text)
+    return all(t.isdigit() for t in content) and bool(cited or not content)
 
 
 def claim_kind(sentence: str) -> str:
@@ -120,6 +132,19 @@ def claim_kind(sentence: str) -> str:
     if _SOURCE_SAYS.match(text):
         return "source"
     return "fact"
+
+
+def clauses(sentence: str) -> list[str]:
+    """The sentence cut at clear clause boundaries: the clause before has three words or more
+    ("Overall, while ..." is not cut) and the next one starts with its own subject."""
+    pieces: list[str] = []
+    cursor = 0
+    for m in _CLAUSE.finditer(sentence):
+        if _SUBJECT.match(sentence[m.end():]) and len(sentence[cursor:m.start()].split()) >= 3:
+            pieces.append(sentence[cursor:m.start()].strip(" ,;"))
+            cursor = m.end()
+    pieces.append(sentence[cursor:].strip(" ,;"))
+    return [p for p in pieces if p]
 
 
 @dataclass(frozen=True)
@@ -247,7 +272,7 @@ class QuoteJudge:
         elif self.cut == "gold":
             pieces = self._gold_pieces(*places[0]) if flagged else [sentence.strip()]
         else:
-            pieces = [p.strip(" ,;") for p in _CLAUSE.split(sentence) if p.strip(" ,;")]
+            pieces = clauses(sentence)
         claims = []
         for piece in pieces:
             fragments = [f for f in (piece if isinstance(piece, list) else [piece]) if f]
