@@ -25,7 +25,7 @@ import apache_beam as beam
 
 from rt4chart.schemas.records import Claim, LocalBatchRequest, LocalRequest, LocalVerdict
 from rt4chart.transforms.text.quantities import number_terms
-from rt4chart.transforms.text.words import content_words
+from rt4chart.transforms.text.words import content_words, short_stem
 
 PRUNED_COUNTER = "verify_local_pruned"
 PRUNED_NOTE = "pruned: the window shares no content word or number with the claim"
@@ -41,15 +41,10 @@ def add_prune_args(parser: argparse.ArgumentParser) -> None:
                              "default: measure its effect with `rt4chart eval compare`")
 
 
-def _stem(word: str) -> str:
-    # As tokens.same_stem compares words: a 5+ letter word by its first 4 letters.
-    return word[:4] if len(word) >= 5 else word
-
-
 @functools.lru_cache(maxsize=4096)
 def terms(text: str) -> frozenset[str]:
     """The stems of a text's content words and its numbers (canonical, "#"-prefixed)."""
-    return frozenset({_stem(w) for w in content_words(text)}
+    return frozenset({short_stem(w) for w in content_words(text)}
                      | {"#" + n for n in number_terms(text)})
 
 

@@ -102,7 +102,7 @@ def test_stages_store_answers_in_the_judge_cache_format_of_before():
     assert stored == [{"text": "Rome is a city.", "kind": "fact",
                        "fragments": ["Rome is a city."]}]
     claim_set = number_claims(PREPARED, [DecomposeResult("t", 0, _placed("A one."), "ok")])
-    request = next(iter(local_requests(claim_set)))
+    request = next(r for r in local_requests(claim_set) if r.claim.text == "A one.")
     assert orjson.dumps(asyncio.run(_LocalFn(spec).call(_PlainJudge(), request))) == (
         b'["ENT",["A one."],null]')
     label, quotes, p = asyncio.run(_LocalFn(spec).call(OfflineJudge(), request))
@@ -122,7 +122,7 @@ def test_stored_answers_old_and_new_replay_through_the_same_conversion():
     (result,) = _DecomposeFn(spec).on_result(sentence, [" c1 ", "", {"text": "c2"}], Usage())
     assert [c.text for c in result.claims] == ["c1", "c2"] and result.status == "ok"
     claim_set = number_claims(PREPARED, [DecomposeResult("t", 0, _placed("A one."), "ok")])
-    request = next(iter(local_requests(claim_set)))
+    request = next(r for r in local_requests(claim_set) if r.claim.text == "A one.")
     for stored in (["ENT", ["A one."]], ["ENT", ["A one."], None], ["ENT", ["A one."], 0.1]):
         (verdict,) = _LocalFn(spec).on_result(request, stored, Usage())
         assert (verdict.label, verdict.evidence[0].text) == ("ENT", "A one")

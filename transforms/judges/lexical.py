@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from typing import NamedTuple
 
-from rt4chart.transforms.text.words import stem
+from rt4chart.transforms.text.words import STOPWORDS, stem
 
 # Support thresholds (from the earlier tuning on RAGTruth): which sentences are quoted.
 ENT_SINGLE = 0.75  # coverage at which one sentence alone is quoted as the support
@@ -54,17 +54,7 @@ _GENERIC_WORDS = frozenset(
     although though yet still already another other others many much lot lots good great able
     unable something someone thing things certain like likely can't""".split()
 )
-_STOPWORDS = frozenset(
-    """a about above after again against all also am an and any are as at be because been
-    before being below between both but by can could did do does doing down during each few for
-    from further had has have having he her here hers herself him himself his how i if in into
-    is it its itself just let me more most my myself no nor not of off on once only or other our
-    ours ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up upon very was we
-    were what when where which while who whom why will with would you your yours yourself
-    yourselves may might must shall also however thus therefore etc via per st nd rd th s t
-    said says according""".split()
-) | _META_WORDS | _GENERIC_WORDS
+_STOPWORDS = STOPWORDS | frozenset({"said", "says"}) | _META_WORDS | _GENERIC_WORDS
 _NUMBER_WORDS = {
     w: str(i)
     # "one" is left out: it is mostly a determiner ("one reviewer said"), not a quantity.

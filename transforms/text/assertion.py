@@ -37,12 +37,14 @@ from dataclasses import dataclass
 from rt4chart.transforms.text.names import entities
 from rt4chart.transforms.text.quantities import read
 from rt4chart.transforms.text.vocabulary import (
-    ADVICE_VERBS,
     ANSWER_NOUNS,
     FRAME,
     NEGATIONS,
+    REPORTING_VERBS,
+    SEEK_VERBS,
     SOURCE_NOUNS,
     SPEECH_VERBS,
+    WRAP_VERBS,
 )
 from rt4chart.transforms.text.words import STOPWORDS, fold, stem
 
@@ -65,8 +67,10 @@ _ORDINAL_LABEL_RE = re.compile(
     r"\b(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|final|"
     r"\d+(?:st|nd|rd|th)|one|two|three|four|five|both|all|several|many|multiple|other)\s+"
     r"(?:of the\s+)?(?:" + _LABEL_WORDS + r")\b", re.I)
-_WORD_COUNT_RE = re.compile(r"\b(?:in\s+|within\s+)?(?:about\s+|under\s+|less than\s+|"
-                            r"fewer than\s+|around\s+|exactly\s+)?\d+\s+words?\b", re.I)
+_WORD_COUNT_RE = re.compile(r"\b(?:in\s+|within\s+|to\s+)?(?:about\s+|under\s+|less than\s+|"
+                            r"fewer than\s+|around\s+|exactly\s+|roughly\s+|nearly\s+|over\s+"
+                            r"|some\s+|approximately\s+)?\d+\s+words?\b"
+                            r"|\bword\s+count\s*:?\s*\d+", re.I)
 _OPENING_ADVERB_RE = re.compile(r"^\s*[A-Za-z]+ly\s*,\s*")
 _WORD_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 # Lead-in endings: a verb or determiner left hanging before the colon ("..., the lyrics are:").
@@ -87,6 +91,12 @@ _SALUTATION = frozenset("hi hello hey dear greetings good".split())
 _NEGATED_SOURCE_RE = re.compile(
     r"\b(?:no|not any|nothing|never)\s+(?P<a>[\w-]+)(?:\s+(?P<b>[\w-]+))?", re.I)
 _PRONOUN_SUBJECTS = frozenset("i we you one".split())
+_ADVICE_FILLER = frozenset(
+    "not to be a an it is s always also just please do your own double".split())
+# An opening phrase before the subject: "Based on the passages, ...", "In summary, ...".
+_OPENING_RE = re.compile(r"^[^,]{1,60},\s+")
+_DETERMINERS = frozenset("the a an this that these those both each all".split())
+_CLAUSE_CUT_RE = re.compile(r"\s*(?:[:;]|\s[—–-]\s|—)\s*")
 # What a lead-in announces: "follow these steps:", "the main points are as follows:".
 _LEAD_IN_NOUNS = ANSWER_NOUNS | SOURCE_NOUNS | frozenset(stem(w) for w in """step steps tip tips
     way ways method methods thing things example examples instruction instructions guideline
@@ -160,7 +170,7 @@ def _set_aside(body: str) -> str:
 def _heading(body: str) -> bool:
     """A markdown heading, or a part's label followed by a title in Title Case (the title's
     own words capitalised, no full stop)."""
-    if re.match(r"^\s*#{1,6}\s", body):
+    if re.match(r"^\s*#{1,6}\s", body) or re.match(r"^\s*(\*\*|__)[^*_]+\1\s*:?\s*$", body):
         return True
     match = _TITLE_RE.match(body.strip())
     if not match:
@@ -233,32 +243,104 @@ def _names(body: str) -> list[str]:
 
 
 def _advice(words: list[str]) -> bool:
-    """Advice to look elsewhere: an imperative reader verb ("Contact...", "Feel free...",
-    "Please consult..."), or I / we / you (+ modals) + a reader verb ("You may want to check
-    with..."), or "it is recommended/advisable to" + a reader verb."""
+    """Advice to look elsewhere, or courtesy: after a subject (I / we / you / "it is"), modals
+    and the words that wrap advice ("recommend", "best", "consider", "always", "make sure"),
+    the first verb sends the reader to someone ("consult", "check with", "contact"), or the
+    sentence opens with a courtesy verb ("Feel free...", "Let me know...", "Thank you...").
+    "It is recommended to water the plant weekly" is not advice to look elsewhere."""
     if not words:
         return False
-    if stem(words[0]) in ADVICE_VERBS:
-        return True
+    if stem(words[0]) in WRAP_VERBS - {stem("recommend"), stem("suggest"), stem("consider"),
+                                       stem("make"), stem("always"), stem("try"), stem("keep"),
+                                       stem("remember")}:
+        return True  # "Feel free...", "Let me know...", "Please...", "Hope this helps"
     i = 0
     if words[0] in _PRONOUN_SUBJECTS:
         i = 1
-    elif words[:2] == ["it", "is"] or words[:2] == ["it", "s"]:
+    elif words[:2] in (["it", "is"], ["it", "s"], ["it", "would"]):
         i = 2
-    else:
-        return False
-    while i < len(words) and (words[i] in _MODALS or words[i] in ("not", "to", "be", "a")):
+    while i < len(words) and (words[i] in _MODALS or words[i] in _ADVICE_FILLER
+                              or stem(words[i]) in WRAP_VERBS):
         i += 1
-    return i < len(words) and stem(words[i]) in ADVICE_VERBS
+    return i < len(words) and stem(words[i]) in SEEK_VERBS
+
+
+def _clauses(body: str) -> list[str]:
+    """A sentence cut where a second statement can start: "I hope this helps: the office
+    moved.", "Thanks; the refund was issued.", "Here is the answer — it is Canberra."."""
+    parts = [p.strip() for p in _CLAUSE_CUT_RE.split(body)]
+    return [p for p in parts if any(ch.isalnum() for ch in p)] or [body]
+
+
+def _subject_is_the_text(body: str) -> bool:
+    """The sentence is about the writer, the answer or the sources: its first words (past an
+    opening phrase, determiners and discourse words) are I / we / my / our or a source or
+    answer noun. "Based on the passages, the clinic accepts walk-ins" is about the clinic."""
+    opening = _OPENING_RE.match(body)
+    if opening:
+        lead = fold(opening.group()).split()
+        if lead and (lead[0] in STOPWORDS or stem(lead[0]) in FRAME):
+            body = body[opening.end():]
+    words = fold(body).split()
+    for w in words[:4]:
+        if w in _FIRST_PERSON:
+            return True
+        if w in STOPWORDS or w in _DETERMINERS:
+            continue
+        return stem(w) in SOURCE_NOUNS | ANSWER_NOUNS
+    return False
+
+
+def _reports_content(body: str) -> bool:
+    """A reporting verb followed by a clause with words about the world: "Passage 2 says the
+    hotel allows pets" (not "The article covers several related issues")."""
+    toks = _WORD_RE.findall(body.lower())
+    for i, tok in enumerate(toks):
+        if stem(tok) in REPORTING_VERBS:
+            rest = " ".join(toks[i + 1:])
+            if re.match(r"(?:that|how|whether|when|where|why)\b", rest) or len(
+                    _world_words(rest)) >= 2:
+                return True
+    return False
 
 
 def classify(sentence: str) -> Assertion:
-    """What `sentence` asserts: see the module docstring for the rules."""
+    """What `sentence` asserts: see the module docstring for the rules. A sentence of several
+    clauses (cut at a colon, a semicolon or a dash) asserts what its clauses assert."""
+    if _heading(sentence.strip()):
+        return Assertion(NONE, reason="a heading or a title")
     body = _clean(sentence)
     if not any(ch.isalnum() for ch in body):
         return Assertion(NONE, reason="no words")
     if _heading(body) or _salutation(body):
         return Assertion(NONE, reason="a heading, a title or a salutation")
+    whole = _classify_clause(body, body)
+    if whole.checkable or body.rstrip().endswith(":"):
+        return whole
+    for clause in _clauses(_set_aside(body)):
+        found = _classify_clause(clause, body)
+        if found.checkable:
+            return found
+    return whole
+
+
+def _frame_without_specifics(body: str, words: list[str], about_sources: bool) -> str:
+    """Why a clause with world words but no specific asserts nothing checkable (or says what
+    the sources lack), else ""."""
+    if _advice(words):
+        return "advice to look elsewhere, no specific"
+    if body.rstrip().endswith("?"):
+        return "a question, no specific"
+    if _presents_the_answer(body):
+        return "the answer presenting its own form"
+    if _negated_saying(body) and about_sources:
+        return "what the sources lack"
+    if _subject_is_the_text(body) and not _reports_content(body):
+        return "about the writer, the answer or the sources, reporting nothing"
+    return ""
+
+
+def _classify_clause(body: str, sentence: str) -> Assertion:
     kept = _set_aside(_drop_lead_in(body))
     specifics = read(kept)
     numbers = [q.text for q in specifics.quantities] + [w.text for w in specifics.whens]
@@ -271,18 +353,17 @@ def classify(sentence: str) -> Assertion:
     if not world and not found and _YES_NO_RE.match(body):
         return Assertion(FACT, reason="a yes or no: it answers the question, nothing of its own")
     if not world and not found:
-        if (_negated_saying(body) and about_sources and not _CONDITIONAL_RE.search(body)
+        if (_negated_saying(body) and about_sources and not _CONDITIONAL_RE.search(sentence)
                 and not set(words) & _FIRST_PERSON):
             # "None mentioned in the passages.": the sources lack what the question asks.
             return Assertion(ABSENCE, negated=True, reason="the sources lack the question's"
                              " subject")
         return Assertion(NONE, reason="only words about the sources, the answer or the reader")
-    if not found and _advice(words):
-        return Assertion(NONE, tuple(world), reason="advice to look elsewhere, no specific")
-    if not found and body.rstrip().endswith("?"):
-        return Assertion(NONE, tuple(world), reason="a question, no specific")
-    if not numbers and _presents_the_answer(body):
-        return Assertion(NONE, tuple(world), reason="the answer presenting its own form")
+    if not found:
+        frame = _frame_without_specifics(body, words, about_sources)
+        if frame:
+            kind = ABSENCE if frame == "what the sources lack" else NONE
+            return Assertion(kind, tuple(world), (), negated, frame)
     if about_sources:
         kind = ABSENCE if _negated_saying(body) else SOURCE
         return Assertion(kind, tuple(world), found, negated, "a statement about the sources")

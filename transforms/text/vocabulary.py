@@ -26,7 +26,7 @@ SOURCE_NOUNS = _stems(
     """passage passages article articles text texts context contexts document documents doc
     docs source sources information info data excerpt excerpts record records material
     materials snippet snippets reference references content contents paragraph paragraphs
-    section sections page pages line lines extract extracts evidence retrieval retrieved
+    section sections page pages line lines extract extracts retrieval retrieved
     knowledge input inputs""")
 # The answer, the question and their form.
 ANSWER_NOUNS = _stems(
@@ -59,9 +59,15 @@ SPEECH_VERBS = _stems(
     relied relies draw drew raise raised""")
 # Verbs that send the reader elsewhere or address them: "Contact...", "Feel free...", "You may
 # want to check with...", "I hope...". With no specific, such a sentence asserts nothing.
-ADVICE_VERBS = frozenset(stem(w) for w in """feel let contact consult ask reach please seek check
-    refer hope wish recommend suggest advise encourage thank apologize apologise verify confirm
-    speak talk want double-check inquire enquire""".split())
+# Verbs that send the reader to someone or somewhere else: "Consult...", "check with...".
+SEEK_VERBS = frozenset(stem(w) for w in """contact consult ask reach seek check refer verify
+    confirm speak talk double-check inquire enquire call research read""".split())
+# Verbs of courtesy and of recommending: they wrap advice ("I'd suggest", "It is best to",
+# "Consider", "Make sure to", "Always") or address the reader ("Feel free", "Let me know").
+WRAP_VERBS = frozenset(stem(w) for w in """feel let hope wish thank apologize apologise please
+    recommend suggest advise encourage urge want consider make sure always best wise worth
+    advisable recommended important good idea try keep remember""".split())
+ADVICE_VERBS = SEEK_VERBS | WRAP_VERBS
 # Words of knowing, sufficiency and possibility: how much the sources or the answer can say.
 EPISTEMIC = _stems(
     """possible impossible possibly able unable ability necessary unnecessary sufficient
@@ -100,8 +106,32 @@ DISCOURSE = _stems(
     regard basis based note noted notably importantly essentially basically ultimately
     altogether alternatively otherwise anyway again below above following follows mentioned
     then first second third wrap""")
+# Conversation management and words that describe texts rather than the world: "Moving on to
+# the next point", "a shorter version", "pure speculation", "the passages are contradictory".
+CONVERSATION = _stems(
+    """move moving go going went back forward next previous earlier now later part point
+    points thing things consider mind look closer gist picture view depend depends simple
+    simply clearer clear speculation speculative pure conclusive conclusion reach way depth
+    shorter longer long short length version word count request decline declined refusal
+    silent correct incorrect turn treat case event scope cf ibid see above contradictory
+    consistent inconsistent conflicting differ differs different vary varies level related
+    issue issues new add adds added nothing useful reliable unreliable vague ambiguous
+    overlap overlaps extensive lengthy structured condense condensed keep kept requested
+    message discussed discuss informational purpose purposes opinion opinions personal
+    ability browse internet date advisor advisors situation qualified print fine research
+    provider providers doctor doctors physician pharmacist lawyer attorney vet veterinarian
+    well mind several various hopefully within across among amongst every others one another
+    toward towards throughout along despite""")
 # All words that are not about the world.
-FRAME = SOURCE_NOUNS | ANSWER_NOUNS | SPEECH_VERBS | EPISTEMIC | READER | DISCOURSE
+FRAME = (SOURCE_NOUNS | ANSWER_NOUNS | SPEECH_VERBS | EPISTEMIC | READER | DISCOURSE
+         | CONVERSATION)
+# Verbs that report what a source says: after them, a clause is the source's content.
+REPORTING_VERBS = _stems(
+    """say says said state states stated note notes noted mention mentions mentioned report
+    reports reported explain explains explained indicate indicates indicated claim claims
+    claimed suggest suggests suggested confirm confirms confirmed show shows showed reveal
+    reveals revealed describe describes described add adds added write writes wrote list
+    lists listed specify specifies specified argue argues warn warns agree agrees agreed""")
 # Negation: it turns a statement about the world into another one.
 NEGATIONS = frozenset(
     """not no never none nobody nothing neither nor cannot can't won't don't doesn't didn't

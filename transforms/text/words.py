@@ -36,9 +36,7 @@ STOPWORDS = frozenset(
     yourselves may might must shall however thus therefore etc via per yes okay ok please
     overall additionally also furthermore moreover finally first firstly second secondly lastly
     sure certainly here according based given ll ve re don doesn didn isn aren wasn weren
-    won wouldn couldn shouldn hasn haven hadn done onto within across among amongst every others one
-    another
-    toward towards throughout along despite st nd rd th s t""".split()
+    won wouldn couldn shouldn hasn haven hadn done onto st nd rd th s t""".split()
 )
 DOTTED_RE = re.compile(r"\b(?:[A-Z]\.){2,}")
 _CAMEL_RE = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
