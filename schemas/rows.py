@@ -370,5 +370,13 @@ def to_dict(row: Any) -> dict[str, Any]:
 
 
 def from_dict(row_type: type[R], values: Mapping[str, Any]) -> R:
-    """A row from a written row (every column present; lists and dicts as `to_dict` makes)."""
-    return row_type(**{f.name: _typed(values[f.name], f.metadata) for f in fields(row_type)})
+    """A row from a written row (lists and dicts as `to_dict` makes). A column missing from it
+    must be one added after the first release (NULLABLE or REPEATED): a table or file written
+    before the column existed reads it as null (or empty); a missing REQUIRED column is an
+    error."""
+    out = {}
+    for f in fields(row_type):
+        if f.name not in values and f.metadata.get("mode") == "REQUIRED":
+            raise KeyError(f.name)
+        out[f.name] = _typed(values.get(f.name), f.metadata)
+    return row_type(**out)

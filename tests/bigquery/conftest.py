@@ -38,7 +38,7 @@ def _answers() -> list[dict]:
         "prompt_hash": "ab" * 32, "task": "QA", "generator": "llama-2-7b",
         "audited_at": dt.datetime(2024, 5, 1, 9, 31, 2, 654321, tzinfo=UTC), "late": False,
         "partial": False, "partial_reason": None, "suspicious_input": False,
-        "suspicious_snippets": [],
+        "suspicious_snippets": [], "p_threshold": 0.5,
     }
     return [
         {**common, "trace_id": "t-1", "event_time": dt.datetime(2024, 5, 1, 9, 30, tzinfo=UTC),
@@ -73,11 +73,12 @@ def _claims() -> list[dict]:
                        "char_end": 149, "text": "The free trial lasts 14 days."},
                       {"doc_id": "faq", "sentence_index": 0, "char_start": 0,
                        "char_end": 19, "text": "Trials: two weeks."}],
-         "kind": "fact", "spans": [{"char_start": 0, "char_end": 28}]},
+         "kind": "fact", "spans": [{"char_start": 0, "char_end": 28}], "p_threshold": 0.5},
         {**common, "claim_index": 1, "claim": "No card is needed.", "window_labels": ["ERR"],
          "local_label": None, "deciding_window": None, "label": None,
          "status": "judge_error", "note": "judge failed after 6 attempts", "evidence": [],
-         "p_unsupported": None, "kind": "fact", "spans": [{"char_start": 0, "char_end": 45}]},
+         "p_unsupported": None, "kind": "fact", "spans": [{"char_start": 0, "char_end": 45}],
+         "p_threshold": None},
     ]
 
 
