@@ -26,6 +26,11 @@ from rt4chart.transforms.text.words import fold, stem
 # names and negation are never tolerated (they are what a hallucination changes), nor is a
 # sentence left half uncovered (short sentences have few words to lose).
 MAX_STRAY_WORDS = 2
+# A sentence with more words about the world than this is re-added even when none of them is
+# in the question or the context: a plain-word hallucination ("The medication can cause hair
+# loss.") may share no word with a context that says "the drug"; a short remark cannot hide
+# much ("Fun topic, this.").
+OFF_TOPIC_WORDS = 2
 _BULLET_RE = re.compile(r"^\s*(?:[-*•·▪‣–—>#]+|\(?\d{1,3}[.)]|\(?[a-z][.)])\s+")
 
 
@@ -67,7 +72,25 @@ def _uncovered_words(world: tuple[str, ...], claims: Sequence[str]) -> list[str]
     return [w for w in world if not w[0].isdigit() and not _covered(stem(w), pool)]
 
 
-def check_coverage(sentence: str, claims: Sequence[str]) -> Coverage:
+def topic_terms(*texts: str) -> frozenset[str]:
+    """The stems of the words of the question and the context: what a sentence's words must
+    touch to be about what the answer answers (`check_coverage`'s `topic`)."""
+    stems = {stem(w) for text in texts for w in fold(text).split() if len(w) > 1}
+    return frozenset(stems | {s[:5] for s in stems if len(s) >= 5})
+
+
+def _off_topic(found, topic: frozenset[str] | None) -> bool:
+    """A sentence with no number, date, name or negation whose words about the world touch
+    neither the question nor the context: "Fun topic, this.", "Give me a shout if you'd like me
+    to dig further." It says nothing a judge could hide about what was asked."""
+    if topic is None or found.specifics or found.negated or len(found.world) > OFF_TOPIC_WORDS:
+        return False
+    return not any(t in topic or len(t) >= 5 and t[:5] in topic
+                   for t in (stem(w) for w in found.world))
+
+
+def check_coverage(sentence: str, claims: Sequence[str],
+                   topic: frozenset[str] | None = None) -> Coverage:
     """Whether `claims` cover `sentence`, and if not, the claim to add.
 
     A claim is added when a number, date, time, name or negation of the sentence is in no claim,
@@ -78,15 +101,20 @@ def check_coverage(sentence: str, claims: Sequence[str]) -> Coverage:
     kind is "absence" when the sentence says what the sources lack (it is then checked against
     the whole context, not quoted), else "fact".
 
+    With `topic` (`topic_terms` of the question and the context), a sentence with no specific
+    and no negation must also share a word with them: what the classifier cannot place (an
+    unseen courtesy or remark) is then not re-added unless it concerns what was asked.
+
     Args:
         sentence: one answer sentence.
         claims: the claims the decomposer returned for it (possibly none).
+        topic: the question's and the context's stems, or None to skip the topic test.
 
     Returns:
         A `Coverage`; for a sentence that asserts nothing checkable it is empty.
     """
     found = classify(sentence)
-    if not found.checkable:
+    if not found.checkable or _off_topic(found, topic):
         return Coverage()
     body = _strip(sentence)
     specifics = list(check_support(claim_body(body), list(claims) or [""]).missing)

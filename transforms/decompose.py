@@ -31,7 +31,7 @@ from rt4chart.schemas.records import (
     Usage,
     UsageRecord,
 )
-from rt4chart.transforms.coverage import check_coverage
+from rt4chart.transforms.coverage import check_coverage, topic_terms
 from rt4chart.transforms.guard import GuardedParts, guarded
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_claims
@@ -140,6 +140,7 @@ def number_claims(prepared: PreparedTrace, results: Iterable[DecomposeResult]) -
     claims: list[Claim] = []
     failed: list[FailedClaim] = []
     trace_id = prepared.trace.trace_id
+    topic = topic_terms(prepared.trace.question, *(d.text for d in prepared.trace.contexts))
     for s in prepared.answer_sentences:
         result = by_sentence.get(s.index)
         if result is None or result.status != "ok":
@@ -151,7 +152,7 @@ def number_claims(prepared: PreparedTrace, results: Iterable[DecomposeResult]) -
             index = len(claims) + len(failed)
             claims.append(Claim(trace_id, index, c.text, s.index, s.start, s.end, c.kind,
                                 c.spans, c.span_source))
-        extra = check_coverage(s.text, [c.text for c in result.claims])
+        extra = check_coverage(s.text, [c.text for c in result.claims], topic)
         if extra.extra_claim:
             claims.append(Claim(trace_id, len(claims) + len(failed), extra.extra_claim, s.index,
                                 s.start, s.end, extra.kind))

@@ -118,3 +118,26 @@ def test_list_markers_and_source_references_are_not_content():
         Coverage())
     extra = check_coverage("- The trial lasts 30 days.", []).extra_claim
     assert extra == "The trial lasts 30 days."
+
+
+def test_a_short_remark_that_touches_neither_question_nor_context_is_not_re_added():
+    from rt4chart.transforms.coverage import topic_terms
+
+    topic = topic_terms("When is the tax return due?", "Returns are due on April 15.")
+    # Words no vocabulary knows count as content; the topic decides for short remarks.
+    assert check_coverage("Fun topic, this.", []).extra_claim is not None
+    assert check_coverage("Fun topic, this.", [], topic) == Coverage()
+    assert check_coverage("Give me a shout if you fancy more.", [], topic) == Coverage()
+    # On topic, or with a number, a date, a name or a negation, it is checked.
+    assert check_coverage("Late returns are fined.", [], topic).extra_claim
+    assert check_coverage("It costs $5.", [], topic).extra_claim
+    assert check_coverage("It is not free.", [], topic).extra_claim
+    assert check_coverage("The office in Zurich is lovely.", [], topic).extra_claim
+
+
+def test_a_longer_plain_word_sentence_is_re_added_even_off_topic():
+    from rt4chart.transforms.coverage import topic_terms
+
+    topic = topic_terms("What are the side effects?", "Common side effects include nausea.")
+    sentence = "The medication can cause hair loss."
+    assert check_coverage(sentence, [], topic).extra_claim == sentence
