@@ -16,7 +16,7 @@ from rt4chart.transforms.judges import lexical, lexical_claims
 from rt4chart.transforms.judges.base import DecomposedClaim, Verdict
 
 # The version changes with the heuristics: judge_cache keys (--reuse) include it.
-MODEL = "offline-lexical-v3"
+MODEL = "offline-lexical-v4"
 # The map of its raw score to probabilities, fitted on the dev part of RAGTruth by
 # `rt4chart eval calibrate` (tests/unit/test_calibration.py checks it fits this judge).
 CALIBRATION = "package:calibration_offline.json"
