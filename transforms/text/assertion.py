@@ -17,13 +17,19 @@ The decision reads the sentence's grammar and vocabulary, not a list of phrasing
    offer, a refusal, a statement about the answer's own form, about the sources ("The second
    passage repeats the same information.") or to the reader ("It is recommended to consult an
    expert."), a conditional refusal, an impossibility statement.
-4. Advice to the reader to look elsewhere ("Please contact the museum for details.", "You may
-   want to check with your doctor.") asserts nothing unless it carries a specific (a dose, a
-   number, a date, a name): its words name where to ask, not what is true.
+4. Without a specific, a clause also asserts nothing when it is advice to look elsewhere
+   ("Please contact the museum for details.", "You may want to check with your doctor."), a
+   question, the answer presenting itself ("Here's how to poach an egg:"), or a sentence whose
+   subject (past an opening phrase such as "Based on the passages,") is the writer, the answer
+   or the sources and that reports no content ("The second passage repeats the same
+   information.", "I kept the summary brief."); a reporting verb followed by a clause about the
+   world ("Passage 2 says the hotel allows pets") is content.
 5. Otherwise the sentence asserts something. It is about the sources when a source or label
    noun and a verb of saying frame it ("Passage 2 says the bridge opened in 1932." is a
-   `source` claim; "The passages do not mention the fee." an `absence` claim, negated), else it
-   is a `fact`.
+   `source` claim), and says what they lack when a negation scopes the saying ("The passages
+   do not mention the fee.", "There is no information about the price": `absence`), else it
+   is a `fact`. A sentence of several clauses (cut at a colon, a semicolon or a dash) asserts
+   what its clauses assert: "I hope this helps: the office moved." is a fact.
 
 Errors fall on the safe side: an unknown word counts as a word about the world, so a sentence in
 an unseen form is checked, not waved through.
