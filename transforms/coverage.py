@@ -13,12 +13,11 @@ dates, names and negation) must be covered.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rt4chart.transforms.support import check_support, claim_body
-from rt4chart.transforms.text.assertion import ABSENCE, FACT, classify
+from rt4chart.transforms.text.assertion import ABSENCE, FACT, classify, strip_marker
 from rt4chart.transforms.text.words import fold, stem
 
 # A decomposer may drop a couple of discourse words ("notably", "clearly") when it restates a
@@ -31,7 +30,6 @@ MAX_STRAY_WORDS = 2
 # loss.") may share no word with a context that says "the drug"; a short remark cannot hide
 # much ("Fun topic, this.").
 OFF_TOPIC_WORDS = 2
-_BULLET_RE = re.compile(r"^\s*(?:[-*•·▪‣–—>#]+|\(?\d{1,3}[.)]|\(?[a-z][.)])\s+")
 
 
 @dataclass(frozen=True)
@@ -48,10 +46,6 @@ class Coverage:
     uncovered: tuple[str, ...] = ()
     extra_claim: str | None = None
     kind: str = FACT  # the extra claim's kind: "absence" for "The passages do not mention X."
-
-
-def _strip(sentence: str) -> str:
-    return _BULLET_RE.sub("", sentence.strip(), count=1).strip()
 
 
 def is_non_claim(sentence: str) -> bool:
@@ -116,7 +110,7 @@ def check_coverage(sentence: str, claims: Sequence[str],
     found = classify(sentence)
     if not found.checkable or _off_topic(found, topic):
         return Coverage()
-    body = _strip(sentence)
+    body = strip_marker(sentence)
     specifics = list(check_support(claim_body(body), list(claims) or [""]).missing)
     words = _uncovered_words(found.world, claims)
     total = len(found.world)

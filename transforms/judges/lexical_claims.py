@@ -25,11 +25,10 @@ from rt4chart.transforms.judges.lexical import (
     _tokenize,
     _weights,
 )
-from rt4chart.transforms.text.assertion import ABSENCE, NONE, classify
+from rt4chart.transforms.text.assertion import ABSENCE, NONE, classify, strip_marker
 
 FACT = "fact"  # with ABSENCE, the kinds this decomposer gives (records.CLAIM_KINDS)
 
-_BULLET_RE = re.compile(r"^\s*(?:[-*•·▪‣–—>]+|\(?\d{1,3}[.)]|\(?[a-z]\))\s+")
 _CLAUSE_RE = re.compile(r"\s*;\s+|,?\s+(?:and|but|while|whereas)\s+")
 _AUXILIARIES = frozenset(
     "is are was were has have had will would can could does did do should may might must".split()
@@ -60,7 +59,7 @@ def decompose_claims(sentence: str) -> list[LexicalClaim]:
     auxiliary verb, as in "X is A and Y is B."). Words are never dropped, so negation,
     numbers, dates and modals stay; each claim is its own fragment.
     """
-    body = _BULLET_RE.sub("", sentence, count=1).strip()
+    body = strip_marker(sentence)
     found = classify(body)
     if found.kind == ABSENCE:
         return [LexicalClaim(body, ABSENCE, (body,))]

@@ -37,6 +37,7 @@ an unseen form is checked, not waved through.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -44,6 +45,7 @@ from rt4chart.transforms.text.names import entities
 from rt4chart.transforms.text.quantities import read
 from rt4chart.transforms.text.vocabulary import (
     ANSWER_NOUNS,
+    COURTESY_VERBS,
     FRAME,
     NEGATIONS,
     REPORTING_VERBS,
@@ -56,7 +58,7 @@ from rt4chart.transforms.text.words import STOPWORDS, fold, stem
 
 NONE, FACT, SOURCE, ABSENCE = "none", "fact", "source", "absence"
 
-_MARKER_RE = re.compile(r"^\s*(?:[-*•·▪‣–—>#+]+|\(?\d{1,3}[.)]|\(?[a-z][.)])\s+")
+_MARKER_RE = re.compile(r"^\s*(?:[-*•·▪‣–—>#+]+|\(?\d{1,3}[.)]|\(?[a-z][.)])(?:\s+|$)")
 _EMPHASIS_RE = re.compile(r"\*\*|__|`")
 _LABEL_WORDS = (
     r"passages?|documents?|docs?|sources?|articles?|references?|paragraphs?|sections?|pages?"
@@ -142,8 +144,13 @@ class Assertion:
         return self.kind != NONE and bool(self.world or self.specifics)
 
 
+def strip_marker(sentence: str) -> str:
+    """The sentence without its list marker ("- ", "2. ", "(b) ", "> ") and outer spaces."""
+    return _MARKER_RE.sub("", sentence.strip(), count=1).strip()
+
+
 def _clean(sentence: str) -> str:
-    body = _MARKER_RE.sub("", sentence.strip(), count=1)
+    body = strip_marker(sentence)
     body = _EMPHASIS_RE.sub("", body).strip()
     return body.strip("\"'“”‘’ \t")
 
@@ -256,9 +263,7 @@ def _advice(words: list[str]) -> bool:
     "It is recommended to water the plant weekly" is not advice to look elsewhere."""
     if not words:
         return False
-    if stem(words[0]) in WRAP_VERBS - {stem("recommend"), stem("suggest"), stem("consider"),
-                                       stem("make"), stem("always"), stem("try"), stem("keep"),
-                                       stem("remember")}:
+    if stem(words[0]) in COURTESY_VERBS:
         return True  # "Feel free...", "Let me know...", "Please...", "Hope this helps"
     i = 0
     if words[0] in _PRONOUN_SUBJECTS:
@@ -310,6 +315,7 @@ def _reports_content(body: str) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=8192)
 def classify(sentence: str) -> Assertion:
     """What `sentence` asserts: see the module docstring for the rules. A sentence of several
     clauses (cut at a colon, a semicolon or a dash) asserts what its clauses assert."""

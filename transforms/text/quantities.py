@@ -97,6 +97,9 @@ class Quantity:
     # around $12,000"); None for a plain value.
     low: float | None = None
     high: float | None = None
+    # False for an amount said only vaguely ("a few thousand", "hundreds of"): its value is
+    # its low end, not a figure, so it is compared as an interval only.
+    point: bool = True
 
     @property
     def vague(self) -> bool:
@@ -198,7 +201,7 @@ def _read_vague(text: str) -> tuple[list[Quantity], str]:
                     low, high = 200, 999
             unit, end = _unit_after(text, match.end())
             found.append(Quantity(low, unit, scale, True, text[match.start():end].strip(),
-                                  low=low, high=high))
+                                  low=low, high=high, point=False))
             text = _blank(text, match.start(), end)
     for match in _FRACTION_RE.finditer(text):
         word = (match.group("one") or match.group("plural") or match.group("half")).lower()
@@ -409,7 +412,7 @@ def same_value(claim: Quantity, other: Quantity) -> bool:
     """Whether `other` states the claim's value: equal, or equal at the precision the claim
     used (33% for 33.3%, "$1.2 million" for 1,234,567) when that is within 5%, or within 15%
     when the claim says "about"/"over"/"nearly"."""
-    if claim.vague and claim.step >= 12 or other.vague and other.step >= 12:
+    if not claim.point or not other.point:
         return overlaps(claim, other)  # "a few thousand", "hundreds of": only as ranges
     if abs(claim.value - other.value) <= 1e-9 * max(1.0, abs(claim.value)):
         return True

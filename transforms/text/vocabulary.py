@@ -62,12 +62,15 @@ SPEECH_VERBS = _stems(
 # Verbs that send the reader to someone or somewhere else: "Consult...", "check with...".
 SEEK_VERBS = frozenset(stem(w) for w in """contact consult ask reach seek check refer verify
     confirm speak talk double-check inquire enquire call research read""".split())
-# Verbs of courtesy and of recommending: they wrap advice ("I'd suggest", "It is best to",
-# "Consider", "Make sure to", "Always") or address the reader ("Feel free", "Let me know").
-WRAP_VERBS = frozenset(stem(w) for w in """feel let hope wish thank apologize apologise please
-    recommend suggest advise encourage urge want consider make sure always best wise worth
-    advisable recommended important good idea try keep remember""".split())
-ADVICE_VERBS = SEEK_VERBS | WRAP_VERBS
+# Verbs of courtesy, which open a sentence addressed to the reader ("Feel free...", "Let me
+# know...", "Hope this helps"), and words that wrap advice ("I'd suggest", "It is best to",
+# "Consider", "Make sure to", "Always").
+COURTESY_VERBS = frozenset(stem(w) for w in """feel let hope wish thank apologize apologise
+    please want""".split())
+RECOMMEND_WORDS = frozenset(stem(w) for w in """recommend suggest advise encourage urge consider
+    make sure always best wise worth advisable recommended important good idea try keep
+    remember""".split())
+WRAP_VERBS = COURTESY_VERBS | RECOMMEND_WORDS
 # Words of knowing, sufficiency and possibility: how much the sources or the answer can say.
 EPISTEMIC = _stems(
     """possible impossible possibly able unable ability necessary unnecessary sufficient
