@@ -72,32 +72,51 @@ def _claim_truth(claim: dict, gold_spans: list) -> int:
     return int(any(s < ge and gs < e for s, e in spans for gs, ge, _ in gold_spans))
 
 
+def _by_trace(claims: list[dict]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for c in claims:
+        if c["status"] == "ok":
+            out.setdefault(c["trace_id"], []).append(c)
+    return out
+
+
+def _answer_scores(answered: list[dict], by_trace: dict[str, list[dict]],
+                   cal: Calibration) -> list[float]:
+    """Each answer's score before the answer map (`probability.answer_score`)."""
+    tau = probability.claim_threshold(cal)
+    return [probability.answer_score([probability.claim_p(c["label"], c["p_unsupported"], cal)
+                                      for c in by_trace.get(it["trace_id"], [])], tau)
+            for it in answered]
+
+
+def _answer_ps(answered: list[dict], scores: list[float], cal: Calibration) -> list[float]:
+    """p_hallucinated as a run writes it: the answer map, then the side rule."""
+    return [probability.on_side(it["label"] != "ENT", probability.interpolate(cal.answer_map, t),
+                                probability.answer_threshold(cal))
+            for t, it in zip(scores, answered, strict=True)]
+
+
+def _answered(items: list[dict]) -> list[dict]:
+    return [it for it in items if it["label"] is not None and it["status"] != "missing"]
+
+
 def fit(items: list[dict], claims: list[dict], judge_model: str, decision: float,
         min_block: int = MIN_BLOCK) -> tuple[Calibration, dict]:
     """The calibration fitted on the items (one per answer, with gold) and the claim rows of
     an identity-calibrated audit; and the fit's figures (counts, dev ECE before and after)."""
-    by_trace: dict[str, list[dict]] = {}
-    for c in claims:
-        if c["status"] == "ok":
-            by_trace.setdefault(c["trace_id"], []).append(c)
+    by_trace = _by_trace(claims)
     gold = {it["trace_id"]: it for it in items}
     decided = [c for c in claims if c["status"] == "ok" and c["trace_id"] in gold]
     claim_map = probability.isotonic(
         [c["p_unsupported"] for c in decided],
         [_claim_truth(c, gold[c["trace_id"]]["gold_spans"]) for c in decided], min_block)
     partial = Calibration(judge_model, decision, claim_map)
-    answered = [it for it in items if it["label"] is not None and it["status"] != "missing"]
-    tau = probability.claim_threshold(partial)
-    tops = [probability.answer_score([probability.claim_p(c["label"], c["p_unsupported"], partial)
-                                      for c in by_trace.get(it["trace_id"], [])], tau)
-            for it in answered]
+    answered = _answered(items)
+    tops = _answer_scores(answered, by_trace, partial)
     truth = [int(bool(it["gold_spans"])) for it in answered]
-    answer_map = probability.isotonic(tops, truth, min_block)
-    cal = replace(partial, answer_map=answer_map)
+    cal = replace(partial, answer_map=probability.isotonic(tops, truth, min_block))
     y = np.array(truth, dtype=bool)
-    after = [probability.on_side(it["label"] != "ENT", probability.interpolate(answer_map, t),
-                                 probability.answer_threshold(cal))
-             for t, it in zip(tops, answered, strict=True)]
+    after = _answer_ps(answered, tops, cal)
     figures = {"claims": len(decided), "answers": len(answered),
                "dev_answer_ece_raw": metrics.ece(y, np.array([it["score"] for it in answered])),
                "dev_answer_ece": metrics.ece(y, np.array(after, dtype=float)),
@@ -113,21 +132,11 @@ def _held_out_ece(items: list[dict], claims: list[dict], judge_model: str, decis
         return int(hashlib.sha256(str(it["source_id"]).encode()).hexdigest(), 16) % FOLDS
 
     train = [it for it in items if part(it) != fold]
-    test = [it for it in items if part(it) == fold and it["label"] is not None
-            and it["status"] != "missing"]
+    test = _answered([it for it in items if part(it) == fold])
     ids = {it["trace_id"] for it in train}
     cal, _ = fit(train, [c for c in claims if c["trace_id"] in ids], judge_model, decision,
                  min_block)
-    by_trace: dict[str, list[dict]] = {}
-    for c in claims:
-        if c["status"] == "ok":
-            by_trace.setdefault(c["trace_id"], []).append(c)
-    tau = probability.claim_threshold(cal)
-    p = [probability.on_side(
-        it["label"] != "ENT", probability.interpolate(cal.answer_map, probability.answer_score(
-            [probability.claim_p(c["label"], c["p_unsupported"], cal)
-             for c in by_trace.get(it["trace_id"], [])], tau)),
-        probability.answer_threshold(cal)) for it in test]
+    p = _answer_ps(test, _answer_scores(test, _by_trace(claims), cal), cal)
     y = np.array([bool(it["gold_spans"]) for it in test], dtype=bool)
     return (metrics.ece(y, np.array(p, dtype=float)) if len(test) else 0.0), len(test)
 
