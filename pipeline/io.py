@@ -30,6 +30,7 @@ from rt4chart.pipeline.textfiles import (
 )
 from rt4chart.schemas.records import DeadLetter
 from rt4chart.schemas.rows import DeadLetterRow
+from rt4chart.transforms import rfc3339
 
 logger = logging.getLogger(__name__)
 
@@ -168,9 +169,29 @@ class _ReadRowGroupFn(beam.DoFn):
             yield beam.pvalue.TaggedOutput("dead", letter)
 
 
+def nanosecond_times_as_text(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """The batch with its `timestamp[ns]` columns as RFC 3339 text (UTC, nine digits).
+
+    pyarrow converts a nanosecond value to Python only through pandas, which rt4chart does
+    not install: without it every value with non-zero nanoseconds raised, and its row was
+    dead-lettered as unreadable. The integer is read instead and written out whole: a trace's
+    timestamp keeps what its event time holds (microseconds, the rest cut) and a span's time
+    every nanosecond. A column of another unit is left as it is.
+    """
+    columns = list(batch.columns)
+    for i, field in enumerate(batch.schema):
+        if pa.types.is_timestamp(field.type) and field.type.unit == "ns":
+            columns[i] = pa.array([None if ns is None else rfc3339.format_ns(ns)
+                                   for ns in columns[i].cast(pa.int64()).to_pylist()],
+                                  pa.string())
+    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
+
+
 def batch_rows(batch: pa.RecordBatch, where: str, first: int = 0) -> Iterator:
-    """A record batch's rows as dicts; a row with a value that does not convert to Python
-    -> a dead letter naming the row (`where` and its index from `first`) and the column."""
+    """A record batch's rows as dicts (nanosecond timestamps as text, see
+    `nanosecond_times_as_text`); a row with a value that does not convert to Python -> a dead
+    letter naming the row (`where` and its index from `first`) and the column."""
+    batch = nanosecond_times_as_text(batch)
     try:
         yield from batch.to_pylist()
         return
