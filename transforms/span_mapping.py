@@ -23,7 +23,9 @@ The rule (docs/sources.md tells it with examples), on OpenInference attribute na
 - metadata: the root's (else the chain span's) `metadata` attribute, a JSON object, as text
   values; its `task` and `generator` entries become those fields of the trace.
 
-A trace without a retriever (or reranker) span, without documents, or without an answer raises
+A trace holding a stand-in for a span that could not be read (`UNREADABLE_SPAN`: the span is
+a dead letter of its own) is not whole and is not assembled. A trace without a retriever (or
+reranker) span, without documents, or without an answer raises
 `Unassembled` with every reason that applies.
 """
 
@@ -44,7 +46,7 @@ from openinference.semconv.trace import (
     SpanAttributes,
 )
 
-from rt4chart.schemas.spans import Scalar, SourceSpan
+from rt4chart.schemas.spans import UNREADABLE_SPAN, Scalar, SourceSpan
 
 SERVICE_NAME = "service.name"  # OpenTelemetry's resource attribute naming the application
 METADATA_PREFIX = SpanAttributes.METADATA + "."
@@ -109,6 +111,12 @@ def trace_record(spans: Iterable[SourceSpan], mapping: SpanMapping) -> dict[str,
         Unassembled: no root span; no retriever span, no documents or no answer.
     """
     spans = unique_spans(spans)
+    unreadable = [s for s in spans if s.parent_id == UNREADABLE_SPAN]
+    if unreadable:
+        raise Unassembled(f"{len(unreadable)} span(s) of the trace could not be read (each is "
+                          "a dead letter of stage read): "
+                          + ", ".join(s.span_id.removeprefix("unreadable:")
+                                      for s in unreadable[:5]))
     root = root_span(spans)
     if root is None:
         raise Unassembled(f"no root span: none of the trace's {len(spans)} span(s) is without "
