@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rt4chart.pipeline.outputs import TablesConfig
+from rt4chart.pipeline.runfolder import check_out
 from rt4chart.pipeline.sources.detect import INPUT_FORMATS, STREAM_FORMATS
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.judges.base import JudgeSpec
@@ -66,6 +67,7 @@ class AuditConfig:
             raise ValueError("no input given: pass trace files (JSONL or Parquet) or --example")
         if not self.out:
             raise ValueError("--out is required")
+        check_out(self.out)
         if self.claims_per_call < 1:
             raise ValueError(f"--claims-per-call must be >= 1, got {self.claims_per_call}")
         if not self.progress_every_s > 0:
@@ -111,5 +113,7 @@ class StreamConfig:
                                  f"NAME, got {topic!r}")
         if not (self.out or self.bigquery):
             raise ValueError("give --out DIR or --bigquery PROJECT:DATASET (or both)")
+        if self.out is not None:
+            check_out(self.out)
         if not self.stages.streaming:
             raise ValueError("a stream needs streaming windowing")

@@ -30,6 +30,7 @@ from rt4chart.pipeline.textfiles import (
 )
 from rt4chart.schemas.records import DeadLetter
 from rt4chart.schemas.rows import DeadLetterRow
+from rt4chart.transforms import rfc3339
 
 logger = logging.getLogger(__name__)
 
@@ -100,18 +101,22 @@ def partial_input(path: str, done: str, exc: BaseException, allow: bool) -> Dead
 
 
 class _ReadLinesFn(beam.DoFn):
-    """A text file's path -> its non-blank lines as text; undecodable lines (and, with
+    """A text file's path -> its non-blank lines as text (`numbered`: as ("PATH line N",
+    text), for decoders whose dead letters name the line); undecodable lines (and, with
     `allow_partial`, a truncated file) -> dead letters."""
 
-    def __init__(self, allow_partial: bool):
+    def __init__(self, allow_partial: bool, numbered: bool = False):
         self._allow_partial = allow_partial
+        self._numbered = numbered
 
     def process(self, path: str) -> Iterator:
         line_no = 0
         try:
             with open_input(path) as stream:
                 for line_no, data, codec in numbered_lines(stream):
-                    yield from _decoded(path, line_no, data, codec)
+                    for text in _decoded(path, line_no, data, codec):
+                        numbered = self._numbered and isinstance(text, str)
+                        yield (f"{path} line {line_no}", text) if numbered else text
         except READ_ERRORS as exc:
             letter = partial_input(path, f"{line_no} line(s)", exc, self._allow_partial)
             yield beam.pvalue.TaggedOutput("dead", letter)
@@ -168,9 +173,29 @@ class _ReadRowGroupFn(beam.DoFn):
             yield beam.pvalue.TaggedOutput("dead", letter)
 
 
+def nanosecond_times_as_text(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """The batch with its `timestamp[ns]` columns as RFC 3339 text (UTC, nine digits).
+
+    pyarrow converts a nanosecond value to Python only through pandas, which rt4chart does
+    not install: without it every value with non-zero nanoseconds raised, and its row was
+    dead-lettered as unreadable. The integer is read instead and written out whole: a trace's
+    timestamp keeps what its event time holds (microseconds, the rest cut) and a span's time
+    every nanosecond. A column of another unit is left as it is.
+    """
+    columns = list(batch.columns)
+    for i, field in enumerate(batch.schema):
+        if pa.types.is_timestamp(field.type) and field.type.unit == "ns":
+            columns[i] = pa.array([None if ns is None else rfc3339.format_ns(ns)
+                                   for ns in columns[i].cast(pa.int64()).to_pylist()],
+                                  pa.string())
+    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
+
+
 def batch_rows(batch: pa.RecordBatch, where: str, first: int = 0) -> Iterator:
-    """A record batch's rows as dicts; a row with a value that does not convert to Python
-    -> a dead letter naming the row (`where` and its index from `first`) and the column."""
+    """A record batch's rows as dicts (nanosecond timestamps as text, see
+    `nanosecond_times_as_text`); a row with a value that does not convert to Python -> a dead
+    letter naming the row (`where` and its index from `first`) and the column."""
+    batch = nanosecond_times_as_text(batch)
     try:
         yield from batch.to_pylist()
         return
@@ -196,14 +221,31 @@ def batch_rows(batch: pa.RecordBatch, where: str, first: int = 0) -> Iterator:
 
 
 @beam.ptransform_fn
-def _read_text(pbegin, patterns: tuple[str, ...], allow_partial: bool):
+def _read_text(pbegin, patterns: tuple[str, ...], allow_partial: bool, numbered: bool = False):
     return (
         pbegin
         | "Patterns" >> beam.Create(patterns)
         | "Match" >> beam.FlatMap(_paths_or_fail)
         | "Spread" >> beam.Reshuffle()
-        | "Lines" >> beam.ParDo(_ReadLinesFn(allow_partial)).with_outputs("dead", main="records")
+        | "Lines" >> beam.ParDo(_ReadLinesFn(allow_partial, numbered)).with_outputs(
+            "dead", main="records")
     )
+
+
+class ReadNumberedLines(beam.PTransform):
+    """Text files (paths or globs) -> their non-blank lines as ("PATH line N", text), and the
+    dead letters of lines or files that cannot be read (as `ReadTraces` reads JSON lines):
+    for span formats, whose every record (a span of a line) names its file and line."""
+
+    def __init__(self, patterns: tuple[str, ...], allow_partial_input: bool = False):
+        super().__init__()
+        self._patterns = tuple(patterns)
+        self._partial = allow_partial_input
+
+    def expand(self, pbegin: beam.pvalue.PBegin) -> ReadOutputs:
+        check_inputs(self._patterns)
+        read = pbegin | "Jsonl" >> _read_text(self._patterns, self._partial, numbered=True)
+        return ReadOutputs(read.records, read.dead)
 
 
 @beam.ptransform_fn

@@ -201,9 +201,33 @@ def _names(rels: Iterable[str]) -> str:
 
 
 def run_folder_path(out: str) -> str:
-    """`out` without a trailing slash, absolute when local."""
-    out = out.rstrip("/")
-    return os.path.abspath(out) if FileSystems.get_scheme(out) is None else out
+    """`out` without a trailing slash, absolute when local. A local path is normalised by
+    `os.path.abspath` alone: stripping the slash first made `/` the empty name, which abspath
+    resolves to the current directory (so `--out /` wrote there)."""
+    if FileSystems.get_scheme(out) is not None:
+        return out.rstrip("/")
+    return os.path.abspath(out) if out else out
+
+
+def check_out(out: str) -> None:
+    """Refuse an --out that is not a folder of the run's own: empty, the file system's root
+    or the home folder itself. A run writes table folders there and `--overwrite` removes the
+    earlier run's files: that must not happen among a whole disk's or home's files.
+
+    Raises:
+        ValueError: naming the folder and why.
+    """
+    if not out.strip():
+        raise ValueError("--out must name a folder, got an empty name")
+    if FileSystems.get_scheme(out) is not None:
+        return
+    real = os.path.realpath(out)
+    for name, folder in (("the file system's root", os.sep),
+                         ("your home folder", os.path.expanduser("~"))):
+        if real == os.path.realpath(folder):
+            raise ValueError(f"--out {out} is {name}: a run writes its tables into --out and "
+                             "--overwrite removes an earlier run's files there; give a folder "
+                             "of its own, e.g. --out rt4chart-out")
 
 
 def new_run_id() -> str:

@@ -11,6 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 Scalar = str | int | float | bool
+# The attribute of a stand-in for a span that could not be read (its own dead letter): a trace
+# holding one is not assembled, as it is not whole. Its value says why the span was unreadable.
+UNREADABLE_SPAN = "rt4chart.unreadable_span"
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from rt4chart.schemas.records import Document
+from rt4chart.transforms import rfc3339
 from rt4chart.transforms.limits import (
     MAX_DOC_ID_CHARS,
     MAX_JSON_DEPTH,
@@ -68,14 +69,16 @@ def optional_label(record: dict, name: str) -> str | None:
 
 
 def parse_timestamp(value: Any) -> int:
-    """Microseconds since the epoch from RFC 3339 text or a datetime; now when absent.
+    """Microseconds since the epoch from RFC 3339 text (`transforms/rfc3339.py`: exactly
+    RFC 3339's date-time, and a time without offset as UTC) or a datetime; now when absent.
+    A fraction finer than a microsecond is cut, as a datetime would hold it.
 
     The time must lie within MIN_EVENT_TIME..MAX_EVENT_TIME once converted to UTC.
     """
     if value is None:
         return time.time_ns() // 1000
     if isinstance(value, str):
-        value = _parse_rfc3339(value)
+        return _text_timestamp(value)
     if not isinstance(value, datetime):
         raise InvalidTrace(f"timestamp must be RFC 3339 text, got {type(value).__name__}")
     if value.tzinfo is None:  # Parquet timestamps without a zone are UTC
@@ -91,28 +94,22 @@ def parse_timestamp(value: Any) -> int:
 
 
 _EVENT_TIME_RANGE = "0001-01-01T00:00:00Z..9999-12-31T23:59:59.999Z"
-# RFC 3339 allows a leap second (second 60), which Python's datetimes cannot hold.
-_LEAP_SECOND = re.compile(r"(?<=T\d\d:\d\d:)60(?=[.,+-]|$)")
+_MIN_US = (MIN_EVENT_TIME - EPOCH) // timedelta(microseconds=1)
+_MAX_US = (MAX_EVENT_TIME - EPOCH) // timedelta(microseconds=1)
 
 
-def _parse_rfc3339(text: str) -> datetime:
-    """A datetime from RFC 3339 text; a leap second (23:59:60) is read as the second after
-    23:59:59, where POSIX time puts it."""
-    cleaned = text.strip().replace("Z", "+00:00")
-    leap = _LEAP_SECOND.search(cleaned)
-    if leap:
-        cleaned = cleaned[:leap.start()] + "59" + cleaned[leap.end():]
+def _text_timestamp(text: str) -> int:
+    """Microseconds of RFC 3339 text, within the event time range."""
     try:
-        value = datetime.fromisoformat(cleaned)
-    except ValueError as exc:
-        raise InvalidTrace(f"timestamp {text!r:.60} is not RFC 3339") from exc
-    if not leap:
-        return value
-    try:
-        return value + timedelta(seconds=1)
-    except OverflowError as exc:
+        us = rfc3339.parse_ns(text) // 1000
+    except rfc3339.OutOfRange:
+        us = None
+    except rfc3339.NotRfc3339 as exc:
+        raise InvalidTrace(f"timestamp {exc}") from exc
+    if us is None or not _MIN_US <= us <= _MAX_US:
         raise InvalidTrace(f"timestamp {text!r:.60} is out of range: event times must lie "
-                           f"within {_EVENT_TIME_RANGE} in UTC") from exc
+                           f"within {_EVENT_TIME_RANGE} in UTC")
+    return us
 
 
 def event_time_text(event_time_us: int) -> str:

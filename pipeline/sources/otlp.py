@@ -2,7 +2,12 @@
 `ExportTraceServiceRequest` per line: resourceSpans -> scopeSpans -> spans, ids in hex,
 attributes as key/value lists), and Pub/Sub messages as its `googlecloudpubsub` exporter
 publishes them (protobuf, or JSON; gzip when `content-encoding` says so; CloudEvents `ce-*`
-attributes). Both are read into the protobuf types of `opentelemetry-proto`."""
+attributes). Both are read into the protobuf types of `opentelemetry-proto`.
+
+Each span is read on its own: one that cannot be read (ids that are not hex, a field of the
+wrong type, no ids) is a `BadSpan`, its own dead letter, and the request's other spans are read;
+its trace, if its trace id can be read, gets a stand-in (`unreadable_marker`) so that it is not
+audited without the span. Only a request that is not OTLP at all is lost whole."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ import base64
 import gzip
 import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -17,10 +23,12 @@ from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.resource.v1.resource_pb2 import Resource
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from rt4chart.pipeline.sources.common import SpanDecodeError, as_items
 from rt4chart.schemas.records import Message
-from rt4chart.schemas.spans import Scalar, SourceSpan
+from rt4chart.schemas.spans import UNREADABLE_SPAN, Scalar, SourceSpan
 
 # The Collector's googlecloudpubsub exporter: CloudEvents binary-mode attributes.
 CONTENT_TYPE = "content-type"
@@ -53,21 +61,54 @@ def attributes(kvs: list[KeyValue] | Any) -> dict[str, Scalar]:
     return out
 
 
+@dataclass(frozen=True)
+class BadSpan:
+    """A span of an OTLP request that cannot be read: it becomes a dead letter of its own and
+    the request's other spans are read. `span_id` and `trace_id` are as the source spells
+    them (hex in JSON), "" when absent."""
+
+    reason: str
+    raw: str
+    span_id: str
+    trace_id: str
+
+
+def unreadable_marker(bad: BadSpan) -> SourceSpan | None:
+    """A stand-in for a bad span in its trace, so that the trace is not assembled as if it
+    were whole (`span_mapping.trace_record` refuses a trace holding one); None when the trace
+    id cannot be read either. Not a root: it has a parent."""
+    trace_id = bad.trace_id.lower()
+    if len(trace_id) != 32 or any(c not in "0123456789abcdef" for c in trace_id):
+        return None
+    return SourceSpan(trace_id=trace_id, span_id=f"unreadable:{bad.span_id}",
+                      parent_id=UNREADABLE_SPAN, name="", start_ns=0, end_ns=0,
+                      attributes=((UNREADABLE_SPAN, bad.reason[:200]),))
+
+
+def _source_span(span: Span, resource: tuple, received_us: int | None) -> SourceSpan:
+    if not span.trace_id or not span.span_id:
+        raise SpanDecodeError(f"span {span.name!r} has no trace or span id")
+    return SourceSpan(
+        trace_id=span.trace_id.hex(), span_id=span.span_id.hex(),
+        parent_id=span.parent_span_id.hex(), name=span.name,
+        start_ns=span.start_time_unix_nano, end_ns=span.end_time_unix_nano,
+        attributes=as_items(attributes(span.attributes)), resource=resource,
+        received_us=received_us)
+
+
 def request_spans(request: ExportTraceServiceRequest,
-                  received_us: int | None = None) -> Iterator[SourceSpan]:
-    """Every span of an OTLP request, with its resource's attributes."""
+                  received_us: int | None = None) -> Iterator[SourceSpan | BadSpan]:
+    """Every span of an OTLP protobuf request, with its resource's attributes; a span without
+    ids is a BadSpan."""
     for resource_spans in request.resource_spans:
         resource = as_items(attributes(resource_spans.resource.attributes))
         for scope_spans in resource_spans.scope_spans:
             for span in scope_spans.spans:
-                if not span.trace_id or not span.span_id:
-                    raise SpanDecodeError(f"span {span.name!r} has no trace or span id")
-                yield SourceSpan(
-                    trace_id=span.trace_id.hex(), span_id=span.span_id.hex(),
-                    parent_id=span.parent_span_id.hex(), name=span.name,
-                    start_ns=span.start_time_unix_nano, end_ns=span.end_time_unix_nano,
-                    attributes=as_items(attributes(span.attributes)), resource=resource,
-                    received_us=received_us)
+                try:
+                    yield _source_span(span, resource, received_us)
+                except SpanDecodeError as exc:
+                    raw = orjson.dumps(json_format.MessageToDict(span)).decode()
+                    yield BadSpan(str(exc), raw, span.span_id.hex(), span.trace_id.hex())
 
 
 def _hex_ids_to_base64(node: Any) -> None:
@@ -87,12 +128,7 @@ def _hex_ids_to_base64(node: Any) -> None:
             _hex_ids_to_base64(item)
 
 
-def parse_json(data: bytes | str) -> ExportTraceServiceRequest:
-    """One OTLP JSON object (a line of the Collector's file exporter) as a request.
-
-    Raises:
-        SpanDecodeError: not JSON, or not an OTLP traces request.
-    """
+def _json_object(data: bytes | str) -> dict:
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -100,17 +136,76 @@ def parse_json(data: bytes | str) -> ExportTraceServiceRequest:
     if not isinstance(value, dict) or "resourceSpans" not in value and (
             "resource_spans" not in value):
         raise SpanDecodeError("not an OTLP traces object (no resourceSpans)")
-    _hex_ids_to_base64(value)
+    return value
+
+
+def _entries(node: Any, *keys: str) -> list:
+    """The list under the first of `keys` in an OTLP JSON object (none when absent)."""
+    if not isinstance(node, dict):
+        raise SpanDecodeError(f"not OTLP JSON: an object expected, got {type(node).__name__}")
+    for key in keys:
+        if key in node:
+            if not isinstance(node[key], list):
+                raise SpanDecodeError(f"not OTLP JSON: {key} must be a list")
+            return node[key]
+    return []
+
+
+def _resource(resource_spans: dict) -> tuple[tuple, str | None]:
+    """(the resource's attributes, None), or ((), why it does not parse)."""
     try:
-        return json_format.ParseDict(value, ExportTraceServiceRequest(),
-                                     ignore_unknown_fields=True)
-    except json_format.ParseError as exc:
-        raise SpanDecodeError(f"not OTLP JSON: {exc}") from exc
+        resource = json_format.ParseDict(resource_spans.get("resource") or {}, Resource(),
+                                         ignore_unknown_fields=True)
+    except (json_format.ParseError, ValueError, TypeError) as exc:
+        return (), f"its resource is not OTLP JSON: {exc}"
+    return as_items(attributes(resource.attributes)), None
 
 
-def line_spans(line: str | bytes) -> list[SourceSpan]:
-    """The spans of one line of OTLP JSON."""
-    return list(request_spans(parse_json(line)))
+def _raw_id(item: Any, *keys: str) -> str:
+    value = next((item[k] for k in keys if isinstance(item, dict) and k in item), "")
+    return value[:64] if isinstance(value, str) else repr(value)[:64]
+
+
+def _json_span(item: Any, resource: tuple, fault: str | None,
+               received_us: int | None) -> SourceSpan | BadSpan:
+    """One span of OTLP JSON, parsed alone so that its fault is its own."""
+    raw = orjson.dumps(item, default=str).decode()
+    try:
+        if fault is not None:
+            raise SpanDecodeError(fault)
+        if not isinstance(item, dict):
+            raise SpanDecodeError(f"a span must be an object, got {type(item).__name__}")
+        converted = orjson.loads(raw)  # a copy: the ids are converted in place
+        _hex_ids_to_base64(converted)
+        return _source_span(json_format.ParseDict(converted, Span(),
+                                                  ignore_unknown_fields=True),
+                            resource, received_us)
+    except (json_format.ParseError, ValueError, TypeError) as exc:  # SpanDecodeError too
+        return BadSpan(str(exc), raw, _raw_id(item, "spanId", "span_id"),
+                       _raw_id(item, "traceId", "trace_id"))
+
+
+def json_spans(data: bytes | str, received_us: int | None = None) -> list[SourceSpan | BadSpan]:
+    """The spans of one OTLP JSON object (a line of the Collector's file exporter), each read
+    on its own: a span that is not OTLP (ids not hex, a field of the wrong type, no ids) is a
+    BadSpan and the others are read.
+
+    Raises:
+        SpanDecodeError: not JSON, or not an OTLP traces request at all.
+    """
+    out: list[SourceSpan | BadSpan] = []
+    for resource_spans in _entries(_json_object(data), "resourceSpans", "resource_spans"):
+        resource, fault = _resource(resource_spans) if isinstance(resource_spans, dict) else (
+            (), None)
+        for scope_spans in _entries(resource_spans, "scopeSpans", "scope_spans"):
+            out.extend(_json_span(item, resource, fault, received_us)
+                       for item in _entries(scope_spans, "spans"))
+    return out
+
+
+def line_spans(line: str | bytes) -> list[SourceSpan | BadSpan]:
+    """The spans of one line of OTLP JSON (see `json_spans`)."""
+    return json_spans(line)
 
 
 def _payload(message: Message) -> bytes:
@@ -128,9 +223,10 @@ def _payload(message: Message) -> bytes:
     return data
 
 
-def message_spans(message: Message) -> list[SourceSpan]:
+def message_spans(message: Message) -> list[SourceSpan | BadSpan]:
     """The spans of an OTLP message on Pub/Sub: protobuf unless `content-type` says JSON (or,
     without one, the body is a JSON object); gzip-compressed when `content-encoding` says so.
+    A span that cannot be read is a BadSpan, as in `json_spans`.
 
     Raises:
         SpanDecodeError: not OTLP traces (other CloudEvents type, undecodable body).
@@ -142,14 +238,13 @@ def message_spans(message: Message) -> list[SourceSpan]:
     data = _payload(message)
     content_type = attributes.get(CONTENT_TYPE, "").lower()
     if "json" in content_type or (not content_type and data.lstrip()[:1] == b"{"):
-        request = parse_json(data)
-    else:
-        request = ExportTraceServiceRequest()
-        try:
-            request.ParseFromString(data)
-        except DecodeError as exc:
-            raise SpanDecodeError(f"not an OTLP protobuf ExportTraceServiceRequest: "
-                                  f"{exc}") from exc
+        return json_spans(data, message.publish_time_us)
+    request = ExportTraceServiceRequest()
+    try:
+        request.ParseFromString(data)
+    except DecodeError as exc:
+        raise SpanDecodeError(f"not an OTLP protobuf ExportTraceServiceRequest: "
+                              f"{exc}") from exc
     return list(request_spans(request, message.publish_time_us))
 
 

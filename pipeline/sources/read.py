@@ -43,8 +43,10 @@ def _raw(record: Any) -> str:
 
 
 class _DecodeFn(beam.DoFn):
-    """A record (line, row, message) -> its spans; one that is not of the format -> a dead
-    letter naming the format and why."""
+    """A record (line, row, message; or a numbered line, ("PATH line N", text)) -> its
+    spans; one that is not of the format -> a dead letter naming the format and why (and the
+    file and line). A span that cannot be read (`otlp.BadSpan`) -> a dead letter naming its
+    span id, and a stand-in in its trace so that the trace is not assembled without it."""
 
     def __init__(self, what: str, decode: Callable[[Any], list], raw: Callable[[Any], str]):
         self._what = what
@@ -52,13 +54,28 @@ class _DecodeFn(beam.DoFn):
         self._raw = raw
 
     def process(self, record: Any) -> Iterator:
+        where, record = record if isinstance(record, tuple) else ("", record)
+        where = f"{where}: " if where else ""
         try:
             spans = self._decode(record)
         except (SpanDecodeError, ValueError, TypeError) as exc:
             yield beam.pvalue.TaggedOutput("dead", DeadLetter(
-                STAGE, f"not {self._what}: {exc}"[:500], self._raw(record)))
+                STAGE, f"{where}not {self._what}: {exc}"[:500], self._raw(record)))
             return
-        yield from spans
+        for span in spans:
+            if isinstance(span, otlp.BadSpan):
+                yield from _bad_span(span, where, self._what)
+            else:
+                yield span
+
+
+def _bad_span(bad: otlp.BadSpan, where: str, what: str) -> Iterator:
+    yield beam.pvalue.TaggedOutput("dead", DeadLetter(
+        STAGE, f"{where}span {bad.span_id or '(no id)'}: not {what}: {bad.reason}"[:500],
+        bad.raw, bad.trace_id or None))
+    marker = otlp.unreadable_marker(bad)
+    if marker is not None:
+        yield marker
 
 
 class _LangfuseFileFn(beam.DoFn):
@@ -123,8 +140,9 @@ def _file_spans(pbegin: beam.pvalue.PBegin, fmt: str, paths: tuple[str, ...],
                | f"{label}Read" >> beam.ParDo(_LangfuseFileFn(allow_partial)).with_outputs(
                    "dead", main="spans"))
         return out.spans, [out.dead]
-    base = "parquet" if fmt == "phoenix" else "jsonl"
-    read = pbegin | f"{label}Records" >> io.ReadTraces(paths, base, allow_partial)
+    read = pbegin | f"{label}Records" >> (
+        io.ReadTraces(paths, "parquet", allow_partial) if fmt == "phoenix"
+        else io.ReadNumberedLines(paths, allow_partial))
     decode = phoenix.row_span if fmt == "phoenix" else LINE_DECODERS[fmt]
     fn = _DecodeFn(f"{fmt} spans", (lambda r: [decode(r)]) if fmt == "phoenix" else decode,
                    _raw)

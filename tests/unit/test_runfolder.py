@@ -311,3 +311,43 @@ def test_table_files_a_stream_added_to_a_batch_run_are_the_runs(tmp_path):
     assert not state.foreign
     _run(out, NEW, overwrite=True)
     assert sorted(list_files(str(out))) == sorted([*NEW, MANIFEST])
+
+
+def test_out_slash_is_the_root_not_the_current_directory(tmp_path, monkeypatch):
+    """`/` stripped of its slash was the empty name, which abspath made the current folder."""
+    monkeypatch.chdir(tmp_path)
+    assert runfolder.run_folder_path("/") == "/"
+    assert RunFolder("/").out == "/"
+    assert runfolder.run_folder_path(str(tmp_path) + "/") == str(tmp_path)
+
+
+@pytest.mark.parametrize("out", ["/", "//", "/.", "HOME", "HOME/", "HOME/sub/..", ""])
+def test_the_root_the_home_folder_and_no_name_are_refused_as_out(out, tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    (home / "sub").mkdir()
+    with pytest.raises(ValueError, match=r"root|home folder|empty name"):
+        runfolder.check_out(out.replace("HOME", str(home)))
+
+
+def test_a_folder_in_the_home_folder_and_the_current_one_are_fine(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path / "..")
+    runfolder.check_out(str(tmp_path / "rt4chart-out"))
+    runfolder.check_out(".")
+    runfolder.check_out("gs://bucket/run/")
+
+
+@pytest.mark.parametrize("command", ["audit", "stream"])
+def test_audit_and_stream_to_out_slash_are_usage_errors_that_write_nothing(
+        command, tmp_path, monkeypatch, capsys):
+    from rt4chart.pipeline import cli
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    extra = (["--example"] if command == "audit" else
+             ["--subscription", "projects/p/subscriptions/s"])
+    assert cli.main([command, *extra, "--judge", "offline", "--out", "/"]) == 2
+    assert "--out / is the file system's root" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

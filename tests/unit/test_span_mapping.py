@@ -9,7 +9,7 @@ import pytest
 
 from rt4chart.schemas.spans import SourceSpan
 from rt4chart.transforms.assemble import assemble
-from rt4chart.transforms.span_mapping import SpanMapping, Unassembled, trace_record
+from rt4chart.transforms.span_mapping import SpanMapping, Unassembled, span_depths, trace_record
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 
@@ -152,3 +152,68 @@ def test_assemble_dead_letters_under_the_audited_id_and_dedupes_redelivered_span
 def test_bad_mapping_options_are_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):
         SpanMapping(**kwargs)
+
+
+class _CountingSpan(SourceSpan):
+    """A span that counts how often its parent is read: the work of walking the span tree."""
+
+    reads = 0
+
+    def __getattribute__(self, name):
+        if name == "parent_id":
+            type(self).reads += 1
+        return super().__getattribute__(name)
+
+
+def _chain(n: int, cls: type[SourceSpan] = SourceSpan) -> list[SourceSpan]:
+    """A root CHAIN span and n - 1 CHAIN spans, each the child of the one before; the last
+    holds the documents."""
+    spans = [cls(TRACE, f"s{i}", f"s{i - 1}" if i else "", f"s{i}", i, i + 1,
+                 (("openinference.span.kind", "CHAIN"),)) for i in range(n - 1)]
+    spans[0] = span("s0", kind="CHAIN", start=0, end=1, output__value="A.")
+    spans.append(retriever(f"s{n - 1}", (None, "doc")))
+    return spans
+
+
+@pytest.mark.parametrize("n", [1_000, 4_000])
+def test_the_span_tree_walk_reads_each_parent_a_bounded_number_of_times(n):
+    """Counted, not timed: the walk from every chain span up to the root read n²/2 parents."""
+    _CountingSpan.reads = 0
+    record = trace_record(_chain(n, _CountingSpan), SpanMapping())
+    assert record["answer"] == "A."
+    assert _CountingSpan.reads <= 4 * n
+
+
+def test_span_depths_are_hops_to_the_root_and_detached_or_cyclic_spans_are_deepest():
+    parents = {"r": "", "a": "r", "b": "a", "c": "b", "x": "gone", "y": "x",
+               "p": "q", "q": "p", "self": "self", "under": "p"}
+    assert span_depths(parents) == {"r": 0, "a": 1, "b": 2, "c": 3, **dict.fromkeys(
+        ("x", "y", "p", "q", "self", "under"), len(parents) + 1)}
+
+
+class _CountingParents(dict):
+    lookups = 0
+
+    def __getitem__(self, key):
+        type(self).lookups += 1
+        return super().__getitem__(key)
+
+    def __contains__(self, key):
+        type(self).lookups += 1
+        return super().__contains__(key)
+
+
+@pytest.mark.parametrize("n", [1_000, 10_000, 100_000])
+def test_span_depths_look_up_each_parent_a_bounded_number_of_times(n):
+    parents = _CountingParents({f"s{i}": f"s{i - 1}" if i else "" for i in range(n)})
+    _CountingParents.lookups = 0
+    depths = span_depths(parents)
+    assert depths[f"s{n - 1}"] == n - 1
+    assert _CountingParents.lookups <= 3 * n
+
+
+def test_a_cycle_of_chain_spans_beside_the_root_does_not_hang_and_the_root_chain_wins():
+    spans = [span("root", kind="CHAIN", output__value="root answer"), RETRIEVER,
+             span("p", "q", "CHAIN", output__value="p"), span("q", "p", "CHAIN",
+                                                               output__value="q")]
+    assert trace_record(spans, SpanMapping())["answer"] == "root answer"

@@ -469,6 +469,50 @@ def wrong_types(corpus: Corpus) -> list[ParquetFile]:
     return [ids, ctx]
 
 
+# --- Sources (issue 21, item 9): timestamps as exactly RFC 3339, Parquet nanoseconds ---------
+SOURCES_TS_VALID = [  # (trace_id, timestamp, kind, why)
+    ("adv-ts-lower", "2024-05-01t09:30:00z", "timestamp with lower-case t and z",
+     "RFC 3339 5.6: T and Z may be lower case"),
+    ("adv-ts-space", "2024-05-01 09:30:00+02:00", "timestamp with a space for the T",
+     "RFC 3339 5.6, note: a space for readability"),
+    ("adv-ts-nanos", "2024-05-01T09:30:00.123456789Z", "timestamp with nanoseconds",
+     "any number of fraction digits; the event time keeps microseconds"),
+]
+SOURCES_TS_BAD = [  # (timestamp, kind)
+    ("2024-W18-3", "ISO 8601 week date"),
+    ("2024-05-01", "a date without a time"),
+    ("2024-122", "ISO 8601 ordinal date"),
+    ("20240501T093000Z", "ISO 8601 basic format"),
+    ("2024-05-01T09:30Z", "time without seconds"),
+    ("2024-05-01T09:30:00+0200", "offset without its colon"),
+    ("2024-05-01T09:30:00,5Z", "decimal comma"),
+]
+NS_TRACES = pa.schema([("trace_id", pa.string()), ("timestamp", pa.timestamp("ns", tz="UTC")),
+                       ("contexts", pa.list_(pa.string())), ("answer", pa.string())])
+
+
+def sources_timestamps(corpus: Corpus) -> JsonlFile:
+    """Timestamps RFC 3339 allows (lower case, a space, nanoseconds) and ISO 8601 forms it
+    does not (week and ordinal dates, bare dates, basic format)."""
+    f = JsonlFile(corpus, "rfc3339.jsonl")
+    for trace_id, stamp, kind, why in SOURCES_TS_VALID:
+        f.valid({**OK, "trace_id": trace_id, "timestamp": stamp}, kind, why)
+    for stamp, kind in SOURCES_TS_BAD:
+        f.bad(f"timestamp as {kind}", "timestamp must be RFC 3339 (section 5.6 date-time)",
+              lambda m, stamp=stamp: t(m, timestamp=stamp), f"{stamp!r} is not RFC 3339")
+    return f
+
+
+def sources_nanoseconds(corpus: Corpus) -> ParquetFile:
+    """Parquet timestamp[ns] values with nanoseconds, read without pandas."""
+    f = ParquetFile(corpus, "nanoseconds.parquet", NS_TRACES)
+    for i, ns in enumerate((1_714_555_800_123_456_789, 1_714_555_800_000_000_001)):
+        f.valid({"trace_id": f"adv-ns-{i}", "timestamp": ns, "contexts": [CTX],
+                 "answer": OK["answer"]}, "Parquet timestamp[ns] with nanoseconds",
+                "nanoseconds are read as RFC 3339 text; the event time keeps microseconds")
+    return f
+
+
 README_HEAD = """\
 # The adversarial corpus
 
@@ -525,6 +569,7 @@ def main() -> None:
     corpus = Corpus()
     text = [mixed(corpus), more_gz(corpus), utf16(corpus), utf16be(corpus), csv_lines(corpus)]
     tables = [parquet_traces(corpus), *wrong_types(corpus)]
+    sources = [sources_timestamps(corpus), sources_nanoseconds(corpus)]  # issue 21, item 9
     files = {
         "mixed.jsonl": text[0].encode(),
         "more.jsonl.gz": gzip.compress(text[1].encode(newline="\r\n", bom=codecs.BOM_UTF8),
@@ -533,6 +578,7 @@ def main() -> None:
         "utf16be.jsonl": text[3].encode("utf-16-be"),
         "csv_as_jsonl.jsonl": text[4].encode(),
         **{p.name: p.encode() for p in tables},
+        **{f.name: f.encode() for f in sources},
     }
     cut, traces = truncated()
     for name, data in {**files, "truncated.jsonl.gz": cut}.items():
