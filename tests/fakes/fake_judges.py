@@ -353,12 +353,14 @@ def header_quote(options: dict[str, str]) -> HeaderQuoteJudge:
 
 
 class AbsenceLabelJudge:
-    """A decomposer that labels every claim `absence`, then verifies honestly (lexically, like
-    the offline judge). Option `claims`: "sentence" (default) makes each answer sentence one
-    claim, its own text, labelled absence ("The free trial lasts 3 days." as an absence claim:
-    the context indeed lacks it, so an absence check says ENT); "lacks" restates each sentence
-    as a true statement about the sources ("The passages do not say that the free trial lasts
-    3 days."), labelled absence, hiding the sentence's fact behind an absence."""
+    """A decomposer that labels every claim `absence`, with an honest verifier: ENT quoting the
+    context sentence when one states the claim word for word (case and punctuation aside),
+    else NIC; absence claims are checked lexically, like the offline judge. Option `claims`:
+    "sentence" (default) makes each answer sentence one claim, its own text, labelled absence
+    ("The free trial lasts 3 days." as an absence claim: the context indeed lacks it, so an
+    absence check says ENT); "lacks" restates each sentence as a true statement about the
+    sources ("The passages do not say that the free trial lasts 3 days."), labelled absence,
+    which hides the sentence's fact behind an absence."""
 
     model = "absence-label"
 
@@ -371,11 +373,21 @@ class AbsenceLabelJudge:
             text = f"The passages do not say that {sentence[:1].lower()}{sentence[1:]}"
         return [DecomposedClaim(text, "absence")]
 
+    @staticmethod
+    def _stated(claim: str, text: str) -> Verdict:
+        def words(s: str) -> list[str]:
+            return re.findall(r"\w+", s.lower())
+        for line in text.splitlines():
+            for sentence in re.split(r"(?<=[.!?])\s+", line.strip()):
+                if sentence and words(sentence) == words(claim):
+                    return Verdict("ENT", (sentence,))
+        return Verdict("NIC")
+
     async def verify_local(self, claim, chunk, question):
-        return lexical.verify_scored(claim, chunk)
+        return self._stated(claim, chunk)
 
     async def verify_global(self, claim, context, question, local_label, hint):
-        return lexical.verify_scored(claim, context, hint)
+        return self._stated(claim, context)
 
     async def verify_absence(self, claim, context, question):
         return lexical_claims.verify_absence_scored(claim, context, question)
