@@ -107,3 +107,30 @@ def test_an_absence_label_cannot_clear_a_fact(tmp_path, audit, claims):
             assert claim["label"] == "NIC"
             if claims == "sentence":  # the label was changed, and the note says so
                 assert claim["note"].startswith("decomposed as an absence claim")
+
+
+# Sentences that say what the sources lack and also state a fact: the local OpenAI-compatible
+# server's synthetic decomposer (the offline one) used to make each one absence claim, so the
+# fact was never verified.
+MIXED = [
+    {"trace_id": "mixed-price", "question": "?", "contexts": FIVE,
+     "answer": "The passages do not say when support opens, but shipping costs $5."},
+    {"trace_id": "mixed-trial", "question": "?", "contexts": FIVE,
+     "answer": "The documents do not mention the fee; the free trial lasts 3 days."},
+]
+
+
+def test_through_the_openai_client_a_fact_beside_an_absence_is_verified(tmp_path, audit,
+                                                                        monkeypatch):
+    from fake_openai_server import FakeOpenAI
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdefghijklmnop")
+    inp = write_jsonl(tmp_path / "in.jsonl", MIXED)
+    with FakeOpenAI() as server:
+        code, tables, _ = audit(str(inp), "--judge", "openai", "--base-url", server.base_url)
+    assert code == 0
+    answers = {a["trace_id"]: a["label"] for a in tables["answers"]}
+    assert answers == {"mixed-price": "NIC", "mixed-trial": "NIC"}
+    kinds = sorted((c["trace_id"], c["kind"], c["label"]) for c in tables["claims"])
+    assert ("mixed-price", "fact", "NIC") in kinds and ("mixed-trial", "fact", "NIC") in kinds
+    assert ("mixed-trial", "absence", "ENT") in kinds  # its absence clause, on its own
