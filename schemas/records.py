@@ -196,7 +196,9 @@ class Claim:
     """A self-contained claim decomposed from one answer sentence.
 
     `answer_start`/`answer_end` are its sentence's span; `spans` are the answer offsets of the
-    words the claim restates (see `span_source`; empty means the whole sentence).
+    words the claim restates (see `span_source`; empty means the whole sentence). `kind_note`
+    says why the kind is not the decomposer's (an `absence` label on a claim whose text states
+    a fact: it is verified as a fact), for the claim row's note.
     """
 
     trace_id: str
@@ -208,6 +210,7 @@ class Claim:
     kind: str = FACT
     spans: tuple[tuple[int, int], ...] = ()
     span_source: str = "sentence"
+    kind_note: str | None = None
 
     @property
     def answer_spans(self) -> tuple[tuple[int, int], ...]:

@@ -81,8 +81,10 @@ SPAN_NOTES = {
 
 
 def claim_note(v: ClaimVerdict) -> str | None:
-    """The verdict's note, and where the claim's span comes from when not its fragments."""
-    parts = [v.note, SPAN_NOTES.get(v.claim.span_source) if v.status == "ok" else None]
+    """Why the claim's kind is not the decomposer's, the verdict's note, and where the claim's
+    span comes from when not its fragments."""
+    parts = [v.claim.kind_note, v.note,
+             SPAN_NOTES.get(v.claim.span_source) if v.status == "ok" else None]
     return "; ".join(p for p in parts if p) or None
 
 

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rt4chart.transforms.support import check_support, claim_body
+from rt4chart.transforms.text.absence import states_absence
 from rt4chart.transforms.text.assertion import ABSENCE, FACT, classify, strip_marker
 from rt4chart.transforms.text.words import fold, stem
 
@@ -92,8 +93,8 @@ def check_coverage(sentence: str, claims: Sequence[str],
     least half of them are (so a judge returning no claims, or substituted ones, cannot make a
     sentence vanish). The added claim is the whole sentence: a fragment would lose the subject
     and the qualifiers that scope the missing words, and could be verified out of context. Its
-    kind is "absence" when the sentence says what the sources lack (it is then checked against
-    the whole context, not quoted), else "fact".
+    kind is "absence" when the sentence says only what the sources lack (`text.absence`; it is
+    then checked against the whole context, not quoted), else "fact".
 
     With `topic` (`topic_terms` of the question and the context), a sentence with no specific
     and no negation must also share a word with them: what the classifier cannot place (an
@@ -116,5 +117,5 @@ def check_coverage(sentence: str, claims: Sequence[str],
     total = len(found.world)
     needed = bool(specifics) or len(words) > MAX_STRAY_WORDS or (
         bool(words) and 2 * len(words) >= max(total, 1))
-    kind = ABSENCE if found.kind == ABSENCE else FACT
+    kind = ABSENCE if states_absence(body) else FACT
     return Coverage(tuple(specifics + words), body if needed else None, kind if needed else FACT)

@@ -17,6 +17,8 @@ from typing import NamedTuple
 import apache_beam as beam
 
 from rt4chart.schemas.records import (
+    ABSENCE,
+    FACT,
     AnswerSentence,
     Claim,
     ClaimSet,
@@ -39,6 +41,7 @@ from rt4chart.transforms.judges.base import DecomposedClaim, JudgeSpec
 from rt4chart.transforms.limits import LimitsConfig, claims_over_limit
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
 from rt4chart.transforms.spans import claim_spans
+from rt4chart.transforms.text.absence import accepted_absence, states_absence
 from rt4chart.transforms.validate import raw_text
 
 
@@ -127,13 +130,40 @@ class _DecomposeFn(JudgeCallFn):
         )
 
 
+MISLABELLED_NOTE = ("decomposed as an absence claim, but its text states a fact, not what the "
+                    "sources lack: verified as a fact")
+
+
+def checked_kind(claim: PlacedClaim) -> tuple[PlacedClaim, str | None]:
+    """The claim with the kind rt4chart checks it as, and a note when that is not the
+    decomposer's. An `absence` claim needs no quote, so the label is accepted only when the
+    claim's own text says the sources lack something (`text.absence.accepted_absence`, read
+    on the text, whatever the judge said); otherwise the claim is a fact."""
+    if claim.kind != ABSENCE or accepted_absence(claim.text):
+        return claim, None
+    return replace(claim, kind=FACT), MISLABELLED_NOTE
+
+
+def covering(sentence: str, claims: Sequence[PlacedClaim]) -> list[str]:
+    """The texts of the claims that may cover `sentence` for decomposition coverage: an
+    absence claim does not state what a sentence about the world states ("The passages do not
+    say that the free trial lasts 3 days" for "The free trial lasts 3 days."), so for a sentence
+    that is not itself an absence statement it counts as dropped, and the sentence is re-added
+    as a fact."""
+    if states_absence(sentence):
+        return [c.text for c in claims]
+    return [c.text for c in claims if c.kind != ABSENCE]
+
+
 def number_claims(prepared: PreparedTrace, results: Iterable[DecomposeResult]) -> ClaimSet:
     """Number the claims of a trace in answer order; failed sentences become failed claims.
 
     Decomposition coverage: a sentence whose claims leave out its numbers, names, negation or
     content words (no claims, or substituted ones) gets one more factual claim for it, spanning
     the sentence (`coverage.check_coverage`), so that no false sentence can vanish; a sentence
-    that asserts nothing checkable (`text.assertion.classify`) may stay without claims.
+    that asserts nothing checkable (`text.assertion.classify`) may stay without claims. An
+    absence claim whose text states a fact is a fact (`checked_kind`), and absence claims do
+    not cover a sentence about the world (`covering`).
     """
     by_sentence = {r.sentence_index: r for r in results}
     usage = sum((r.usage for r in by_sentence.values()), Usage())
@@ -148,11 +178,12 @@ def number_claims(prepared: PreparedTrace, results: Iterable[DecomposeResult]) -
             claim = Claim(trace_id, len(claims) + len(failed), s.text, s.index, s.start, s.end)
             failed.append(FailedClaim(claim, "decompose", reason or "judge error"))
             continue
-        for c in result.claims:
+        placed = [checked_kind(c) for c in result.claims]
+        for c, note in placed:
             index = len(claims) + len(failed)
             claims.append(Claim(trace_id, index, c.text, s.index, s.start, s.end, c.kind,
-                                c.spans, c.span_source))
-        extra = check_coverage(s.text, [c.text for c in result.claims], topic)
+                                c.spans, c.span_source, note))
+        extra = check_coverage(s.text, covering(s.text, [c for c, _ in placed]), topic)
         if extra.extra_claim:
             claims.append(Claim(trace_id, len(claims) + len(failed), extra.extra_claim, s.index,
                                 s.start, s.end, extra.kind))

@@ -90,10 +90,31 @@ def _pieces(
     return out
 
 
+@functools.lru_cache(maxsize=64)
+def _documents_only(rendered: RenderedText) -> str:
+    """`rendered.text` with every character outside its documents' sentences (the headers with
+    their doc ids and numbers, the separators: rt4chart's text) replaced by a space, offsets
+    kept. A quote is looked for here, so that only what the documents say can be evidence:
+    a quote that needs a header's words is not found."""
+    out, last = [], 0
+    for offset, s in rendered.segments:
+        start = max(offset, last)
+        out += [" " * (start - last), rendered.text[start:offset + len(s.text)]]
+        last = max(last, offset + len(s.text))
+    out.append(" " * (len(rendered.text) - last))
+    return "".join(out)
+
+
+def document_text(rendered: RenderedText) -> str:
+    """The documents' sentences of `rendered`, one per line: the pool the support check may
+    read (`supported_verdict`), never the headers, doc ids or the question."""
+    return "\n".join(s.text for _, s in rendered.segments)
+
+
 def _align_fragment(
     fragment: str, rendered: RenderedText, allowed: set[int] | None
 ) -> list[Evidence]:
-    norm = _normalised(rendered.text)
+    norm = _normalised(_documents_only(rendered))
     for pos in _occurrences(norm.text, fragment):
         start = norm.origin[pos]
         end = norm.origin[pos + len(fragment) - 1] + 1
@@ -262,11 +283,11 @@ def unsupported_specifics(claim: str, quotes: Sequence[str], context: str) -> tu
     """The specifics of `claim` that nothing in the context states: what makes an ENT NIC.
 
     A specific counts (a number with its unit, amount, percentage, date, weekday or time, see
-    `support.check_support`) when the quotes lack it, the whole context (`context`: question
-    and documents) lacks it too, and either it is of a STRICT_KINDS kind ("$49", "15%",
-    "Sunday", "9 am") or a quote restates the claim otherwise (RESTATED_SHARE of its content
-    terms) with specifics of its own: "The free trial lasts 30 days" quoted by "The free trial
-    lasts 14 days".
+    `support.check_support`) when the quotes lack it, the documents (`context`: their text
+    only, `document_text`; never the headers, doc ids or question) lack it too, and either it
+    is of a STRICT_KINDS kind ("$49", "15%", "Sunday", "9 am") or a quote restates the claim
+    otherwise (RESTATED_SHARE of its content terms) with specifics of its own: "The free trial
+    lasts 30 days" quoted by "The free trial lasts 14 days".
     Narrower than `check_support` on purpose: a faithful judge quotes the sentence it found,
     not every sentence a number or a name comes from, and human labels (RAGTruth) accept
     conversions, counts and world knowledge; with the gold judge this loses no answer.

@@ -28,6 +28,7 @@ from rt4chart.schemas.records import (
     Window,
 )
 from rt4chart.transforms.limits import LimitsConfig, over_limit
+from rt4chart.transforms.text.headers import document_header
 from rt4chart.transforms.validate import raw_text
 
 # Text lines are segmented one by one: line breaks end sentences in lists, tables and records.
@@ -275,7 +276,9 @@ def render_window(prepared: PreparedTrace, window: Window) -> RenderedText:
 
 
 def render_context(prepared: PreparedTrace) -> RenderedText:
-    """The full context: each document under a header, its text unchanged."""
+    """The full context: each document under a header, its text unchanged. Only the documents'
+    sentences are in `segments`: the headers and the blank lines between documents are not
+    evidence."""
     by_doc: dict[str, list[Sentence]] = {}
     for s in prepared.sentences:
         by_doc.setdefault(s.doc_id, []).append(s)
@@ -283,7 +286,7 @@ def render_context(prepared: PreparedTrace) -> RenderedText:
     segments: list[tuple[int, Sentence]] = []
     offset = 0
     for n, doc in enumerate(prepared.trace.contexts, start=1):
-        header = f"[Document {n}: {doc.doc_id}]\n"
+        header = document_header(n, doc.doc_id)
         base = offset + len(header)
         segments.extend((base + s.start, s) for s in by_doc.get(doc.doc_id, ()))
         parts.append(header + doc.text)

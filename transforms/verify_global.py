@@ -30,7 +30,12 @@ from rt4chart.schemas.records import (
     UsageRecord,
 )
 from rt4chart.transforms.confirm import ConfirmEnt
-from rt4chart.transforms.evidence import claim_probability, grounded_verdict, supported_verdict
+from rt4chart.transforms.evidence import (
+    claim_probability,
+    document_text,
+    grounded_verdict,
+    supported_verdict,
+)
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_verdict
 from rt4chart.transforms.judges.base import JudgeSpec
@@ -88,9 +93,11 @@ class _GlobalFn(JudgeCallFn):
         if claim.kind == ABSENCE:
             grounded = grounded_absence(verdict, element.context, claim.text)
         else:
+            # The support check reads only what the documents say: not the headers or doc ids
+            # rt4chart adds, and not the question (it frames the claim, it is not evidence).
             grounded = supported_verdict(
                 grounded_verdict(verdict, element.context, claim.text), claim.text,
-                f"{element.question}\n{element.context.text}")
+                document_text(element.context))
         label, evidence, note, p = grounded
         yield self._out(element, ClaimVerdict(
             element.claim, element.window_labels, element.local_label, element.deciding_window,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 
 from rt4chart.transforms.judges import lexical, lexical_claims
 from rt4chart.transforms.judges.base import DecomposedClaim, Verdict
@@ -307,3 +308,90 @@ class DroppingJudge:
 
 def dropping(options: dict[str, str]) -> DroppingJudge:
     return DroppingJudge(options)
+
+
+class HeaderQuoteJudge:
+    """A judge that takes rt4chart's document headers for evidence: it says ENT for every claim
+    and quotes a header line. Option `quote`: "header+sentence" (default) quotes, as one quote,
+    the header above the sentence that shares the most words with the claim together with that
+    sentence ("[Document 3: doc2]\\nThe free trial lasts 14 days."); "header" quotes only the
+    header lines that share a number or a word with the claim (else every header). Each answer
+    sentence is one claim, its own text."""
+
+    model = "header-quote"
+
+    def __init__(self, options: dict[str, str]):
+        self.quote = options.get("quote", "header+sentence")
+
+    async def decompose(self, sentence, answer, question):
+        return [sentence]
+
+    async def verify_local(self, claim, chunk, question):
+        return "NIC", []
+
+    async def verify_global(self, claim, context, question, local_label, hint):
+        lines = context.split("\n")
+        heads = [i for i, line in enumerate(lines) if line.startswith("[Document ")]
+        words = set(re.findall(r"\w+", claim.lower()))
+        if self.quote == "header":
+            chosen = [lines[i] for i in heads if words & set(re.findall(r"\w+", lines[i].lower()))]
+            return "ENT", chosen or [lines[i] for i in heads]
+
+        def overlap(i: int) -> int:
+            below = lines[i + 1] if i + 1 < len(lines) else ""
+            return len(words & set(re.findall(r"\w+", below.lower())))
+
+        best = max(heads, key=overlap)
+        return "ENT", ["\n".join(lines[best:best + 2])]
+
+    async def verify_absence(self, claim, context, question):
+        return "ENT", []
+
+
+def header_quote(options: dict[str, str]) -> HeaderQuoteJudge:
+    return HeaderQuoteJudge(options)
+
+
+class AbsenceLabelJudge:
+    """A decomposer that labels every claim `absence`, with an honest verifier: ENT quoting the
+    context sentence when one states the claim word for word (case and punctuation aside),
+    else NIC; absence claims are checked lexically, like the offline judge. Option `claims`:
+    "sentence" (default) makes each answer sentence one claim, its own text, labelled absence
+    ("The free trial lasts 3 days." as an absence claim: the context indeed lacks it, so an
+    absence check says ENT); "lacks" restates each sentence as a true statement about the
+    sources ("The passages do not say that the free trial lasts 3 days."), labelled absence,
+    which hides the sentence's fact behind an absence."""
+
+    model = "absence-label"
+
+    def __init__(self, options: dict[str, str]):
+        self.claims = options.get("claims", "sentence")
+
+    async def decompose(self, sentence, answer, question):
+        text = sentence
+        if self.claims == "lacks" and not sentence.lower().startswith("the passages"):
+            text = f"The passages do not say that {sentence[:1].lower()}{sentence[1:]}"
+        return [DecomposedClaim(text, "absence")]
+
+    @staticmethod
+    def _stated(claim: str, text: str) -> Verdict:
+        def words(s: str) -> list[str]:
+            return re.findall(r"\w+", s.lower())
+        for line in text.splitlines():
+            for sentence in re.split(r"(?<=[.!?])\s+", line.strip()):
+                if sentence and words(sentence) == words(claim):
+                    return Verdict("ENT", (sentence,))
+        return Verdict("NIC")
+
+    async def verify_local(self, claim, chunk, question):
+        return self._stated(claim, chunk)
+
+    async def verify_global(self, claim, context, question, local_label, hint):
+        return self._stated(claim, context)
+
+    async def verify_absence(self, claim, context, question):
+        return lexical_claims.verify_absence_scored(claim, context, question)
+
+
+def absence_label(options: dict[str, str]) -> AbsenceLabelJudge:
+    return AbsenceLabelJudge(options)

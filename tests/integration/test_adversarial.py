@@ -89,6 +89,9 @@ def test_the_whole_mix_is_audited_or_dead_lettered_record_by_record(run):
             problems.append(f"{_where(entry)}: ({mine[0]['stage']}, "
                             f"{mine[0]['reason'][:300]!r}), expected ({entry['stage']}, "
                             f"...{entry['reason']!r}...)")
+    labels = {a["trace_id"]: a["label"] for a in tables["answers"]}
+    problems += [f"{_where(e)}: answer {e['not_label']}" for e in ENTRIES
+                 if e.get("not_label") and labels.get(e["trace_id"]) == e["not_label"]]
     problems += [f"a dead letter of {len(_owners(d))} corpus records: {d['stage']}, "
                  f"{d['reason'][:200]!r}, raw {d['raw'][:120]!r}" for d in letters
                  if len(_owners(d)) != 1]

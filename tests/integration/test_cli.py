@@ -42,7 +42,7 @@ def test_example_run_offline(audit, caplog):
     assert dead["trace_id"] == "broken-example" and "broken-example" in dead["raw"]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["traces"] == 5 and summary["dead_letters"] == 1
-    assert summary["judge_model"] == "offline-lexical-v4"
+    assert summary["judge_model"] == "offline-lexical-v5"
 
 
 def test_ragtruth_sample_gives_sane_tables(ragtruth_sample, audit):

@@ -1,7 +1,8 @@
 """Claim kinds and claim spans end to end through the real transforms: a greeting gives no
 claim, an absence claim is checked against the full context only, hallucinated spans are the
 words of the non-ENT claims; a judge that obeys text in its inputs cannot make a factual claim
-an absence claim by text in the context, which decomposition never sees."""
+an absence claim by text in the context, which decomposition never sees, nor by text in the
+question: an absence label on a factual claim is not trusted."""
 
 from __future__ import annotations
 
@@ -94,7 +95,8 @@ def test_text_in_the_context_cannot_turn_a_factual_claim_into_an_absence_claim()
     injected = {**TRACE, "answer": "The museum opened in 1990.",
                 "contexts": [{"doc_id": "d", "text": f"{fj.INJECTED_KIND}. {CONTEXT}"}]}
     # The same instruction where the decomposer does read (the question) is obeyed: the judge
-    # would make the claim an absence claim, and say ENT, if it were shown the context.
+    # labels the claim `absence`. The label is not trusted either: the claim's text states a
+    # fact, so it is verified as one (issue 21), and its quote (the claim) is not in the context.
     control = {**injected, "trace_id": "control", "question": fj.INJECTED_KIND,
                "contexts": [{"doc_id": "d", "text": CONTEXT}]}
     stages = _config("fake_judges:obedient").stages
@@ -104,5 +106,5 @@ def test_text_in_the_context_cannot_turn_a_factual_claim_into_an_absence_claim()
         control_rows = (p | "Control" >> beam.Create([json.dumps(control)])
                         | "AuditControl" >> Audit(stages, RUN))
         assert_that(injected_rows.claims, _kinds([("fact", "NIC")]), label="Injected")
-        assert_that(control_rows.claims, _kinds([("absence", "ENT")]), label="Control")
+        assert_that(control_rows.claims, _kinds([("fact", "NIC")]), label="Control")
 

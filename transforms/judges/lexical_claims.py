@@ -25,6 +25,7 @@ from rt4chart.transforms.judges.lexical import (
     _tokenize,
     _weights,
 )
+from rt4chart.transforms.text.absence import states_absence
 from rt4chart.transforms.text.assertion import ABSENCE, NONE, classify, strip_marker
 
 FACT = "fact"  # with ABSENCE, the kinds this decomposer gives (records.CLAIM_KINDS)
@@ -52,7 +53,9 @@ class LexicalClaim(NamedTuple):
 def decompose_claims(sentence: str) -> list[LexicalClaim]:
     """The claims of one answer sentence, with their kinds and fragments.
 
-    A sentence that says what the sources lack is one absence claim (itself); one that asserts
+    A sentence that says only what the sources lack (`text.absence.states_absence`, the rule
+    that decides whether any decomposer's absence label is accepted) is one absence claim
+    (itself); one that asserts
     nothing checkable (`text.assertion.classify`) has none; any other is split into factual
     claims at semicolons and at "and" /
     "but" / "while" / "whereas" when what follows starts a new clause (a subject then an
@@ -60,10 +63,9 @@ def decompose_claims(sentence: str) -> list[LexicalClaim]:
     numbers, dates and modals stay; each claim is its own fragment.
     """
     body = strip_marker(sentence)
-    found = classify(body)
-    if found.kind == ABSENCE:
+    if states_absence(body):
         return [LexicalClaim(body, ABSENCE, (body,))]
-    if found.kind == NONE:
+    if classify(body).kind == NONE:
         return []
     parts, last = [], 0
     for match in _CLAUSE_RE.finditer(body):
@@ -73,7 +75,10 @@ def decompose_claims(sentence: str) -> list[LexicalClaim]:
             last = match.end()
     parts.append(body[last:])
     claims = [p.strip().strip(",;:").strip() for p in parts]
-    return [LexicalClaim(c, FACT, (c,)) for c in claims if any(ch.isalnum() for ch in c)] or [
+    # A clause that says what the sources lack is an absence claim of its own ("The passages do
+    # not say when it opened, but it is in Paris.": an absence and a fact).
+    return [LexicalClaim(c, ABSENCE if states_absence(c) else FACT, (c,))
+            for c in claims if any(ch.isalnum() for ch in c)] or [
         LexicalClaim(body, FACT, (body,))]
 
 

@@ -7,16 +7,20 @@ give kinds and fragments (:mod:`rt4chart.transforms.judges.lexical_claims`): no 
 sentence that asserts nothing, an absence claim for "the passages do not mention X", checked
 lexically against the context. Its verdicts are a
 baseline for runs with no endpoint configured, not a model's judgement; it quotes only text it
-was given.
+was given. It reads only the documents' text: the header lines rt4chart puts above each
+document of the full context (with their numbers and doc ids) are blanked before it looks
+(`text.headers.blank_headers`), and the question is never evidence (it only names what an absence
+claim that names nothing says is missing: "None mentioned.").
 """
 
 from __future__ import annotations
 
 from rt4chart.transforms.judges import lexical, lexical_claims
 from rt4chart.transforms.judges.base import DecomposedClaim, Verdict
+from rt4chart.transforms.text.headers import blank_headers
 
 # The version changes with the heuristics: judge_cache keys (--reuse) include it.
-MODEL = "offline-lexical-v4"
+MODEL = "offline-lexical-v5"
 # The map of its raw score to probabilities, fitted on the dev part of RAGTruth by
 # `rt4chart eval calibrate` (tests/unit/test_calibration.py checks it fits this judge).
 CALIBRATION = "package:calibration_offline.json"
@@ -42,10 +46,11 @@ class OfflineJudge:
     async def verify_global(
         self, claim: str, context: str, question: str, local_label: str, hint: str | None
     ) -> Verdict:
-        return Verdict(*lexical.verify_scored(claim, context, hint))
+        return Verdict(*lexical.verify_scored(claim, blank_headers(context), hint))
 
     async def verify_absence(self, claim: str, context: str, question: str) -> Verdict:
-        return Verdict(*lexical_claims.verify_absence_scored(claim, context, question))
+        return Verdict(*lexical_claims.verify_absence_scored(claim, blank_headers(context),
+                                                             question))
 
 
 def factory(options: dict[str, str]) -> OfflineJudge:

@@ -27,7 +27,8 @@ The decision reads the sentence's grammar and vocabulary, not a list of phrasing
 5. Otherwise the sentence asserts something. It is about the sources when a source or label
    noun and a verb of saying frame it ("Passage 2 says the bridge opened in 1932." is a
    `source` claim), and says what they lack when a negation scopes the saying ("The passages
-   do not mention the fee.", "There is no information about the price": `absence`), else it
+   do not mention the fee.", "There is no information about the price", "No date is given in
+   the sources": `absence`), else it
    is a `fact`. A sentence of several clauses (cut at a colon, a semicolon or a dash) asserts
    what its clauses assert: "I hope this helps: the office moved." is a fact.
 
@@ -116,6 +117,7 @@ _YES_NO_RE = re.compile(r"^\s*(?:yes|no|yeah|nope|correct|incorrect|true|false)\
 _CONDITIONAL_RE = re.compile(r"^\s*(?:if|unless|had|were|should)\b|\bwould have\b", re.I)
 _FIRST_PERSON = frozenset("i we me us my our".split())
 _MODALS = frozenset("may might can could should would will must also just".split())
+_BE = frozenset("is are was were been be".split())
 
 
 @dataclass(frozen=True)
@@ -229,7 +231,16 @@ def _negated_saying(body: str) -> bool:
             ahead = {stem(w) for t in toks[i + 1:i + 4] for w in fold(t).split()}
             if ahead & (SPEECH_VERBS | SOURCE_NOUNS | _ABSENT_NOUNS):
                 return True
-    return False
+    return _negated_subject_passive(toks)
+
+
+def _negated_subject_passive(toks: list[str]) -> bool:
+    """A negated subject whose verb is a passive of saying: "No opening date is given in the
+    sources", "Nothing about fees was mentioned": the saying is what is denied."""
+    if not toks or toks[0] not in ("no", "nothing", "none"):
+        return False
+    return any(t in _BE and stem(toks[i + 1]) in SPEECH_VERBS
+               for i, t in enumerate(toks[:-1]))
 
 
 def _world_words(text: str) -> list[str]:

@@ -48,6 +48,7 @@ class Entry:
     raw: str | None = None  # DEAD, for a line too short to hold a marker: its raw, exactly
     stage: str | None = None  # DEAD: the dead letter's stage
     reason: str | None = None  # DEAD: a fragment of the dead letter's reason
+    not_label: str | None = None  # AUDITED: a label its answer must not get (issue 21)
 
 
 @dataclass
@@ -86,8 +87,9 @@ class JsonlFile:
         self.lines.append(line)
         self.corpus.entries.append(Entry(self.name, len(self.lines), **entry))
 
-    def valid(self, record: dict, kind: str, why: str) -> None:
-        self._add(record, kind=kind, expected=AUDITED, why=why, trace_id=record["trace_id"])
+    def valid(self, record: dict, kind: str, why: str, not_label: str | None = None) -> None:
+        self._add(record, kind=kind, expected=AUDITED, why=why, trace_id=record["trace_id"],
+                  not_label=not_label)
 
     def bad(self, kind: str, why: str, make, reason: str, stage: str = "validate") -> None:
         """A bad line: `make(marker)` gives it, holding the marker; or `make` is the line (its
@@ -134,7 +136,7 @@ def mixed(corpus: Corpus) -> JsonlFile:
     f = JsonlFile(corpus, "mixed.jsonl")
     f.valid(sample("ragtruth-14513"), "valid RAGTruth QA trace", SCHEMA)
     for group in (_timestamps, _numbers_and_depth, _field_limits, _text, _contexts, _shapes,
-                  _work_limits):
+                  _work_limits, _evidence_is_the_documents):
         group(f)
     return f
 
@@ -322,6 +324,35 @@ def _work_limits(f: JsonlFile) -> None:
     f.valid(sample("ragtruth-8673"), "structured context (JSON record, data-to-text)", SCHEMA)
     f.valid(sample("paper-running-example", EXAMPLES), "the paper's running example", SCHEMA)
     f.valid(sample("ragtruth-13155"), "valid RAGTruth QA trace", SCHEMA)
+
+
+# Issue 21, defect 1: a number only in rt4chart's own text (a document header's "Document 3",
+# a doc id) or in the question is not evidence. Each answer states a number no document
+# states: audited, and never ENT.
+EVIDENCE = "README ## What it does, step 5 (evidence is only what the documents say)"
+FIVE_DOCS = ["Shipping is free.", "Returns take a week.", "The free trial lasts 14 days.",
+             "Support is open.", "Refunds go to the card."]
+
+
+def _evidence_is_the_documents(f: JsonlFile) -> None:
+    trial = "The free trial lasts 14 days."
+    cases = [
+        ("number of a document header", FIVE_DOCS, "How long is the trial?",
+         "The free trial lasts 3 days."),
+        ("number of a document header (6 documents)", [*FIVE_DOCS, "Open daily."],
+         "How long is the trial?", "The free trial lasts 6 days."),
+        ("number in a doc id", [{"doc_id": "kb-30", "text": trial}], "How long is the trial?",
+         "The free trial lasts 30 days."),
+        ("amount in a doc id", [{"doc_id": "price-$49", "text": "The plan costs $29 a month."}],
+         "What does it cost?", "The plan costs $49 a month."),
+        ("doc id with a line break and a number", [{"doc_id": "kb\n30 days", "text": trial}],
+         "How long is the trial?", "The free trial lasts 30 days."),
+        ("number in the question", [trial], "Is the free trial 30 days?",
+         "The free trial lasts 30 days."),
+    ]
+    for i, (kind, contexts, question, answer) in enumerate(cases):
+        f.valid({"trace_id": f"evidence-{i}", "question": question, "contexts": contexts,
+                 "answer": answer}, kind, EVIDENCE, not_label="ENT")
 
 
 def more_gz(corpus: Corpus) -> JsonlFile:
