@@ -101,7 +101,10 @@ def test_shipped_offline_calibration_is_monotone_and_fits_the_current_judge():
         "/work/shared/data/ragtruth --judge offline --out /tmp/calib --overwrite --write "
         "transforms/judges/calibration_offline.json` (see README, What the probabilities mean)")
     assert fit["data"]["part"] == "dev" and fit["answers"] > 100 and fit["claims"] > 500
-    assert fit["dev_answer_ece"] <= 0.05
+    # Held out, not in-sample: a map's ECE on the answers it was fitted to says little (blocks of
+    # 25 give 0.001 in-sample and 0.09 on the test part); the cross-validated figure of the block
+    # size the fit chose is the one that predicts unseen answers.
+    assert fit["min_block_cv_ece"][str(fit["min_block"])] <= 0.05
 
 
 def test_a_run_takes_the_judges_map_an_option_or_the_identity(tmp_path):
