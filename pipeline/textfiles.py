@@ -15,37 +15,42 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 import orjson
+import zstandard
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
+from rt4chart.pipeline.compressed import zlib_reader, zstd_reader
 from rt4chart.schemas.records import DeadLetter
 
 STAGE = "read"
 CHUNK_BYTES = 1 << 16
 
-# Compressed inputs read through Python's own decompressors, which raise on a truncated or
-# corrupt stream (EOFError, zlib/bz2/lzma errors); Beam's reader stops silently where the data
-# ends. Other suffixes (.deflate, .zst) go through Beam's reader.
+# Every compression Beam detects by suffix (.gz, .bz2, .xz/.lzma, .deflate, .zst/.zstd) is
+# read through a decompressor that raises on a truncated or corrupt stream (EOFError, the
+# codec's error); Beam's own reader stops silently where the data ends.
 _STRICT_DECOMPRESSORS = {
     CompressionTypes.GZIP: lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
     CompressionTypes.BZIP2: bz2.BZ2File,
     CompressionTypes.LZMA: lzma.LZMAFile,
+    CompressionTypes.DEFLATE: zlib_reader,
+    CompressionTypes.ZSTD: zstd_reader,
 }
 # What a damaged file raises while it is read (gzip.BadGzipFile and bz2's are OSErrors).
-READ_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
+READ_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError, zstandard.ZstdError)
 
 
 @contextlib.contextmanager
 def open_input(path: str) -> Iterator[BinaryIO]:
-    """A file's bytes, decompressed by its suffix; a truncated .gz/.bz2/.xz raises."""
+    """A file's bytes, decompressed by its suffix; a truncated or corrupt compressed file
+    raises one of READ_ERRORS while it is read."""
     kind = CompressionTypes.detect_compression_type(path)
     with contextlib.ExitStack() as stack:
+        raw = stack.enter_context(
+            FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED))
         if kind in _STRICT_DECOMPRESSORS:
-            raw = stack.enter_context(
-                FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED))
             yield stack.enter_context(_STRICT_DECOMPRESSORS[kind](raw))
         else:
-            yield stack.enter_context(FileSystems.open(path))
+            yield raw
 
 
 def _read_at_least(stream: BinaryIO, n: int) -> bytes:

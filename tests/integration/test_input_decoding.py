@@ -9,12 +9,14 @@ import gzip
 import io
 import json
 import lzma
+import zlib
 from datetime import UTC, datetime
 
 import apache_beam as beam
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import zstandard
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
@@ -149,7 +151,9 @@ def _truncated(path, compress, lines: list[str]):
     return path
 
 
-COMPRESSORS = {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}
+COMPRESSORS = {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress,
+               "zst": lambda data: zstandard.ZstdCompressor().compress(data),
+               "deflate": zlib.compress}
 
 
 @pytest.mark.parametrize("suffix", sorted(COMPRESSORS))
@@ -197,9 +201,14 @@ def test_intact_compressed_files_are_read_whole(tmp_path):
                    + gzip.compress(("\n".join(lines[2:4]) + "\n").encode()))
     xz = tmp_path / "b.jsonl.xz"
     xz.write_bytes(lzma.compress(lines[4].encode()))
+    zst = tmp_path / "c.jsonl.zst"  # two frames, as `cat a.zst b.zst` makes
+    zst.write_bytes(COMPRESSORS["zst"](f"{lines[0]}\n".encode())
+                    + COMPRESSORS["zst"](f"{lines[1]}\n".encode()))
+    deflate = tmp_path / "d.jsonl.deflate"
+    deflate.write_bytes(zlib.compress("\n".join(lines).encode()))
     with _pipeline() as p:
-        read = p | ReadTraces((str(gz), str(xz)))
-        assert_that(read.records, equal_to(lines), label="records")
+        read = p | ReadTraces((str(gz), str(xz), str(zst), str(deflate)))
+        assert_that(read.records, equal_to(lines + lines[:2] + lines), label="records")
         assert_that(read.dead_letters, equal_to([]), label="dead")
 
 
