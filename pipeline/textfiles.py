@@ -156,7 +156,7 @@ def split_lines(head: bytes, stream: BinaryIO, newline: bytes,
     while True:
         start = 0
         while (at := _find_newline(buf, newline, search, -start)) >= 0:
-            yield bytes(buf[start:at])
+            yield _line(buf, start, at, max_bytes)
             start = search = at + len(newline)
         del buf[:start]
         if max_bytes is not None and len(buf) > max_bytes:
@@ -173,7 +173,14 @@ def split_lines(head: bytes, stream: BinaryIO, newline: bytes,
             break
         buf += chunk
     if buf:
-        yield bytes(buf)
+        yield _line(buf, 0, len(buf), max_bytes)
+
+
+def _line(buf: bytearray, start: int, end: int, max_bytes: int | None) -> bytes | Oversize:
+    """A whole line found in the buffer, or its Oversize when over the limit."""
+    if max_bytes is not None and end - start > max_bytes:
+        return Oversize(end - start, bytes(buf[start:start + HEAD_KEEP]))
+    return bytes(buf[start:end])
 
 
 def _named_fields(text: str) -> tuple[str | None, str | None]:
