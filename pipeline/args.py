@@ -53,7 +53,9 @@ def add_audit_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser
     p = sub.add_parser("audit", allow_abbrev=False, help="audit trace files (batch)",
                        description="Audit RAG traces from JSONL or Parquet files.",
                        epilog=BEAM_EPILOG)
-    p.add_argument("inputs", nargs="*", help="JSONL or Parquet trace files or globs")
+    p.add_argument("inputs", nargs="*",
+                   help="JSONL or Parquet trace files or globs (each file read in the format "
+                        "its content says), or - for standard input (read once)")
     add_audit_args(p)
     return p
 
