@@ -22,6 +22,7 @@ from rt4chart.pipeline.sources.options import (
     add_source_args,
     span_mapping,
 )
+from rt4chart.pipeline.textfiles import DEFAULT_MAX_RECORD_BYTES, byte_size
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.confirm import add_confirm_args
 from rt4chart.transforms.judges.base import JudgeSpec
@@ -52,7 +53,9 @@ def add_audit_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser
     p = sub.add_parser("audit", allow_abbrev=False, help="audit trace files (batch)",
                        description="Audit RAG traces from JSONL or Parquet files.",
                        epilog=BEAM_EPILOG)
-    p.add_argument("inputs", nargs="*", help="JSONL or Parquet trace files or globs")
+    p.add_argument("inputs", nargs="*",
+                   help="JSONL or Parquet trace files or globs (each file read in the format "
+                        "its content says), or - for standard input (read once)")
     add_audit_args(p)
     return p
 
@@ -83,6 +86,11 @@ def add_audit_args(p: argparse.ArgumentParser) -> None:
                    help="audit what can be read of a truncated or corrupt input file (a "
                         "warning, and a dead letter saying how far it was read) instead of "
                         "failing the run")
+    p.add_argument("--max-record-bytes", type=byte_size, default=DEFAULT_MAX_RECORD_BYTES,
+                   metavar="SIZE",
+                   help="a record (JSONL line, Parquet row) larger than this is a dead letter, "
+                        "skipped while it is read, never parsed or held whole (default 16M; "
+                        "units k, M, G)")
     p.add_argument("--progress-every", type=float, default=10.0, metavar="SECONDS",
                    help="seconds between progress lines while the job runs (default 10)")
     add_tables_args(p)
@@ -271,6 +279,7 @@ def audit_config(args: argparse.Namespace, example: str | None = None) -> AuditC
         tables=tables_config(args),
         chunk_traces=args.chunk_traces,
         prune_windows=args.prune_windows,
+        max_record_bytes=args.max_record_bytes,
     )
 
 

@@ -44,9 +44,10 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 
 from rt4chart.pipeline import graph
 from rt4chart.pipeline.config import AuditConfig
-from rt4chart.pipeline.io import ReadTraces, input_paths, is_parquet
+from rt4chart.pipeline.io import ReadTraces, input_paths
 from rt4chart.pipeline.runfolder import list_files
 from rt4chart.pipeline.shards import Chunk, shard_folder, write_shards
+from rt4chart.pipeline.sources.detect import file_format
 from rt4chart.pipeline.textfiles import CHUNK_BYTES, READ_ERRORS, open_input
 
 logger = logging.getLogger(__name__)
@@ -83,15 +84,16 @@ def is_local(options: PipelineOptions) -> bool:
 
 
 def _count_lines(path: str) -> int:
-    lines, last = 0, b"\n"
+    lines, crs, last = 0, 0, b"\n"
     try:
         with open_input(path) as stream:
             while data := stream.read(CHUNK_BYTES):
                 lines += data.count(b"\n")
+                crs += data.count(b"\r")
                 last = data[-1:]
     except READ_ERRORS:
         pass  # a damaged file: the read fails or dead-letters it, as in one run
-    return lines + (last != b"\n")
+    return max(lines, crs) + (last not in (b"\n", b"\r"))  # CR-only files count by CR
 
 
 def _count_rows(path: str) -> int:
@@ -105,8 +107,8 @@ def _count_rows(path: str) -> int:
 def count_records(inputs: tuple[str, ...], input_format: str = "auto") -> int:
     """About how many records the inputs hold (lines of text files, rows of Parquet files);
     only the number of chunks depends on it."""
-    return sum(_count_rows(path) if is_parquet(pattern, input_format) else _count_lines(path)
-               for pattern in inputs for path in input_paths(pattern))
+    return sum(_count_rows(path) if file_format(path, input_format) in ("parquet", "phoenix")
+               else _count_lines(path) for pattern in inputs for path in input_paths(pattern))
 
 
 def shard_count(config: AuditConfig, options: PipelineOptions) -> int:
@@ -151,7 +153,8 @@ def audit_runs(config: AuditConfig,
 def _split(config: AuditConfig, options: PipelineOptions, work: str, shards: int) -> None:
     pipeline = beam.Pipeline(options=options)
     read = pipeline | "ReadTraces" >> ReadTraces(config.inputs, config.input_format,
-                                                 config.allow_partial_input, config.spans)
+                                                 config.allow_partial_input, config.spans,
+                                                 config.max_record_bytes)
     write_shards(read, work, shards)
     pipeline.run().wait_until_finish()
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from rt4chart.pipeline.outputs import TablesConfig
 from rt4chart.pipeline.runfolder import check_out
 from rt4chart.pipeline.sources.detect import INPUT_FORMATS, STREAM_FORMATS
+from rt4chart.pipeline.textfiles import DEFAULT_MAX_RECORD_BYTES, MIN_RECORD_BYTES
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S
@@ -58,6 +59,7 @@ class AuditConfig:
     tables: TablesConfig = TablesConfig()  # the traces table, BigQuery's location and expiry
     chunk_traces: int | None = None  # local runs: traces per pipeline run (None: chunks.py's)
     prune_windows: bool = False  # --prune-windows (transforms/prune.py)
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES  # a longer line or row: a dead letter
 
     def __post_init__(self) -> None:
         if self.input_format not in INPUT_FORMATS:
@@ -68,6 +70,9 @@ class AuditConfig:
         if not self.out:
             raise ValueError("--out is required")
         check_out(self.out)
+        if not MIN_RECORD_BYTES <= self.max_record_bytes:
+            raise ValueError(f"--max-record-bytes must be >= {MIN_RECORD_BYTES}, got "
+                             f"{self.max_record_bytes}")
         if self.claims_per_call < 1:
             raise ValueError(f"--claims-per-call must be >= 1, got {self.claims_per_call}")
         if not self.progress_every_s > 0:

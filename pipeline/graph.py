@@ -122,7 +122,7 @@ def build(pipeline: beam.Pipeline, config: AuditConfig, run: RunInfo,
     read = pipeline | "ReadTraces" >> (
         ReadShard(chunk.shard) if chunk else
         ReadTraces(config.inputs, config.input_format, config.allow_partial_input,
-                   config.spans))
+                   config.spans, config.max_record_bytes))
     tables = read.records | "Audit" >> Audit(config.stages, run, reuse,
                                              config.tables.write_traces,
                                              chunk.carry if chunk else None)

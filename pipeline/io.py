@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -20,10 +21,13 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from rt4chart.pipeline.runfolder import REDO_INPUT
-from rt4chart.pipeline.sources.detect import SPAN_FORMATS, pattern_format
+from rt4chart.pipeline.sources.detect import SPAN_FORMATS, file_format
 from rt4chart.pipeline.textfiles import (
+    DEFAULT_MAX_RECORD_BYTES,
+    HEAD_KEEP,
     READ_ERRORS,
     STAGE,
+    Oversize,
     numbered_lines,
     open_input,
     undecodable,
@@ -62,8 +66,12 @@ def input_paths(pattern: str) -> list[str]:
 
 def check_inputs(patterns: tuple[str, ...] | list[str]) -> None:
     """Raise FileNotFoundError naming every pattern that matches no file (or only a folder)."""
+    from rt4chart.pipeline.inputs import STDIN_NAMES, is_stream  # it builds on this module
+
     missing = []
     for pattern in patterns:
+        if pattern in STDIN_NAMES or is_stream(pattern):
+            continue  # read once, when the run starts (inputs.py)
         paths = input_paths(pattern)
         if not paths or all(_is_local_dir(p) for p in paths):
             missing.append(pattern)
@@ -102,24 +110,41 @@ def partial_input(path: str, done: str, exc: BaseException, allow: bool) -> Dead
 
 class _ReadLinesFn(beam.DoFn):
     """A text file's path -> its non-blank lines as text (`numbered`: as ("PATH line N",
-    text), for decoders whose dead letters name the line); undecodable lines (and, with
-    `allow_partial`, a truncated file) -> dead letters."""
+    text), for decoders whose dead letters name the line); undecodable lines, lines over
+    `max_bytes` (and, with `allow_partial`, a truncated file) -> dead letters."""
 
-    def __init__(self, allow_partial: bool, numbered: bool = False):
+    def __init__(self, allow_partial: bool, max_bytes: int = DEFAULT_MAX_RECORD_BYTES,
+                 numbered: bool = False):
         self._allow_partial = allow_partial
+        self._max_bytes = max_bytes
         self._numbered = numbered
 
     def process(self, path: str) -> Iterator:
         line_no = 0
         try:
             with open_input(path) as stream:
-                for line_no, data, codec in numbered_lines(stream):
+                for line_no, data, codec in numbered_lines(stream, self._max_bytes, path):
+                    if isinstance(data, Oversize):
+                        yield beam.pvalue.TaggedOutput("dead", oversize_letter(
+                            f"{path} line {line_no}", data.size, data.head, codec,
+                            self._max_bytes))
+                        continue
                     for text in _decoded(path, line_no, data, codec):
                         numbered = self._numbered and isinstance(text, str)
                         yield (f"{path} line {line_no}", text) if numbered else text
         except READ_ERRORS as exc:
             letter = partial_input(path, f"{line_no} line(s)", exc, self._allow_partial)
             yield beam.pvalue.TaggedOutput("dead", letter)
+
+
+def oversize_letter(where: str, size: int, head: bytes, codec: str, limit: int) -> DeadLetter:
+    """The dead letter of a record over --max-record-bytes: `raw` is its first bytes only (the
+    record was skipped while read, never held whole)."""
+    text = head.decode(codec, errors="backslashreplace")
+    reason = (f"{where}: record of {size:,} bytes is over --max-record-bytes={limit:,}; skipped "
+              f"unread (raw holds its first {len(head):,} bytes)")
+    trace_id = next(iter(re.findall(r'"trace_id"\s*:\s*"([^"\\]{1,256})"', text)), None)
+    return DeadLetter(STAGE, reason, text, trace_id)
 
 
 def _decoded(path: str, line_no: int, data: bytes, codec: str) -> Iterator:
@@ -153,19 +178,29 @@ class _RowGroupsFn(beam.DoFn):
 
 class _ReadRowGroupFn(beam.DoFn):
     """(Parquet path, row group) -> its rows as dicts, a batch in memory at a time; a row with a
-    value Python cannot hold (a timestamp beyond year 9999) -> a dead letter."""
+    value Python cannot hold (a timestamp beyond year 9999) or over `max_bytes` -> a dead
+    letter."""
 
-    def __init__(self, allow_partial: bool):
+    def __init__(self, allow_partial: bool, max_bytes: int = DEFAULT_MAX_RECORD_BYTES):
         self._allow_partial = allow_partial
+        self._max_bytes = max_bytes
 
     def process(self, element: tuple[str, int]) -> Iterator:
         path, group = element
         rows = 0
+        where = f"{path} row group {group} row"
         try:
             with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as fh:
-                batches = pq.ParquetFile(fh).iter_batches(PARQUET_BATCH_ROWS, row_groups=[group])
-                for batch in batches:
-                    yield from batch_rows(batch, f"{path} row group {group} row", rows)
+                parquet = pq.ParquetFile(fh)
+                meta = parquet.metadata.row_group(group)
+                if meta.num_rows == 1 and meta.total_byte_size > self._max_bytes:
+                    # one row over the limit: told by the metadata, never decoded
+                    yield beam.pvalue.TaggedOutput("dead", oversize_letter(
+                        f"{where} 0", meta.total_byte_size, b"", "utf-8", self._max_bytes))
+                    return
+                size = _batch_size(meta.num_rows, meta.total_byte_size, self._max_bytes)
+                for batch in parquet.iter_batches(size, row_groups=[group]):
+                    yield from _sized_rows(batch, where, rows, self._max_bytes)
                     rows += batch.num_rows
         except _PARQUET_ERRORS as exc:
             letter = partial_input(path, f"{rows} row(s) of row group {group}", exc,
@@ -189,6 +224,32 @@ def nanosecond_times_as_text(batch: pa.RecordBatch) -> pa.RecordBatch:
                                    for ns in columns[i].cast(pa.int64()).to_pylist()],
                                   pa.string())
     return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
+
+
+def _batch_size(num_rows: int, total_bytes: int, max_bytes: int) -> int:
+    """Rows per batch: PARQUET_BATCH_ROWS, fewer when the row group's rows are large, so that
+    a batch holds about `max_bytes` on average."""
+    if total_bytes <= max_bytes or num_rows <= 0:
+        return PARQUET_BATCH_ROWS
+    return max(1, min(PARQUET_BATCH_ROWS, num_rows * max_bytes // total_bytes))
+
+
+def _sized_rows(batch: pa.RecordBatch, where: str, first: int, max_bytes: int) -> Iterator:
+    """`batch_rows`, with each row over `max_bytes` (its Arrow size) a dead letter instead:
+    such a row is never converted to Python objects (which cost many times its size)."""
+    if batch.nbytes <= max_bytes:
+        yield from batch_rows(batch, where, first)
+        return
+    for i in range(batch.num_rows):
+        row = batch.slice(i, 1)
+        if row.nbytes <= max_bytes:
+            yield from batch_rows(row, where, first + i)
+            continue
+        head = {name: column[0].as_py() for name, column in zip(
+            row.schema.names, row.columns, strict=True) if column.nbytes <= HEAD_KEEP}
+        yield beam.pvalue.TaggedOutput("dead", oversize_letter(
+            f"{where} {first + i}", row.nbytes, orjson.dumps(head, default=str), "utf-8",
+            max_bytes))
 
 
 def batch_rows(batch: pa.RecordBatch, where: str, first: int = 0) -> Iterator:
@@ -221,13 +282,14 @@ def batch_rows(batch: pa.RecordBatch, where: str, first: int = 0) -> Iterator:
 
 
 @beam.ptransform_fn
-def _read_text(pbegin, patterns: tuple[str, ...], allow_partial: bool, numbered: bool = False):
+def _read_text(pbegin, patterns: tuple[str, ...], allow_partial: bool, max_bytes: int,
+               numbered: bool = False):
     return (
         pbegin
         | "Patterns" >> beam.Create(patterns)
         | "Match" >> beam.FlatMap(_paths_or_fail)
         | "Spread" >> beam.Reshuffle()
-        | "Lines" >> beam.ParDo(_ReadLinesFn(allow_partial, numbered)).with_outputs(
+        | "Lines" >> beam.ParDo(_ReadLinesFn(allow_partial, max_bytes, numbered)).with_outputs(
             "dead", main="records")
     )
 
@@ -237,19 +299,22 @@ class ReadNumberedLines(beam.PTransform):
     dead letters of lines or files that cannot be read (as `ReadTraces` reads JSON lines):
     for span formats, whose every record (a span of a line) names its file and line."""
 
-    def __init__(self, patterns: tuple[str, ...], allow_partial_input: bool = False):
+    def __init__(self, patterns: tuple[str, ...], allow_partial_input: bool = False,
+                 max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES):
         super().__init__()
         self._patterns = tuple(patterns)
         self._partial = allow_partial_input
+        self._max_bytes = max_record_bytes
 
     def expand(self, pbegin: beam.pvalue.PBegin) -> ReadOutputs:
         check_inputs(self._patterns)
-        read = pbegin | "Jsonl" >> _read_text(self._patterns, self._partial, numbered=True)
+        read = pbegin | "Jsonl" >> _read_text(self._patterns, self._partial, self._max_bytes,
+                                              numbered=True)
         return ReadOutputs(read.records, read.dead)
 
 
 @beam.ptransform_fn
-def _read_parquet(pbegin, patterns: tuple[str, ...], allow_partial: bool):
+def _read_parquet(pbegin, patterns: tuple[str, ...], allow_partial: bool, max_bytes: int):
     files = (
         pbegin
         | "Patterns" >> beam.Create(patterns)
@@ -259,7 +324,8 @@ def _read_parquet(pbegin, patterns: tuple[str, ...], allow_partial: bool):
     rows = (
         files.ok
         | "Spread" >> beam.Reshuffle()
-        | "Rows" >> beam.ParDo(_ReadRowGroupFn(allow_partial)).with_outputs("dead", main="ok")
+        | "Rows" >> beam.ParDo(_ReadRowGroupFn(allow_partial, max_bytes)).with_outputs(
+            "dead", main="ok")
     )
     return _Parts(rows.ok, (files.dead, rows.dead) | "AllDead" >> beam.Flatten())
 
@@ -281,8 +347,10 @@ class ReadTraces(beam.PTransform):
     """Trace files (JSONL lines or Parquet rows, paths or globs) -> raw records and dead letters.
 
     JSONL lines stay text so that a line that is not JSON reaches the dead letters as received;
-    blank lines are not records and are skipped. The format is told by the file suffix
-    (.parquet/.pq, else JSON lines; .gz, .bz2, .xz decompressed) unless `input_format` says.
+    blank lines are not records and are skipped. The format of each file (of a glob too) is
+    told by its content (Parquet's magic or a .parquet/.pq name, else JSON lines; .gz, .bz2,
+    .xz, .zst, .deflate decompressed) unless `input_format` says. A line or row over
+    `max_record_bytes` is a dead letter, skipped while read (never parsed or held whole).
     Text is decoded line by line (UTF-8, or UTF-16 when the file says so): an undecodable line
     is a dead letter naming its file and line, and the other lines are audited. A truncated or
     corrupt file raises `InputFileError` naming it, or with `allow_partial_input` becomes a
@@ -293,32 +361,40 @@ class ReadTraces(beam.PTransform):
     """
 
     def __init__(self, inputs: tuple[str, ...], input_format: str = "auto",
-                 allow_partial_input: bool = False, spans=None):
+                 allow_partial_input: bool = False, spans=None,
+                 max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES):
         super().__init__()
         self._inputs = tuple(inputs)
         self._format = input_format
         self._partial = allow_partial_input
         self._spans = spans  # SpanMapping of the span formats (docs/sources.md)
+        self._max_bytes = max_record_bytes
 
     def expand(self, pbegin: beam.pvalue.PBegin) -> ReadOutputs:
         check_inputs(self._inputs)
-        # Span formats (OTLP, OpenInference, Phoenix, Langfuse) are read and assembled into
-        # traces by pipeline/sources; a run's own redo file is always trace JSON lines.
-        formats = {p: "jsonl" if p.endswith(REDO_INPUT) else pattern_format(p, self._format)
-                   for p in self._inputs}
-        spans = {p: f for p, f in formats.items() if f in SPAN_FORMATS}
-        parquet = [p for p in self._inputs if p not in spans and is_parquet(p, formats[p])]
-        text = [p for p in self._inputs if p not in spans and not is_parquet(p, formats[p])]
+        # Each file of a glob in its own format, told by its content (a glob over JSONL and
+        # Parquet files reads each as what it is). Span formats (OTLP, OpenInference, Phoenix,
+        # Langfuse) are read and assembled into traces by pipeline/sources; a run's own redo
+        # file is always trace JSON lines.
+        files = dict.fromkeys(f for p in self._inputs for f in _paths_or_fail(p))
+        formats = {f: "jsonl" if f.endswith(REDO_INPUT) else file_format(f, self._format)
+                   for f in files}
+        spans = {f: fmt for f, fmt in formats.items() if fmt in SPAN_FORMATS}
+        parquet = [f for f in files if f not in spans and is_parquet(f, formats[f])]
+        text = [f for f in files if f not in spans and not is_parquet(f, formats[f])]
         parts = []
         if spans:
             from rt4chart.pipeline.sources.read import ReadSpanTraces  # it reads through here
 
-            read = pbegin | "Spans" >> ReadSpanTraces(spans, self._partial, self._spans)
+            read = pbegin | "Spans" >> ReadSpanTraces(spans, self._partial, self._spans,
+                                                      self._max_bytes)
             parts.append(_Parts(read.records, read.dead_letters))
         if text:
-            parts.append(pbegin | "Jsonl" >> _read_text(tuple(text), self._partial))
+            parts.append(pbegin | "Jsonl" >> _read_text(tuple(text), self._partial,
+                                                        self._max_bytes))
         if parquet:
-            parts.append(pbegin | "Parquet" >> _read_parquet(tuple(parquet), self._partial))
+            parts.append(pbegin | "Parquet" >> _read_parquet(tuple(parquet), self._partial,
+                                                             self._max_bytes))
         return ReadOutputs(
             tuple(p.records for p in parts) | "Records" >> beam.Flatten(),
             tuple(p.dead for p in parts) | "DeadLetters" >> beam.Flatten(),

@@ -29,6 +29,7 @@ from rt4chart.pipeline import graph
 from rt4chart.pipeline.chunks import audit_runs, count_records
 from rt4chart.pipeline.config import AuditConfig, StreamConfig
 from rt4chart.pipeline.earlier import check_reuse_source, redo_traces
+from rt4chart.pipeline.inputs import resolve_inputs
 from rt4chart.pipeline.io import check_inputs
 from rt4chart.pipeline.judge_figures import job_figures
 from rt4chart.pipeline.outputs import TablesConfig
@@ -197,10 +198,13 @@ def _run_staged(config: AuditConfig, run: RunInfo, redo: list[str], folder: RunF
                 options: PipelineOptions) -> Summary:
     """The pipeline, writing its tables and summary.json under the staging folder."""
     inputs = config.inputs
+    # streams read once into the staging folder, globs into files (not the output's own)
+    files = resolve_inputs(inputs, folder.staging, (folder.out,))
     if redo:
         inputs += (write_redo_input(redo, folder.staging),)
+        files += inputs[-1:]
         logger.info("redoing %d trace(s) of %s", len(redo), config.redo)
-    staged = dataclasses.replace(config, inputs=inputs, out=folder.staging)
+    staged = dataclasses.replace(config, inputs=files, out=folder.staging)
     logger.info("auditing %s with judge %s (model %s), prompts %s, W=%d O=%d -> %s",
                 ", ".join(config.inputs + (("--redo " + config.redo,) if redo else ())),
                 config.judge.name, run.judge_model, run.prompt_hash,

@@ -199,7 +199,7 @@ def reject_unknown(commands: dict[str, argparse.ArgumentParser], tokens: list[st
     for token in tokens[:at] + tokens[at + 1:]:
         if token == "--":
             return
-        if token.startswith("-") and not _NUMBER.match(token) and (
+        if token.startswith("-") and token != "-" and not _NUMBER.match(token) and (  # -: stdin
                 token.split("=", 1)[0] not in known):
             command.error(unknown_option_message(token, known + beam_option_strings()))
 

@@ -9,43 +9,71 @@ import bz2
 import codecs
 import contextlib
 import gzip
+import logging
 import lzma
+import re
 import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import BinaryIO
 
 import orjson
+import zstandard
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
+from rt4chart.pipeline.compressed import zlib_reader, zstd_reader
 from rt4chart.schemas.records import DeadLetter
+
+logger = logging.getLogger(__name__)
 
 STAGE = "read"
 CHUNK_BYTES = 1 << 16
+HEAD_KEEP = 1024  # bytes of an oversized line kept for its dead letter
+# A record (a JSONL line, a Parquet row) over this many bytes is dead-lettered while it is
+# read, before it is parsed. A trace within every field and work limit (1 M context characters,
+# at most 12 bytes each as JSON \u escapes, plus its answer and question) fits in 16 MiB; parsing
+# one costs about 15 times its size in memory, so one record stays within a few hundred MB.
+DEFAULT_MAX_RECORD_BYTES = 16 << 20
+MIN_RECORD_BYTES = 1024  # below this even a minimal trace would not fit
+_UNITS = {"": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
+          "mib": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30}
 
-# Compressed inputs read through Python's own decompressors, which raise on a truncated or
-# corrupt stream (EOFError, zlib/bz2/lzma errors); Beam's reader stops silently where the data
-# ends. Other suffixes (.deflate, .zst) go through Beam's reader.
+
+def byte_size(text: str) -> int:
+    """A size in bytes from text such as 16777216, 16M, 16MiB or 512k (units are binary:
+    k = 1024); ValueError on anything else."""
+    found = re.fullmatch(r"\s*(\d+)\s*([a-z]*)\s*", text.lower())
+    if not found or found.group(2) not in _UNITS:
+        raise ValueError(f"not a size in bytes: {text!r} (e.g. 16M, 512k, 1048576)")
+    return int(found.group(1)) * _UNITS[found.group(2)]
+
+# Every compression Beam detects by suffix (.gz, .bz2, .xz/.lzma, .deflate, .zst/.zstd) is
+# read through a decompressor that raises on a truncated or corrupt stream (EOFError, the
+# codec's error); Beam's own reader stops silently where the data ends.
 _STRICT_DECOMPRESSORS = {
     CompressionTypes.GZIP: lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),
     CompressionTypes.BZIP2: bz2.BZ2File,
     CompressionTypes.LZMA: lzma.LZMAFile,
+    CompressionTypes.DEFLATE: zlib_reader,
+    CompressionTypes.ZSTD: zstd_reader,
 }
 # What a damaged file raises while it is read (gzip.BadGzipFile and bz2's are OSErrors).
-READ_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
+READ_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError, zstandard.ZstdError)
 
 
 @contextlib.contextmanager
 def open_input(path: str) -> Iterator[BinaryIO]:
-    """A file's bytes, decompressed by its suffix; a truncated .gz/.bz2/.xz raises."""
+    """A file's bytes, decompressed by its suffix; a truncated or corrupt compressed file
+    raises one of READ_ERRORS while it is read."""
     kind = CompressionTypes.detect_compression_type(path)
     with contextlib.ExitStack() as stack:
+        raw = stack.enter_context(
+            FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED))
         if kind in _STRICT_DECOMPRESSORS:
-            raw = stack.enter_context(
-                FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED))
             yield stack.enter_context(_STRICT_DECOMPRESSORS[kind](raw))
         else:
-            yield stack.enter_context(FileSystems.open(path))
+            yield raw
 
 
 def _read_at_least(stream: BinaryIO, n: int) -> bytes:
@@ -73,31 +101,86 @@ def text_encoding(head: bytes) -> tuple[str, bytes, int]:
     return "utf-8", b"\n", 0
 
 
-def split_lines(head: bytes, stream: BinaryIO, newline: bytes) -> Iterator[bytes]:
+@dataclass(frozen=True)
+class Oversize:
+    """A line longer than the record limit, skipped while it was read (never held whole).
+
+    Attributes:
+        size: its length in bytes (all of it, counted while skipping to its newline).
+        head: its first HEAD_KEEP bytes, for the dead letter.
+    """
+
+    size: int
+    head: bytes
+
+
+def _find_newline(buf: bytearray, newline: bytes, search: int, offset: int = 0) -> int:
+    """Where in `buf` (from `search`) the next newline starts at a code unit boundary
+    (`offset`: bytes of the line before `buf`), or -1."""
+    width = len(newline)
+    while (at := buf.find(newline, search)) >= 0:
+        if (offset + at) % width == 0:
+            return at
+        search = at + 1
+    return -1
+
+
+def _skip_line(buf: bytearray, read, newline: bytes) -> tuple[int, bytearray | None]:
+    """Read past the line that `buf` starts (no newline in it yet) without keeping it: (its
+    size in bytes, the bytes after its newline; None at the end of the stream)."""
+    keep = len(newline) - 1  # a newline may straddle two chunks
+    size = 0
+    while True:
+        at = _find_newline(buf, newline, 0, size)
+        if at >= 0:
+            return size + at, buf[at + len(newline):]
+        cut = max(0, len(buf) - keep)
+        size += cut
+        del buf[:cut]
+        chunk = read(CHUNK_BYTES)
+        if not chunk:
+            return size + len(buf), None
+        buf += chunk
+
+
+def split_lines(head: bytes, stream: BinaryIO, newline: bytes,
+                max_bytes: int | None = None) -> Iterator[bytes | Oversize]:
     """The lines (without the newline) of `head` and then of the rest of `stream`, split at
     `newline` where it starts a code unit (a UTF-16 newline is two bytes at an even offset).
-    Memory is bounded by the longest line, whatever the file's size."""
+    A line over `max_bytes` is an `Oversize` instead, skipped while read: memory is bounded by
+    the longest line within the limit (plus a chunk), whatever the file holds."""
     # read1: one decompression step at a time, so that the lines before a break are all kept
     read = getattr(stream, "read1", stream.read)
-    width = len(newline)
     buf = bytearray(head)
     search = 0
     while True:
         start = 0
-        while (at := buf.find(newline, search)) >= 0:
-            if (at - start) % width:  # inside a code unit, not a newline
-                search = at + 1
-                continue
-            yield bytes(buf[start:at])
-            start = search = at + width
+        while (at := _find_newline(buf, newline, search, -start)) >= 0:
+            yield _line(buf, start, at, max_bytes)
+            start = search = at + len(newline)
         del buf[:start]
-        search = max(0, len(buf) - width + 1)  # a newline may straddle the next chunk
+        if max_bytes is not None and len(buf) > max_bytes:
+            line_head = bytes(buf[:HEAD_KEEP])
+            size, rest = _skip_line(buf, read, newline)
+            yield Oversize(size, line_head)
+            if rest is None:
+                return
+            buf, search = rest, 0
+            continue
+        search = max(0, len(buf) - len(newline) + 1)  # a newline may straddle the next chunk
         chunk = read(CHUNK_BYTES)
         if not chunk:
             break
         buf += chunk
     if buf:
-        yield bytes(buf)
+        yield _line(buf, 0, len(buf), max_bytes)
+
+
+def _line(buf: bytearray, start: int, end: int, max_bytes: int | None) -> bytes | Oversize:
+    """A whole line found in the buffer, or its Oversize when over the limit."""
+    if max_bytes is not None and end - start > max_bytes:
+        return Oversize(end - start, bytes(buf[start:start + HEAD_KEEP]))
+    return bytes(buf[start:end])
 
 
 def _named_fields(text: str) -> tuple[str | None, str | None]:
@@ -123,13 +206,51 @@ def undecodable(path: str, line_no: int, data: bytes, codec: str,
                       route)
 
 
-def numbered_lines(stream: BinaryIO) -> Iterator[tuple[int, bytes, str]]:
+class NotTextError(OSError):
+    """A file that is not text at all (it starts with NUL bytes): binary data, /dev/zero."""
+
+
+def check_text_head(head: bytes) -> None:
+    """Raise NotTextError if a file's first bytes cannot start text: JSON text starts with an
+    ASCII character, so two NUL bytes first (without a BOM) mean binary data or UTF-32, which
+    rt4chart does not read; reading on would make one endless "line" (/dev/zero)."""
+    if head[:2] == b"\x00\x00":
+        raise NotTextError("the file starts with NUL bytes: not text (JSON lines in UTF-8 or "
+                           "UTF-16), but binary data (or UTF-32)")
+
+
+def _line_break(head: bytes, codec: str, newline: bytes) -> bytes:
+    """The line break of a file: `newline` (LF; CRLF lines lose their CR later), or CR when
+    the file's first break is a CR not followed by LF (classic Mac OS line endings)."""
+    cr = "\r".encode(codec)
+    at = head.find(cr)
+    if at < 0 or 0 <= head.find(newline) < at:
+        return newline
+    following = head[at + len(cr): at + len(cr) + len(newline)]
+    return newline if following == newline or not following else cr
+
+
+def numbered_lines(stream: BinaryIO, max_bytes: int | None = None, name: str = "",
+                   ) -> Iterator[tuple[int, bytes | Oversize, str]]:
     """(line number from 1, the line's bytes without its newline, codec) of a text stream;
-    blank lines count. A byte order mark is not part of a line: at the start of the file it
-    tells the encoding, and at the start of a later line (files concatenated) it is dropped,
-    as RFC 8259 lets a JSON parser do."""
+    blank lines count; a line over `max_bytes` is an `Oversize` (see split_lines). A byte order
+    mark is not part of a line: at the start of the file it tells the encoding, and at the
+    start of a later line (files concatenated) it is dropped, as RFC 8259 lets a JSON parser
+    do. Lines that end with CR alone (old Mac files) are split at CR, and the log says so.
+
+    Raises:
+        NotTextError: the stream starts with NUL bytes.
+    """
     head = _read_at_least(stream, 4)
+    check_text_head(head)
     codec, newline, bom = text_encoding(head)
+    if b"\n" not in head and b"\r" not in head:  # to tell the line break, see the first one
+        head += _read_at_least(stream, CHUNK_BYTES)
+    if (brk := _line_break(head[bom:], codec, newline)) != newline:
+        logger.info("%s: lines end with CR alone (old Mac line endings): read as line breaks",
+                    name or "input")
     mark = "\ufeff".encode(codec)
-    for line_no, data in enumerate(split_lines(head[bom:], stream, newline), 1):
-        yield line_no, data[len(mark):] if data.startswith(mark) else data, codec
+    for line_no, data in enumerate(split_lines(head[bom:], stream, brk, max_bytes), 1):
+        if isinstance(data, bytes) and data.startswith(mark):
+            data = data[len(mark):]
+        yield line_no, data, codec

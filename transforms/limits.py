@@ -21,6 +21,10 @@ MAX_TRACE_ID_CHARS = 256
 MAX_ROUTE_CHARS = 256
 MAX_DOC_ID_CHARS = 256
 MAX_LABEL_CHARS = 256  # task, generator
+# The question goes into every decomposition prompt (one per answer sentence): a 1 MB question
+# cost 1.75 M input tokens for a one-sentence answer. 20,000 characters (about 5,000 tokens)
+# is far beyond a user's question, and leaves room for a question that quotes a passage.
+MAX_QUESTION_CHARS = 20_000
 MAX_METADATA_ENTRIES = 64
 MAX_METADATA_CHARS = 1024  # each key and each value
 # A structured context (data-to-text records) nested deeper than this is not a record but a

@@ -54,7 +54,7 @@ from rt4chart.transforms.fields import (
     string_field,
 )
 from rt4chart.transforms.injection import scan_trace
-from rt4chart.transforms.limits import MAX_ROUTE_CHARS, MAX_TRACE_ID_CHARS
+from rt4chart.transforms.limits import MAX_QUESTION_CHARS, MAX_ROUTE_CHARS, MAX_TRACE_ID_CHARS
 from rt4chart.transforms.windows import WindowingConfig
 
 STAGE = "validate"
@@ -144,7 +144,7 @@ def parse_trace(record: Any) -> Trace:
         trace_id=check_text(trace_id, "field 'trace_id'", MAX_TRACE_ID_CHARS),
         route=string_field(record, "route", "default", max_chars=MAX_ROUTE_CHARS) or "default",
         event_time_us=parse_timestamp(record.get("timestamp")),
-        question=string_field(record, "question"),
+        question=string_field(record, "question", max_chars=MAX_QUESTION_CHARS),
         contexts=parse_contexts(record.get("contexts")),
         answer=string_field(record, "answer", required=True),
         task=optional_label(record, "task"),

@@ -70,20 +70,31 @@ def _text_format(path: str) -> str:
     return found or "jsonl"
 
 
+def _is_parquet_file(path: str) -> bool:
+    """Whether a file starts with Parquet's magic number (PAR1), whatever its name."""
+    try:
+        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as fh:
+            return fh.read(4) == b"PAR1"
+    except OSError:
+        return False
+
+
 def file_format(path: str, input_format: str = "auto") -> str:
-    """The format to read a file in: `input_format` unless "auto"; else Parquet by suffix (a
-    Phoenix spans export when it has context.trace_id and context.span_id columns), else by
-    its first line: OTLP JSON (resourceSpans), OpenInference span JSON (context.trace_id), a
-    Langfuse export (traceId, observations), else JSON lines in the trace schema."""
+    """The format to read a file in: `input_format` unless "auto"; else by what the file holds:
+    Parquet (its PAR1 magic, or a .parquet/.pq name; a Phoenix spans export when it has
+    context.trace_id and context.span_id columns), else by its first line: OTLP JSON
+    (resourceSpans), OpenInference span JSON (context.trace_id), a Langfuse export (traceId,
+    observations), else JSON lines in the trace schema."""
     if input_format != "auto":
         return input_format
-    if path.lower().endswith(PARQUET_SUFFIXES):
+    if path.lower().endswith(PARQUET_SUFFIXES) or _is_parquet_file(path):
         return _parquet_format(path)
     return _text_format(path)
 
 
 def pattern_format(pattern: str, input_format: str = "auto") -> str:
-    """The format of a path or glob: that of its first file (sorted)."""
+    """The format of a path or glob: that of its first file (sorted). Reading goes by each
+    file's own format (`io.ReadTraces`); this is for a pattern that names one kind."""
     if input_format != "auto":
         return input_format
     try:

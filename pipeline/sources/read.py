@@ -19,7 +19,14 @@ import orjson
 from rt4chart.pipeline import io
 from rt4chart.pipeline.sources import langfuse, otlp, phoenix
 from rt4chart.pipeline.sources.common import SpanDecodeError
-from rt4chart.pipeline.textfiles import READ_ERRORS, STAGE, open_input
+from rt4chart.pipeline.textfiles import (
+    DEFAULT_MAX_RECORD_BYTES,
+    READ_ERRORS,
+    STAGE,
+    Oversize,
+    numbered_lines,
+    open_input,
+)
 from rt4chart.schemas.records import DeadLetter, Message
 from rt4chart.transforms.assemble import AssembleStream, AssembleTraces
 from rt4chart.transforms.span_mapping import SpanMapping
@@ -79,18 +86,25 @@ def _bad_span(bad: otlp.BadSpan, where: str, what: str) -> Iterator:
 
 
 class _LangfuseFileFn(beam.DoFn):
-    """A Langfuse export file -> its spans: one JSON document, else JSON lines."""
+    """A Langfuse export file -> its spans: one JSON document, else JSON lines. A file over
+    `max_bytes` is read as JSON lines, each line within the limit (a single document that
+    large is one dead letter, never held whole)."""
 
-    def __init__(self, allow_partial: bool):
+    def __init__(self, allow_partial: bool, max_bytes: int = DEFAULT_MAX_RECORD_BYTES):
         self._allow_partial = allow_partial
+        self._max_bytes = max_bytes
 
     def process(self, path: str) -> Iterator:
         try:
             with open_input(path) as stream:
-                data = stream.read()
+                data = stream.read(self._max_bytes + 1)
         except READ_ERRORS as exc:
             letter = io.partial_input(path, "0 records", exc, self._allow_partial)
             yield beam.pvalue.TaggedOutput("dead", letter)
+            return
+        if len(data) > self._max_bytes:
+            del data
+            yield from _large_export(path, self._max_bytes, self._allow_partial)
             return
         try:
             documents = [(path, orjson.loads(data))]
@@ -103,8 +117,28 @@ class _LangfuseFileFn(beam.DoFn):
             yield from _objects_spans(where, document)
 
 
-def _json_lines(path: str, data: bytes) -> Iterator[tuple[str, Any]]:
-    for line_no, line in enumerate(data.splitlines(), 1):
+def _large_export(path: str, max_bytes: int, allow_partial: bool) -> Iterator:
+    """A Langfuse export over `max_bytes`, read as JSON lines (each line within the limit)."""
+    line_no = 0
+    try:
+        with open_input(path) as stream:
+            for line_no, data, codec in numbered_lines(stream, max_bytes, path):
+                if isinstance(data, Oversize):
+                    yield beam.pvalue.TaggedOutput("dead", io.oversize_letter(
+                        f"{path} line {line_no}", data.size, data.head, codec, max_bytes))
+                    continue
+                for where, document in _json_lines(path, data, line_no - 1):
+                    if isinstance(document, DeadLetter):
+                        yield beam.pvalue.TaggedOutput("dead", document)
+                    else:
+                        yield from _objects_spans(where, document)
+    except READ_ERRORS as exc:
+        yield beam.pvalue.TaggedOutput("dead", io.partial_input(
+            path, f"{line_no} line(s)", exc, allow_partial))
+
+
+def _json_lines(path: str, data: bytes, first: int = 0) -> Iterator[tuple[str, Any]]:
+    for line_no, line in enumerate(data.splitlines(), first + 1):
         if not line.strip():
             continue
         try:
@@ -131,18 +165,19 @@ def _objects_spans(where: str, document: Any) -> Iterator:
 
 
 def _file_spans(pbegin: beam.pvalue.PBegin, fmt: str, paths: tuple[str, ...],
-                allow_partial: bool) -> tuple[beam.PCollection, list[beam.PCollection]]:
+                allow_partial: bool, max_bytes: int,
+                ) -> tuple[beam.PCollection, list[beam.PCollection]]:
     label = _LABELS[fmt]
     if fmt == "langfuse":
         out = (pbegin
                | f"{label}Paths" >> beam.Create(paths)
                | f"{label}Match" >> beam.FlatMap(io.input_paths)
-               | f"{label}Read" >> beam.ParDo(_LangfuseFileFn(allow_partial)).with_outputs(
-                   "dead", main="spans"))
+               | f"{label}Read" >> beam.ParDo(_LangfuseFileFn(allow_partial, max_bytes))
+               .with_outputs("dead", main="spans"))
         return out.spans, [out.dead]
     read = pbegin | f"{label}Records" >> (
-        io.ReadTraces(paths, "parquet", allow_partial) if fmt == "phoenix"
-        else io.ReadNumberedLines(paths, allow_partial))
+        io.ReadTraces(paths, "parquet", allow_partial, max_record_bytes=max_bytes)
+        if fmt == "phoenix" else io.ReadNumberedLines(paths, allow_partial, max_bytes))
     decode = phoenix.row_span if fmt == "phoenix" else LINE_DECODERS[fmt]
     fn = _DecodeFn(f"{fmt} spans", (lambda r: [decode(r)]) if fmt == "phoenix" else decode,
                    _raw)
@@ -156,17 +191,19 @@ class ReadSpanTraces(beam.PTransform):
     trace (stage "assemble")."""
 
     def __init__(self, inputs: dict[str, str], allow_partial_input: bool = False,
-                 mapping: SpanMapping | None = None):
+                 mapping: SpanMapping | None = None,
+                 max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES):
         super().__init__()
         self._inputs = dict(inputs)
         self._partial = allow_partial_input
         self._mapping = mapping or SpanMapping()
+        self._max_bytes = max_record_bytes
 
     def expand(self, pbegin: beam.pvalue.PBegin) -> io.ReadOutputs:
         spans, dead = [], []
         for fmt in sorted(set(self._inputs.values())):
             paths = tuple(p for p, f in self._inputs.items() if f == fmt)
-            got, letters = _file_spans(pbegin, fmt, paths, self._partial)
+            got, letters = _file_spans(pbegin, fmt, paths, self._partial, self._max_bytes)
             spans.append(got)
             dead.extend(letters)
         traces = (tuple(spans) | "AllSpans" >> beam.Flatten()

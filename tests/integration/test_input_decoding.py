@@ -9,12 +9,14 @@ import gzip
 import io
 import json
 import lzma
+import zlib
 from datetime import UTC, datetime
 
 import apache_beam as beam
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import zstandard
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
@@ -149,7 +151,9 @@ def _truncated(path, compress, lines: list[str]):
     return path
 
 
-COMPRESSORS = {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}
+COMPRESSORS = {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress,
+               "zst": lambda data: zstandard.ZstdCompressor().compress(data),
+               "deflate": zlib.compress}
 
 
 @pytest.mark.parametrize("suffix", sorted(COMPRESSORS))
@@ -197,9 +201,14 @@ def test_intact_compressed_files_are_read_whole(tmp_path):
                    + gzip.compress(("\n".join(lines[2:4]) + "\n").encode()))
     xz = tmp_path / "b.jsonl.xz"
     xz.write_bytes(lzma.compress(lines[4].encode()))
+    zst = tmp_path / "c.jsonl.zst"  # two frames, as `cat a.zst b.zst` makes
+    zst.write_bytes(COMPRESSORS["zst"](f"{lines[0]}\n".encode())
+                    + COMPRESSORS["zst"](f"{lines[1]}\n".encode()))
+    deflate = tmp_path / "d.jsonl.deflate"
+    deflate.write_bytes(zlib.compress("\n".join(lines).encode()))
     with _pipeline() as p:
-        read = p | ReadTraces((str(gz), str(xz)))
-        assert_that(read.records, equal_to(lines), label="records")
+        read = p | ReadTraces((str(gz), str(xz), str(zst), str(deflate)))
+        assert_that(read.records, equal_to(lines + lines[:2] + lines), label="records")
         assert_that(read.dead_letters, equal_to([]), label="dead")
 
 
@@ -313,3 +322,67 @@ def test_audit_of_a_truncated_gzip_fails_naming_the_file(tmp_path, audit, capsys
     assert code == 1  # a failed run, not a usage error
     assert f"{path}: truncated or corrupt input" in capsys.readouterr().err
     assert not out.exists()  # the run made the folder: a failed run leaves nothing
+
+
+# -- records over --max-record-bytes, CR-only line endings ----------------------------------
+
+def test_a_line_over_the_record_limit_is_a_dead_letter_naming_file_and_line(tmp_path):
+    lines = _lines(2)
+    big = json.dumps(_trace("huge", "x" * 50_000))
+    path = tmp_path / "t.jsonl"
+    path.write_text(f"{lines[0]}\n{big}\n{lines[1]}\n")
+    with _pipeline() as p:
+        read = p | ReadTraces((str(path),), max_record_bytes=10_000)
+        assert_that(read.records, equal_to(lines), label="records")
+        assert_that(_letters(read.dead_letters) | beam.Map(
+            lambda d: (d[0], d[1], len(d[2]), d[3])), equal_to([(
+                "read", f"{path} line 2: record of {len(big):,} bytes is over "
+                        "--max-record-bytes=10,000; skipped unread (raw holds its first 1,024 "
+                        "bytes)", 1024, "huge")]), label="dead")
+
+
+def test_a_parquet_row_over_the_record_limit_is_a_dead_letter_and_its_neighbours_are_read(
+        tmp_path):
+    rows = [_trace("a"), _trace("huge", "x" * 50_000), _trace("b")]
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    with _pipeline() as p:
+        read = p | ReadTraces((str(path),), max_record_bytes=10_000)
+        assert_that(read.records | beam.Map(lambda r: r["trace_id"]), equal_to(["a", "b"]),
+                    label="records")
+        assert_that(_letters(read.dead_letters) | beam.Map(
+            lambda d: (d[0], d[1].split(": record of")[0], d[3])),
+            equal_to([("read", f"{path} row group 0 row 1", "huge")]), label="dead")
+
+
+def test_a_one_row_row_group_over_the_limit_is_told_by_its_metadata(tmp_path):
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_pylist([_trace("a"), _trace("huge", "x" * 50_000)]), path,
+                   row_group_size=1)
+    with _pipeline() as p:
+        read = p | ReadTraces((str(path),), max_record_bytes=10_000)
+        assert_that(read.records | beam.Map(lambda r: r["trace_id"]), equal_to(["a"]),
+                    label="records")
+        assert_that(_letters(read.dead_letters) | beam.Map(lambda d: d[1].split(":")[0]),
+                    equal_to([f"{path} row group 1 row 0"]), label="dead")
+
+
+def test_audit_with_max_record_bytes_dead_letters_the_big_line_and_audits_the_rest(
+        tmp_path, audit):
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(_trace("fine")) + "\n"
+                    + json.dumps(_trace("huge", "x" * 300_000)) + "\n")
+    code, tables, _ = audit(str(path), "--judge", "offline", "--max-record-bytes", "256k")
+    assert code == 0
+    assert [a["trace_id"] for a in tables["answers"]] == ["fine"]
+    assert [(d["stage"], d["trace_id"]) for d in tables["dead_letters"]] == [("read", "huge")]
+    assert "--max-record-bytes=262,144" in tables["dead_letters"][0]["reason"]
+
+
+def test_audit_of_a_file_with_cr_only_line_endings_audits_every_record(tmp_path, audit):
+    path = tmp_path / "old-mac.jsonl"
+    path.write_bytes("\r".join(json.dumps(_trace(f"t{i}")) for i in range(5)).encode() + b"\r")
+    code, tables, _ = audit(str(path), "--judge", "offline")
+    assert code == 0
+    assert sorted(a["trace_id"] for a in tables["answers"]) == [f"t{i}" for i in range(5)]
+    assert tables["dead_letters"] == []

@@ -10,6 +10,7 @@ from rt4chart.transforms.limits import (
     MAX_JSON_DEPTH,
     MAX_METADATA_CHARS,
     MAX_METADATA_ENTRIES,
+    MAX_QUESTION_CHARS,
     MAX_ROUTE_CHARS,
     MAX_TRACE_ID_CHARS,
 )
@@ -114,6 +115,8 @@ def test_trace_day_clamps_to_the_representable_days():
     ({"trace_id": "x" * (MAX_TRACE_ID_CHARS + 1)}, "field 'trace_id' is 257 characters long; "
                                                    "the limit is 256"),
     ({"route": "r" * (MAX_ROUTE_CHARS + 1)}, "field 'route' is 257 characters long"),
+    ({"question": "q" * (MAX_QUESTION_CHARS + 1)}, "field 'question' is 20001 characters "
+                                                    "long; the limit is 20000"),
     ({"task": 3}, "field 'task' must be a string, got int"),
     ({"generator": ["g"]}, "field 'generator' must be a string, got list"),
     ({"task": "t" * 257}, "field 'task' is 257 characters long"),
@@ -144,6 +147,11 @@ def test_trace_day_clamps_to_the_representable_days():
 def test_fields_later_stages_rely_on(patch, reason):
     with pytest.raises(InvalidTrace, match=reason):
         parse_trace({**BASE, **patch})
+
+
+def test_a_question_at_its_limit_is_valid():
+    question = "Is it open? " * (MAX_QUESTION_CHARS // 12)
+    assert parse_trace({**BASE, "question": question}).question == question
 
 
 def nested(depth: int) -> list:

@@ -596,6 +596,33 @@ def readme_table(entries: list[Entry]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# -- issue 21, input reading (wt-input): CR-only line ends, a .zst file, the question limit ----
+
+def input_reading(corpus: Corpus) -> list[tuple[str, JsonlFile, str]]:
+    """Files of issue 21's input kinds, each (name, lines, how it is encoded): CR-only line
+    ends (old Mac files: once 5 records made one dead letter) and a Zstandard file; a question
+    over its 20,000-character field limit."""
+    cr = JsonlFile(corpus, "cr_only.jsonl")
+    for i in range(3):
+        cr.valid({**OK, "trace_id": f"adv-cr-{i}"}, "CR-only line ends (old Mac file)",
+                 "CR alone is a line break")
+    cr.bad("question of 30,000 characters", "question at most 20,000 characters",
+           lambda m: q(m + "q" * 30_000, trace_id="adv-long-question"),
+           "field 'question' is 30008 characters long; the limit is 20000")
+    zst = JsonlFile(corpus, "more.jsonl.zst")
+    zst.valid({**OK, "trace_id": "adv-zst"}, "Zstandard-compressed file",
+              "read through a decompressor that notices truncation")
+    return [("cr_only.jsonl", cr, "cr"), ("more.jsonl.zst", zst, "zst")]
+
+
+def _encode_input_reading(f: JsonlFile, how: str) -> bytes:
+    if how == "cr":
+        return f.encode(newline="\r")
+    import zstandard
+
+    return zstandard.ZstdCompressor().compress(f.encode())
+
+
 def main() -> None:
     corpus = Corpus()
     text = [mixed(corpus), more_gz(corpus), utf16(corpus), utf16be(corpus), csv_lines(corpus)]
@@ -611,6 +638,8 @@ def main() -> None:
         **{p.name: p.encode() for p in tables},
         **{f.name: f.encode() for f in sources},
     }
+    files.update({name: _encode_input_reading(f, how)
+                  for name, f, how in input_reading(corpus)})
     cut, traces = truncated()
     for name, data in {**files, "truncated.jsonl.gz": cut}.items():
         (HERE / name).write_bytes(data)
