@@ -33,6 +33,7 @@ from rt4chart.pipeline.io import check_inputs
 from rt4chart.pipeline.judge_figures import job_figures
 from rt4chart.pipeline.outputs import TablesConfig
 from rt4chart.pipeline.progress import Reporter, run_with_progress
+from rt4chart.pipeline.redo_merge import carry_earlier_rows, redoes_into_itself
 from rt4chart.pipeline.runfolder import REDO_INPUT, SUMMARY, RunFolder
 from rt4chart.pipeline.sources.detect import SPAN_FORMATS
 from rt4chart.pipeline.summary import Summary, summarise
@@ -207,6 +208,8 @@ def _run_staged(config: AuditConfig, run: RunInfo, redo: list[str], folder: RunF
                 config.segment.window_size, config.segment.window_overlap, folder.out)
     started = time.monotonic()
     results = _run_pipelines(staged, run, options, config.progress_every_s)
+    if redoes_into_itself(config):  # keep the rows of OUT the redo does not replace
+        carry_earlier_rows(folder.out, folder.staging, staged, options)
     summary = summarise(folder.staging, time.monotonic() - started)
     summary.cached_share_by_stage, summary.pruned_calls = job_figures(results)
     final_inputs = [_final_path(p, folder) for p in inputs]
