@@ -20,6 +20,7 @@ removes, from any text:
 from __future__ import annotations
 
 import base64
+import functools
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -52,9 +53,7 @@ def redact(text: str | None, secrets: Iterable[str] = ()) -> str | None:
     found = sorted({s for s in secrets if s and len(s) >= MIN_SECRET_CHARS}, key=len,
                    reverse=True)
     if found:
-        # One pattern for every secret and encoding; re's own cache keeps it compiled, so a
-        # key's pattern is built once, not per call.
-        text = re.compile(secrets_pattern(tuple(found))).sub(REDACTED, text)
+        text = _compiled(tuple(found)).sub(REDACTED, text)
     text = _HEADER.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
     text = _BEARER.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
     return _SK_KEY.sub(REDACTED, text)
@@ -92,12 +91,20 @@ def secrets_pattern(secrets: tuple[str, ...]) -> str:
     split by whitespace, in hex, and inside base64 text."""
     forms = []
     for secret in secrets:
-        # The whole base64 token goes: its other characters may hold a few bits of the key.
-        forms += [rf"[A-Za-z0-9+/_\-]*{re.escape(f)}[A-Za-z0-9+/_\-]*=*"
+        # The rest of the base64 token goes too (its characters before the match hold at most
+        # a few bits of the key: a leading class here would cost a scan at every position).
+        forms += [rf"{re.escape(f)}[A-Za-z0-9+/_\-]*=*"
                   for f in dict.fromkeys(_base64_forms(secret))]
         forms.append("(?i:" + re.escape(secret.encode().hex()) + ")")
         forms.append(_spelled(secret))
     return "|".join(forms)
+
+
+@functools.lru_cache(maxsize=16)
+def _compiled(secrets: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern for every secret and encoding, built once per set of keys (a pure memo of
+    `secrets_pattern`: every row's reason passes through `redact`)."""
+    return re.compile(secrets_pattern(secrets))
 
 
 def register_key_env(name: str) -> None:
