@@ -96,3 +96,16 @@ def test_a_redo_that_is_still_partly_down_keeps_the_still_incomplete_ones_for_th
     assert code == 0 and len(last["answers"]) == 20
     assert all(a["status"] == "ok" for a in last["answers"])
     assert read_tables(out)["judge_cache"]
+
+
+def test_a_redo_in_chunks_into_its_own_folder_keeps_every_answer_once(tmp_path, audit):
+    first, out, down = _first_run(tmp_path, audit)
+    code, after, _ = audit("--redo", str(out), "--overwrite", "--chunk-traces", "4",
+                           *_judge(down), out=out)
+    assert code == 0
+    assert sorted(a["trace_id"] for a in after["answers"]) == sorted(
+        t["trace_id"] for t in TRACES)
+    assert all(a["status"] == "ok" for a in after["answers"])
+    windows = Counter((r["route"], r["window_start"]) for r in after["route_rates"])
+    assert set(windows.values()) == {1}
+    assert sum(r["traces"] for r in after["route_rates"]) == 20
