@@ -34,7 +34,9 @@ from rt4chart.pipeline.io import check_inputs
 from rt4chart.pipeline.judge_figures import job_figures
 from rt4chart.pipeline.outputs import TablesConfig
 from rt4chart.pipeline.progress import Reporter, run_with_progress
+from rt4chart.pipeline.redo_merge import carry_earlier_rows, redoes_into_itself
 from rt4chart.pipeline.runfolder import REDO_INPUT, SUMMARY, RunFolder
+from rt4chart.pipeline.runlock import FolderLock, run_temp_folder
 from rt4chart.pipeline.sources.detect import SPAN_FORMATS
 from rt4chart.pipeline.summary import Summary, summarise
 from rt4chart.schemas.records import RunInfo
@@ -149,19 +151,28 @@ def run_audit(config: AuditConfig, options: PipelineOptions) -> Summary:
     No run destroys data: the run writes to a staging folder inside OUT, swapped in (the
     earlier run's files out) only when the pipeline has succeeded; on any failure the staging
     folder is removed and OUT is left as it was (see runfolder.py). The Batch API's state stays
-    in OUT/_batch_state, outside the staging folder, so that a run cut short can resume.
+    in OUT/_batch_state, outside the staging folder, so that a run cut short can resume. One
+    run at a time per local OUT (a lock on the folder), and the process's temporary folders
+    live under the staging folder while it runs (runlock.py).
 
     Raises UsageError before the job starts (nothing written), and what the runner raises when
     the job fails.
     """
     folder = RunFolder(config.out, config.overwrite)
-    config, run, redo = _preflight(config, folder, options)
+    lock = FolderLock(folder.out)  # one run at a time per OUT, until its files are in
+    with usage_errors():
+        lock.acquire()
     try:
-        summary = _run_staged(config, run, redo, folder, options)
-    except BaseException:
-        folder.abort()
-        raise
-    folder.commit()  # if OUT changed so that the run cannot go there, it stays in staging
+        try:  # abort after a refusal too: it removes the folder the lock made
+            config, run, redo = _preflight(config, folder, options)
+            with run_temp_folder(folder.staging):
+                summary = _run_staged(config, run, redo, folder, options)
+        except BaseException:
+            folder.abort()
+            raise
+        folder.commit()  # if OUT changed so that the run cannot go there, it stays in staging
+    finally:
+        lock.release()
     return summary
 
 
@@ -211,6 +222,8 @@ def _run_staged(config: AuditConfig, run: RunInfo, redo: list[str], folder: RunF
                 config.segment.window_size, config.segment.window_overlap, folder.out)
     started = time.monotonic()
     results = _run_pipelines(staged, run, options, config.progress_every_s)
+    if redoes_into_itself(config):  # keep the rows of OUT the redo does not replace
+        carry_earlier_rows(folder.out, folder.staging, staged, options)
     summary = summarise(folder.staging, time.monotonic() - started)
     summary.cached_share_by_stage, summary.pruned_calls = job_figures(results)
     final_inputs = [_final_path(p, folder) for p in inputs]

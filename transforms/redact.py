@@ -4,7 +4,9 @@ An endpoint may echo what it was sent (an ``Authorization`` header, an ``api-key
 key in a URL) in its error body, and that body becomes a failed call's reason. :func:`redact`
 removes, from any text:
 
-- the configured secret values (the judge's API key), wherever they appear;
+- the configured secret values (the judge's API key), wherever they appear, and as an echo
+  may have changed them: in any case, URL-encoded, split by whitespace or line breaks, in hex,
+  or inside base64 text (at any of its 3 byte alignments);
 - ``Bearer <token>`` credentials;
 - ``sk-…``-like keys (OpenAI, Anthropic and similar providers' key format);
 - the values of key-carrying headers or parameters echoed back: ``api-key: …``,
@@ -17,6 +19,8 @@ removes, from any text:
 
 from __future__ import annotations
 
+import base64
+import functools
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -46,12 +50,61 @@ def redact(text: str | None, secrets: Iterable[str] = ()) -> str | None:
     """
     if not text:
         return text
-    for secret in sorted({s for s in secrets if s and len(s) >= MIN_SECRET_CHARS},
-                         key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
+    found = sorted({s for s in secrets if s and len(s) >= MIN_SECRET_CHARS}, key=len,
+                   reverse=True)
+    if found:
+        text = _compiled(tuple(found)).sub(REDACTED, text)
     text = _HEADER.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
     text = _BEARER.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
     return _SK_KEY.sub(REDACTED, text)
+
+
+def _spelled(secret: str) -> str:
+    """The secret in any case, each character as itself or percent-encoded (%XX, any case),
+    with whitespace (or its JSON escape) anywhere between characters: what a proxy that
+    upper-cases, URL-encodes or wraps a line does to a key it echoes."""
+    gap = r"(?:\s|\\[nrt])*"
+    chars = []
+    for char in secret:
+        encoded = "".join(f"%{byte:02x}" for byte in char.encode())
+        chars.append(f"(?:{re.escape(char)}|{re.escape(encoded)})")
+    return "(?i:" + gap.join(chars) + ")"
+
+
+def _base64_forms(secret: str) -> list[str]:
+    """The parts of base64 (and base64url) text that encode the secret, at each of the 3 byte
+    alignments it can have inside encoded data (e.g. `Basic base64(user:key)`): the characters
+    that depend on the secret's bytes alone."""
+    data = secret.encode()
+    forms = []
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + data).decode()
+        start = -(-8 * offset // 6)  # the first character of the secret's bits alone
+        end = 8 * (offset + len(data)) // 6
+        part = encoded[start:end]
+        forms += [part, part.replace("+", "-").replace("/", "_")]
+    return forms
+
+
+def secrets_pattern(secrets: tuple[str, ...]) -> str:
+    """A regular expression matching each secret as written, in any case, URL-encoded,
+    split by whitespace, in hex, and inside base64 text."""
+    forms = []
+    for secret in secrets:
+        # The rest of the base64 token goes too (its characters before the match hold at most
+        # a few bits of the key: a leading class here would cost a scan at every position).
+        forms += [rf"{re.escape(f)}[A-Za-z0-9+/_\-]*=*"
+                  for f in dict.fromkeys(_base64_forms(secret))]
+        forms.append("(?i:" + re.escape(secret.encode().hex()) + ")")
+        forms.append(_spelled(secret))
+    return "|".join(forms)
+
+
+@functools.lru_cache(maxsize=16)
+def _compiled(secrets: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern for every secret and encoding, built once per set of keys (a pure memo of
+    `secrets_pattern`: every row's reason passes through `redact`)."""
+    return re.compile(secrets_pattern(secrets))
 
 
 def register_key_env(name: str) -> None:

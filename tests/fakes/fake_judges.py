@@ -108,22 +108,25 @@ class KeywordJudge:
     """Deterministic labels from marker words, for streaming tests: each answer sentence is one
     claim; a claim with WRONG is contradicted, one with MADEUP is baseless, any other is
     entailed. Verdicts quote the context's first sentence (so they ground). With the option
-    `down_file`, every call fails while that file exists (an endpoint outage)."""
+    `down_file`, every call fails while that file exists (an endpoint outage); with `down_on`
+    too, only the calls about a sentence or claim holding that word (a partial outage)."""
 
     model = "keyword"
 
     def __init__(self, options: dict[str, str]):
         self.down_file = options.get("down_file")
+        self.down_on = options.get("down_on", "")
         self.delay_s = float(options.get("delay_s", "0"))
 
-    async def _maybe_fail(self) -> None:
+    async def _maybe_fail(self, text: str = "") -> None:
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
-        if self.down_file and os.path.exists(self.down_file):
+        if (self.down_file and os.path.exists(self.down_file)
+                and self.down_on in text):
             raise ConnectionError("judge endpoint down")
 
     async def decompose(self, sentence, answer, question) -> list[DecomposedClaim]:
-        await self._maybe_fail()
+        await self._maybe_fail(sentence)
         return [DecomposedClaim(sentence)]
 
     def _verdict(self, claim: str, text: str) -> Verdict:
@@ -133,11 +136,11 @@ class KeywordJudge:
         return Verdict("CON" if "WRONG" in claim else "ENT", (first,))
 
     async def verify_local(self, claim, chunk, question):
-        await self._maybe_fail()
+        await self._maybe_fail(claim)
         return self._verdict(claim, chunk)
 
     async def verify_global(self, claim, context, question, local_label, hint):
-        await self._maybe_fail()
+        await self._maybe_fail(claim)
         return self._verdict(claim, context)
 
 

@@ -39,6 +39,8 @@ class RawReply:
 
 # request body, request headers (lower-case names) -> a raw reply, or None for the usual answer
 RawResponder = Callable[[dict, dict[str, str]], RawReply | None]
+# request body, the usage report the server computed -> the report to send (None: none at all)
+UsageRewriter = Callable[[dict, dict], dict | None]
 
 
 def tag(text: str, name: str) -> str | None:
@@ -87,14 +89,18 @@ class FakeOpenAI:
             `top_logprobs` when a request asks for `logprobs` (default: 0.9 on the label given).
         raw: (request body, request headers) -> a RawReply to send instead of the usual
             answer, or None; counted in `statuses` as "raw".
+        usage: (request body, usage report) -> the usage report a 200 carries, or None for a
+            reply without one (providers and proxies that send null or negative counts, or
+            none).
     """
 
     def __init__(self, responder: Responder = lexical_responder, latency_s: float = 0.0,
                  faults: list[str] | None = None, every: dict[str, int] | None = None,
                  cached_fraction: float = 0.5, retry_after_s: float = 0.05,
                  label_probs: Callable[[dict, str], dict[str, float]] | None = None,
-                 raw: RawResponder | None = None):
+                 raw: RawResponder | None = None, usage: UsageRewriter | None = None):
         self.responder = responder
+        self.usage = usage
         self.raw = raw
         self.latency_s = latency_s
         self.down = False  # while True, every request gets a 503 (an endpoint outage)
@@ -188,16 +194,20 @@ class FakeOpenAI:
         cached = int(prompt_tokens * self.cached_fraction)
         message = {"role": "assistant", "content": None if refusal else text,
                    "refusal": "I cannot help with that." if refusal else None}
-        return {
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(text) // 4 + 1,
+                 "total_tokens": prompt_tokens + len(text) // 4 + 1,
+                 "prompt_tokens_details": {"cached_tokens": cached}}
+        reply = {
             "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion",
             "created": int(time.time()), "model": body.get("model", "fake"),
             "choices": [{"index": 0, "message": message, "finish_reason": finish,
                          "logprobs": self._logprobs(body, text) if body.get("logprobs")
                          and not refusal else None}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text) // 4 + 1,
-                      "total_tokens": prompt_tokens + len(text) // 4 + 1,
-                      "prompt_tokens_details": {"cached_tokens": cached}},
+            "usage": usage if self.usage is None else self.usage(body, usage),
         }
+        if reply["usage"] is None:
+            del reply["usage"]
+        return reply
 
     def _logprobs(self, body: dict, text: str) -> dict:
         """Token log-probabilities as the provider reports them: the label's first token has

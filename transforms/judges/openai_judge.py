@@ -53,7 +53,12 @@ from rt4chart.transforms.judges.openai_faults import (
     is_endpoint_failure,
 )
 from rt4chart.transforms.judges.prefix_gate import mark_sent
-from rt4chart.transforms.judges.pricing import Prices, cost_of, prices_for
+from rt4chart.transforms.judges.pricing import (
+    Prices,
+    prices_for,
+    reported_usage,
+    token_count,
+)
 from rt4chart.transforms.judges.ratelimit import RateLimiter, exhausted_for, retry_after_seconds
 from rt4chart.transforms.judges.schema_check import SchemaMismatch, validate
 from rt4chart.transforms.judges.throughput import OUTPUT_KEY, Throughput, ThroughputOptions
@@ -270,7 +275,8 @@ class OpenAIJudge:
             raise
         self._breaker.success()
         usage = getattr(completion, "usage", None)
-        self.throughput.prompt_tokens.observe(contents, getattr(usage, "prompt_tokens", None))
+        self.throughput.prompt_tokens.observe(contents,
+                                              token_count(getattr(usage, "prompt_tokens", None)))
         return self._parse(completion, schema_name)
 
     async def _send(self, client: openai.AsyncOpenAI, body: dict[str, Any]) -> Any:
@@ -295,14 +301,11 @@ class OpenAIJudge:
         return (self._api_key,) if self._api_key else ()
 
     def _parse(self, completion: Any, schema_name: str) -> dict:
-        usage = completion.usage
-        if usage is not None:
-            details = getattr(usage, "prompt_tokens_details", None)
-            cached = (getattr(details, "cached_tokens", 0) or 0) if details else 0
-            record_usage(
-                usage.prompt_tokens, cached, usage.completion_tokens,
-                cost_of(self.prices, usage.prompt_tokens, cached, usage.completion_tokens),
-            )
+        # A usage report that is missing, null or negative is unknown usage: the call counts,
+        # its cost is unknown (never negative, never $0), and the answer is still read.
+        prompt, cached, output, cost = reported_usage(getattr(completion, "usage", None),
+                                                      self.prices)
+        record_usage(prompt, cached, output or 0, cost)
         if not completion.choices:
             raise SchemaMismatch("response has no choices")
         message = completion.choices[0].message
@@ -318,8 +321,8 @@ class OpenAIJudge:
         choice = completion.choices[0]
         if getattr(choice, "logprobs", None) is not None:
             data[P_KEY] = p_unsupported(message.content or "", choice.logprobs)
-        if usage is not None:
-            data[OUTPUT_KEY] = usage.completion_tokens  # for the output reservation
+        if output is not None:
+            data[OUTPUT_KEY] = output  # for the output reservation
         return data
 
     async def _call(self, system: str, user: str, schema_name: str,

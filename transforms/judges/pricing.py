@@ -144,6 +144,34 @@ def batch_prices(prices: Prices | None, config: Any) -> Prices | None:
     return prices.scaled(load_table(config.prices).batch_discount)
 
 
+def token_count(value: Any) -> int | None:
+    """A token count as a usage report gives it: a non-negative whole number, else None
+    (unknown). Providers and proxies send null, omit fields or send garbage; none of that may
+    fail a call that was answered, nor turn into a negative or zero cost."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if value < 0 or value != value or value in (float("inf"), float("-inf")):
+        return None
+    return int(value) if float(value).is_integer() else None
+
+
+def reported_usage(usage: Any, prices: Prices | None) -> tuple[int, int, int | None, float | None]:
+    """(input, cached, output tokens, cost) of one answered call from its usage report.
+
+    The cost is unknown (None) unless the report gives valid prompt and completion counts (and
+    a cached count, when given, within the prompt's): a missing report is not a free call.
+    Unknown counts are 0 in the token sums (the columns are required) and output is None.
+    """
+    prompt = token_count(getattr(usage, "prompt_tokens", None))
+    output = token_count(getattr(usage, "completion_tokens", None))
+    details = getattr(usage, "prompt_tokens_details", None)
+    raw_cached = getattr(details, "cached_tokens", None) if details is not None else None
+    cached = 0 if raw_cached is None else token_count(raw_cached)
+    valid = prompt is not None and output is not None and cached is not None and cached <= prompt
+    cost = cost_of(prices, prompt, cached, output) if valid else None
+    return prompt or 0, (cached or 0) if valid else 0, output, cost
+
+
 def cost_of(prices: Prices | None, input_tokens: int, cached_tokens: int,
             output_tokens: int) -> float | None:
     """What a call cost, None when the model's prices are unknown."""
