@@ -24,6 +24,7 @@ from testutil import read_tables
 FAKES = Path(__file__).parents[1] / "fakes"
 CONTEXT = "The sky is blue today. Grass is green in spring."
 DEADLINE_S = 300
+RESTART_WAIT_S = 120  # redelivery of a killed run's leases comes after 30 s
 
 
 def _trace(trace_id: str) -> bytes:
@@ -83,12 +84,15 @@ def test_sigkill_mid_run_then_restart_loses_no_message(pubsub, topics, tmp_path)
     assert before < sent, "the kill came after every verdict: nothing was in flight"
     second = _start(topics, out, log)
     try:
-        _wait(lambda: {a["trace_id"] for a in _table(out, "answers")} >= sent, deadline,
-              second, log, "every verdict after the restart")
+        with contextlib.suppress(AssertionError):  # the count below says what is missing
+            _wait(lambda: {a["trace_id"] for a in _table(out, "answers")} >= sent,
+                  min(deadline, time.monotonic() + RESTART_WAIT_S), second, log,
+                  "every verdict after the restart")
     finally:
         _kill(second, signal.SIGTERM)
     counts = Counter(a["trace_id"] for a in _table(out, "answers"))
-    assert set(counts) == sent  # 0 lost
+    lost = sent - set(counts)
+    assert not lost, f"lost after SIGKILL: {len(lost)}/{n} ({len(before)} answered before)"
     # Redelivered copies of messages written but not yet acknowledged when killed may be
     # audited again: at least once. Deduplicated by trace_id (as the BigQuery views read the
     # tables) each trace has one verdict, and every copy's verdict is the same.
