@@ -291,7 +291,13 @@ def run_stream(config: StreamConfig, options: PipelineOptions,
         # A remote job runs on in the service: a launcher must not wait for it.
         result, _ = run_with_progress(pipeline, stop, streaming=True, detach=True)
         return StreamRun("SUBMITTED", runner, getattr(result, "job_id", lambda: None)())
-    # Locally, messages stay unacknowledged until their rows are written (pubsub_frontend).
+    return _run_local_stream(config, run, options, stop, runner)
+
+
+def _run_local_stream(config: StreamConfig, run: RunInfo, options: PipelineOptions,
+                      stop: threading.Event | None, runner: str) -> StreamRun:
+    """The local runner's stream: messages stay unacknowledged until their rows are written
+    (pubsub_frontend.py, pubsub_leases.py)."""
     with local_subscription(config) as settle:
         pipeline = beam.Pipeline(options=options)
         graph.build_stream(pipeline, config, run, settle=settle)
