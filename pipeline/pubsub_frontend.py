@@ -30,6 +30,7 @@ from rt4chart.schemas.records import Message
 logger = logging.getLogger(__name__)
 
 FRONT_BYTES = 3 * 1024 * 1024  # per Pull response, under Beam's client's 4 MiB limit
+MAX_QUEUED = 2000  # messages waiting for Beam's next pull
 PULL_WAIT_S = 1.0  # an empty Pull returns after this: Beam's watermark follows each pull
 
 
@@ -51,7 +52,9 @@ class Frontend:
     """The front-end server: `deliver` queues a message for Beam; `address` is host:port."""
 
     def __init__(self, publisher=None):
-        self._queue: queue.Queue[Message] = queue.Queue()
+        # Bounded: with acknowledgement on receipt nothing else stops the pull outrunning Beam
+        # (leased messages are bounded by Leases.max_outstanding, below this).
+        self._queue: queue.Queue[Message] = queue.Queue(maxsize=MAX_QUEUED)
         self._held: Message | None = None  # the message that did not fit the last response
         self._publisher = publisher
         self._ids = itertools.count()
