@@ -87,6 +87,9 @@ class AuditConfig:
                             prune_windows=self.prune_windows)
 
 
+MAX_MESSAGE_BYTES = 2 * 1024 * 1024  # a streamed trace; Pub/Sub allows up to 10 MB
+
+
 @dataclass(frozen=True)
 class StreamConfig:
     """Streaming: the subscription to audit, the sinks, the windows and the alerts."""
@@ -102,8 +105,15 @@ class StreamConfig:
     input_format: str = "json"  # or "otlp": spans assembled into traces (pipeline/sources)
     spans: SpanMapping = SpanMapping()
     tables: TablesConfig = TablesConfig()  # the traces table, BigQuery's location and expiry
+    # A message over this is dead-lettered unparsed. The local runner's Pub/Sub front-end
+    # passes at most 3 MiB per pull to Beam (pipeline/pubsub_frontend.py): keep it below.
+    max_message_bytes: int = MAX_MESSAGE_BYTES
+    lease_s: int = 30  # local runner: a message's ack deadline, extended while in flight
 
     def __post_init__(self) -> None:
+        if not 0 < self.max_message_bytes <= MAX_MESSAGE_BYTES:
+            raise ValueError(f"max_message_bytes must be in 1..{MAX_MESSAGE_BYTES}, got "
+                             f"{self.max_message_bytes}")
         if self.input_format not in STREAM_FORMATS:
             raise ValueError(f"--input-format must be one of {', '.join(STREAM_FORMATS)}, "
                              f"got {self.input_format!r}")

@@ -165,6 +165,19 @@ def to_message(msg: beam.io.PubsubMessage, timestamp=beam.DoFn.TimestampParam) -
                    msg.message_id)
 
 
+class _CheckSizeFn(beam.DoFn):
+    """Messages -> messages within the size limit; the others -> "dead" letters, unparsed."""
+
+    def __init__(self, limit: int):
+        self._limit = limit
+
+    def process(self, message: Message):
+        from rt4chart.pipeline.pubsub_leases import oversize_letter
+
+        letter = oversize_letter(message, self._limit)
+        yield message if letter is None else beam.pvalue.TaggedOutput("dead", letter)
+
+
 @beam.ptransform_fn
 def otlp_traces(messages, config: StreamConfig):
     """OTLP messages -> (a Message per assembled trace, dead letter rows)."""
@@ -180,25 +193,31 @@ class StreamTables(NamedTuple):
 
 
 def build_stream(pipeline: beam.Pipeline, config: StreamConfig, run: RunInfo,
-                 bigquery_client=None) -> StreamTables:
+                 bigquery_client=None, settle: str | None = None) -> StreamTables:
     """Add the streaming audit, from a Pub/Sub subscription to the sinks, to a pipeline.
 
     Rows BigQuery rejects become dead letters: in the Parquet dead_letters table with --out and
-    on the dead-letter topic.
+    on the dead-letter topic. A message over `config.max_message_bytes` is a dead letter
+    (stage `receive`) without being parsed. `settle`: the local runner's Pub/Sub leases that
+    the Parquet files settle once durable (pipeline/pubsub_leases.py).
     """
     read = beam.io.ReadFromPubSub(subscription=config.subscription, with_attributes=True,
                                   id_label=config.id_attribute)
-    messages = pipeline | "ReadMessages" >> read | "Messages" >> beam.Map(to_message)
+    sized = (pipeline | "ReadMessages" >> read | "Messages" >> beam.Map(to_message)
+             | "CheckSize" >> beam.ParDo(_CheckSizeFn(config.max_message_bytes)).with_outputs(
+                 "dead", main="ok"))
+    messages, unread = sized.ok, [sized.dead | "OversizeRows" >> beam.Map(
+        rows.DeadLetterRow.of)]
     if config.input_format == "otlp":  # spans -> one message per trace (pipeline/sources)
         messages, unassembled = messages | "AssembleTraces" >> otlp_traces(config)
+        unread.append(unassembled)
     tables = messages | "Audit" >> Audit(config.stages, run,
                                          write_traces=config.tables.write_traces)
-    if config.input_format == "otlp":
-        tables = tables._replace(dead_letters=(tables.dead_letters, unassembled)
-                                 | "WithAssemblyDeadLetters" >> beam.Flatten())
+    tables = tables._replace(dead_letters=(tables.dead_letters, *unread)
+                             | "WithReceiveDeadLetters" >> beam.Flatten())
     alerts = tables.route_rates | "RouteAlerts" >> RouteAlerts(config.alerts)
     sinks = Sinks(config.out, streaming=True, bigquery=config.bigquery,
                   dead_letter_topic=config.dead_letter_topic, alerts_topic=config.alerts_topic,
-                  key_envs=key_envs(config.stages.judge), tables=config.tables)
+                  key_envs=key_envs(config.stages.judge), tables=config.tables, settle=settle)
     {**tables.written(), "alerts": alerts} | "WriteTables" >> WriteTables(sinks, bigquery_client)
     return StreamTables(tables, alerts)

@@ -34,6 +34,7 @@ from rt4chart.pipeline.io import check_inputs
 from rt4chart.pipeline.judge_figures import job_figures
 from rt4chart.pipeline.outputs import TablesConfig
 from rt4chart.pipeline.progress import Reporter, run_with_progress
+from rt4chart.pipeline.pubsub_frontend import local_subscription
 from rt4chart.pipeline.redo_merge import carry_earlier_rows, redoes_into_itself
 from rt4chart.pipeline.runfolder import REDO_INPUT, SUMMARY, RunFolder
 from rt4chart.pipeline.runlock import FolderLock, run_temp_folder
@@ -301,13 +302,24 @@ def run_stream(config: StreamConfig, options: PipelineOptions,
                 "-> %s", config.subscription, config.stages.judge.name, run.judge_model,
                 run.prompt_hash, config.stages.windowing.size_s,
                 ", ".join(x for x in (config.out, config.bigquery) if x))
-    pipeline = beam.Pipeline(options=options)
-    graph.build_stream(pipeline, config, run)
-    # A remote job runs on in the service: a launcher must not wait for it.
-    result, ended = run_with_progress(pipeline, stop, streaming=True, detach=remote)
-    if remote:
+    if remote:  # Dataflow's ReadFromPubSub acknowledges once its checkpoint is durable
+        pipeline = beam.Pipeline(options=options)
+        graph.build_stream(pipeline, config, run)
+        # A remote job runs on in the service: a launcher must not wait for it.
+        result, _ = run_with_progress(pipeline, stop, streaming=True, detach=True)
         return StreamRun("SUBMITTED", runner, getattr(result, "job_id", lambda: None)())
-    if not ended:
-        result.cancel()
-        return StreamRun("STOPPED", runner)
-    return StreamRun(str(result.state), runner)
+    return _run_local_stream(config, run, options, stop, runner)
+
+
+def _run_local_stream(config: StreamConfig, run: RunInfo, options: PipelineOptions,
+                      stop: threading.Event | None, runner: str) -> StreamRun:
+    """The local runner's stream: messages stay unacknowledged until their rows are written
+    (pubsub_frontend.py, pubsub_leases.py)."""
+    with local_subscription(config) as settle:
+        pipeline = beam.Pipeline(options=options)
+        graph.build_stream(pipeline, config, run, settle=settle)
+        result, ended = run_with_progress(pipeline, stop, streaming=True)
+        if not ended:
+            result.cancel()
+            return StreamRun("STOPPED", runner)
+        return StreamRun(str(result.state), runner)

@@ -43,6 +43,7 @@ class Sinks:
     alerts_topic: str | None = None
     key_envs: tuple[str, ...] = ()  # variables holding keys to redact, besides the usual ones
     tables: TablesConfig = TablesConfig()  # BigQuery's partition expiry (the rest: pre-launch)
+    settle: str | None = None  # local stream: Pub/Sub leases settled by the files (tablefiles)
 
 
 def key_envs(spec: JudgeSpec) -> tuple[str, ...]:
@@ -123,10 +124,11 @@ class WriteTables(beam.PTransform):
                         for name, rows in tables.items()]
             tables = {**tables, "dead_letters": (tables["dead_letters"], *rejected)
                       | "AllDeadLetters" >> beam.Flatten()}
-        write = WriteTableStreaming if sinks.streaming else WriteTable
         for name, rows in tables.items():
-            if sinks.out:
-                rows | f"Write_{name}" >> write(sinks.out, name)
+            if sinks.out and sinks.streaming:
+                rows | f"Write_{name}" >> WriteTableStreaming(sinks.out, name, sinks.settle)
+            elif sinks.out:
+                rows | f"Write_{name}" >> WriteTable(sinks.out, name)
         if sinks.dead_letter_topic:
             _publish(tables["dead_letters"], sinks.dead_letter_topic, dead_letter_message,
                      "DeadLetter")

@@ -81,6 +81,7 @@ class _OpenFile:
     path: str
     schema: pa.Schema
     rows: list[dict] = field(default_factory=list)
+    keys: list = field(default_factory=list)  # what a streaming sink settles once durable
     _handle: object = None
     _writer: pq.ParquetWriter | None = None
 
@@ -114,14 +115,17 @@ class _DayFiles:
         self._path_of = path_of  # folder -> a new file's path
         self._open: dict[str, _OpenFile] = {}
 
-    def add(self, row: dict) -> Iterator[tuple[str, _OpenFile]]:
-        """Add a row; yields the (folder, file) pairs it had to close to make room."""
+    def add(self, row: dict, key=None) -> Iterator[tuple[str, _OpenFile]]:
+        """Add a row (and its settle key, if any); yields the (folder, file) pairs it had to
+        close to make room."""
         folder = partition_folder(row.get(self._field))
         if folder not in self._open and len(self._open) >= MAX_OPEN_FILES:
             yield from self.close()
         if folder not in self._open:
             self._open[folder] = _OpenFile(self._path_of(folder), self._schema)
         self._open[folder].add(row)
+        if key is not None:
+            self._open[folder].keys.append(key)
 
     def close(self) -> Iterator[tuple[str, _OpenFile]]:
         """Close every open file; yields (folder, file)."""
@@ -229,12 +233,17 @@ class WriteTable(beam.PTransform):
 
 class _WriteBundleFn(beam.DoFn):
     """Streaming file sink: one Parquet file per bundle and partition folder, written to a
-    temporary name and renamed, so that a reader never sees a partial file and a window that
-    fires many times loses no row (WriteToParquet's windowed writes did, locally)."""
+    temporary name, fsync'd and renamed, so that a reader never sees a partial file and a window
+    that fires many times loses no row (WriteToParquet's windowed writes did, locally).
 
-    def __init__(self, directory: str, table: str):
+    With `settle` (a `pubsub_leases` registry name, local runner), each row that ends a Pub/Sub
+    message is reported once its file is durable, so that the message is acknowledged then.
+    """
+
+    def __init__(self, directory: str, table: str, settle: str | None = None):
         self._dir = directory
         self._table = table
+        self._settle = settle
 
     def start_bundle(self) -> None:
         self._files = _DayFiles(TABLES[self._table], self._path_of)
@@ -244,26 +253,52 @@ class _WriteBundleFn(beam.DoFn):
         return FileSystems.join(self._dir, folder, f".tmp-{name}")
 
     def process(self, row) -> None:
-        self._publish(self._files.add(to_dict(row)))
+        values = to_dict(row)
+        key = None
+        if self._settle is not None:
+            from rt4chart.pipeline.pubsub_leases import outcome_key
+
+            key = outcome_key(self._table, values)
+        self._publish(self._files.add(values, key))
 
     def finish_bundle(self) -> None:
         self._publish(self._files.close())
 
-    @staticmethod
-    def _publish(closed: Iterator[tuple[str, _OpenFile]]) -> None:
+    def _publish(self, closed: Iterator[tuple[str, _OpenFile]]) -> None:
         for _, open_file in closed:
             folder, name = open_file.path.rsplit("/", 1)
-            FileSystems.rename([open_file.path], [f"{folder}/{name[len('.tmp-'):]}"])
+            final = f"{folder}/{name[len('.tmp-'):]}"
+            _sync(open_file.path)
+            FileSystems.rename([open_file.path], [final])
+            _sync(folder)  # the rename itself
+            if self._settle is not None:
+                from rt4chart.pipeline.pubsub_leases import settle
+
+                for key in open_file.keys:
+                    settle(self._settle, key)
+
+
+def _sync(path: str) -> None:
+    """fsync a local file or folder (object stores are durable once a write is closed)."""
+    if FileSystems.get_scheme(path) is not None:
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 class WriteTableStreaming(beam.PTransform):
     """Rows (of the table's row class) -> Parquet files under OUT/<table>/dt=YYYY-MM-DD/, one
-    per bundle and day (streaming)."""
+    per bundle and day (streaming). `settle`: see `_WriteBundleFn`."""
 
-    def __init__(self, out: str, table: str):
+    def __init__(self, out: str, table: str, settle: str | None = None):
         super().__init__()
         self._dir = FileSystems.join(out.rstrip("/"), TABLES[table].name)
         self._table = table
+        self._settle = settle
 
     def expand(self, rows: beam.PCollection):
-        return rows | "Files" >> beam.ParDo(_WriteBundleFn(self._dir, self._table))
+        return rows | "Files" >> beam.ParDo(_WriteBundleFn(self._dir, self._table,
+                                                            self._settle))
