@@ -87,9 +87,9 @@ def overview_view(run: Run) -> dict:
 
 
 def _flag_row(rank: int, a: dict, claims: Counter) -> dict:
-    tid = a["trace_id"]
+    tid, label = a["trace_id"], a["label"] or "ERR"
     return {"rank": rank, "trace_id": tid, "anchor": anchor(tid), "route": a["route"],
-            "label": a["label"] or "ERR", "p": a["p_hallucinated"],
+            "label": label, "severity": SEVERITY.get(label, 2), "p": a["p_hallucinated"],
             "con": claims[(tid, "CON")], "nic": claims[(tid, "NIC")],
             "event_time": a["event_time"], "status": a["status"]}
 

@@ -4,6 +4,13 @@ Every value a template prints is HTML-escaped (autoescape), so trace content (un
 text wherever it lands; only values wrapped in `Markup` on purpose pass through, each with a
 comment at the place it is wrapped. A variable a template names but is not given fails the
 render (StrictUndefined) instead of printing nothing.
+
+Template conventions: one file per page part (page, overview, route_table, flagged, compare,
+trace, claims, context), each a macro taking the part's data, built in Python (page.py,
+compare.py, trace_view.py); shared pieces (badge, figure, counts_table, ...) in macros.html.
+Line breaks in a template are free between block elements; inline content stays on one line,
+and an empty whitespace-controlled comment at a line's end joins it with the next (so a table
+row is one line of the page).
 """
 
 from __future__ import annotations
@@ -13,7 +20,6 @@ from functools import cache
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from rt4chart.pipeline.report.data import SEVERITY
 from rt4chart.pipeline.summary import usd
 
 PACKAGE = "rt4chart.pipeline.report"
@@ -44,7 +50,6 @@ def environment() -> Environment:
         keep_trailing_newline=False,
     )
     env.filters.update(num=num, usd=usd)
-    env.globals.update(SEVERITY=SEVERITY)
     return env
 
 
