@@ -1,15 +1,18 @@
 """The report's charts, drawn by Plotly (its JavaScript is inlined once by the page).
 
 A figure is embedded as JSON in a `<script type="application/json">` with `<`, `>` and `&`
-escaped, so route names (untrusted) cannot close the script; the page's own script draws it.
+escaped, so route names (untrusted) cannot close the script; the page's own script draws it
+(the `figure` macro of templates/macros.html).
 Route names shown by Plotly are HTML-escaped too: Plotly reads a subset of HTML in labels.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from html import escape
 
 import plotly.graph_objects as go
+from markupsafe import Markup
 
 from rt4chart.pipeline.report.data import RouteRate
 from rt4chart.pipeline.summary import usd
@@ -123,10 +126,19 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1%}"
 
 
-def figure_html(fig: go.Figure, fig_id: str, description: str) -> str:
-    """A figure placeholder and its JSON; `description` is its text alternative."""
+@dataclass(frozen=True)
+class Chart:
+    """A figure for the `figure` macro: its element id, text alternative and Plotly JSON."""
+
+    id: str
+    description: str
+    spec: Markup
+
+
+def chart(fig: go.Figure, fig_id: str, description: str) -> Chart:
+    """A figure as the page embeds it; `description` is its text alternative."""
+    # The JSON goes into a <script type="application/json"> raw-text element, where HTML
+    # escaping would corrupt it and only "</script" or "<!--" could end it: with every <, >
+    # and & written as a JSON \u escape no markup can appear, so it is safe as Markup.
     spec = fig.to_json().replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return (f'<figure class="chart-fig"><div class="chart" id="{fig_id}" role="img" '
-            f'aria-label="{escape(description)}"></div>'
-            f'<script type="application/json" id="{fig_id}-spec">{spec}</script>'
-            f'<figcaption>{escape(description)}</figcaption></figure>')
+    return Chart(fig_id, description, Markup(spec))

@@ -1,20 +1,20 @@
-"""One trace as HTML, like the paper's Figure 1.
+"""One trace, like the paper's Figure 1, as data for the `trace.html` template.
 
 The question; the answer with the words each claim restates marked by its label; the
 claims under their sentence with their local (per window), local and global labels; the
 evidence marked in the context, linked both ways. Context sentences far from any evidence are
-folded into `<details>`. Every piece of trace content goes through `esc` (it is untrusted).
+folded into `<details>`. Every piece of trace content is untrusted: the templates escape it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 from collections import defaultdict
-from dataclasses import dataclass
-from html import escape
 
 from rt4chart.pipeline.report.data import SEVERITY
+from rt4chart.pipeline.report.templating import macro
 from rt4chart.schemas.records import PreparedTrace, Sentence
 from rt4chart.transforms.segment import make_windows
 from rt4chart.transforms.spans import label_spans
@@ -23,11 +23,6 @@ from rt4chart.transforms.spans import label_spans
 # many neighbours each side visible, the rest folded.
 COLLAPSE_ABOVE = 8
 NEIGHBOURS = 1
-
-
-def esc(value: object) -> str:
-    """HTML-escaped text (quotes too, so it is safe in attributes)."""
-    return escape("" if value is None else str(value), quote=True)
 
 
 def anchor(trace_id: str) -> str:
@@ -44,12 +39,6 @@ def claim_label(claim: dict) -> str:
 
 def worst(labels: list[str]) -> str:
     return min(labels, key=lambda lbl: SEVERITY.get(lbl, 2))
-
-
-def badge(label: str | None, extra: str = "") -> str:
-    """A label as text on its colour: never colour alone."""
-    lbl = label or "ERR"
-    return f'<span class="badge lab-{esc(lbl)}{extra}">{esc(lbl)}</span>'
 
 
 def _claim_spans(claim: dict) -> list[tuple[int, int]]:
@@ -69,22 +58,24 @@ def answer_marks(claims: list[dict]) -> list[tuple[int, int, int, str]]:
                   for s, e, label in label_spans(spans, order))
 
 
-def answer_html(answer: str, claims: list[dict], a: str) -> str:
-    """The answer with the words of each claim marked by its label (the worst one where
-    claims overlap), linked to the claims of its sentence."""
-    parts: list[str] = []
+def answer_parts(answer: str, claims: list[dict]) -> list[dict]:
+    """The answer as plain and marked stretches (`label` None for plain text): the words of
+    each claim marked by its label (the worst one where claims overlap)."""
+    parts: list[dict] = []
     cursor = 0
     for start, end, sent, label in answer_marks(claims):
         if start < cursor or end > len(answer):
             continue  # overlapping or out of range: leave the text unmarked
-        parts.append(esc(answer[cursor:start]))
-        parts.append(
-            f'<mark class="span lab-{esc(label)}" data-label="{esc(label)}">'
-            f'<a class="tag" href="#{a}-sent{sent}" title="claims of this sentence">'
-            f'{esc(label)}</a> {esc(answer[start:end])}</mark>')
+        parts.append({"text": answer[cursor:start], "label": None})
+        parts.append({"text": answer[start:end], "label": label, "sentence": sent})
         cursor = end
-    parts.append(esc(answer[cursor:]))
-    return "".join(parts)
+    parts.append({"text": answer[cursor:], "label": None})
+    return parts
+
+
+def answer_html(answer: str, claims: list[dict], a: str) -> str:
+    """The answer with its claims' words marked, linked to the claims of their sentence."""
+    return str(macro("trace.html", "answer", answer_parts(answer, claims), a))
 
 
 def rebuilt_answer(claims: list[dict]) -> str:
@@ -98,37 +89,29 @@ def rebuilt_answer(claims: list[dict]) -> str:
     return "".join(chars)
 
 
-def _windows_text(claim: dict, prepared: PreparedTrace | None, summary: dict) -> str:
+def _windows(claim: dict, prepared: PreparedTrace | None, summary: dict) -> list[dict]:
+    """A claim's per-window labels, with the context sentences of each window when known."""
     labels = list(claim["window_labels"] or [])
-    if not labels:
-        return "none"
     ranges = [""] * len(labels)
-    if prepared is not None and "window_size" in summary:
+    if labels and prepared is not None and "window_size" in summary:
         wins = make_windows(len(prepared.sentences), summary["window_size"],
                             summary["window_overlap"])
         if len(wins) == len(labels):
             ranges = [f" (s{w.first + 1}–s{w.last + 1})" for w in wins]
-    deciding = claim["deciding_window"]
-    items = []
-    for i, (lbl, rng) in enumerate(zip(labels, ranges, strict=True)):
-        mark = ' class="deciding" title="deciding window"' if i == deciding else ""
-        items.append(f"<li{mark}>W{i + 1}{esc(rng)}: {badge(lbl, ' small')}"
-                     f"{' (deciding)' if i == deciding else ''}</li>")
-    return f'<ul class="windows">{"".join(items)}</ul>'
+    return [{"number": i + 1, "range": rng, "label": lbl,
+             "deciding": i == claim["deciding_window"]}
+            for i, (lbl, rng) in enumerate(zip(labels, ranges, strict=True))]
 
 
-def _evidence_links(claim: dict, sentences: dict[int, Sentence], a: str) -> str:
+def _evidence(claim: dict, sentences: dict[int, Sentence]) -> list[dict]:
+    """A claim's quoted evidence; `linked` when its context sentence is on the page."""
     items = []
     for ev in claim["evidence"] or []:
         sent = sentences.get(ev["sentence_index"])
-        where = f'context sentence {ev["sentence_index"] + 1} ({esc(ev["doc_id"])})'
-        if sent is not None and sent.doc_id == ev["doc_id"]:
-            where = (f'<a class="evlink" href="#{a}-s{ev["sentence_index"]}" '
-                     f'data-sentence="{ev["sentence_index"]}">{where}</a>')
-        items.append(f'<li>{where}: <q>{esc(ev["text"])}</q></li>')
-    if not items:
-        return '<p class="muted">No evidence quoted.</p>'
-    return f'<ul class="evidence">{"".join(items)}</ul>'
+        items.append({"sentence_index": ev["sentence_index"], "doc_id": ev["doc_id"],
+                      "text": ev["text"],
+                      "linked": sent is not None and sent.doc_id == ev["doc_id"]})
+    return items
 
 
 def p_with_threshold(p: float | None, threshold: float | None, side: str) -> str:
@@ -139,55 +122,31 @@ def p_with_threshold(p: float | None, threshold: float | None, side: str) -> str
     return f"{p:.2f}" + ("" if threshold is None else f" ({side} {threshold:.2f})")
 
 
-def claim_html(claim: dict, ctx: _Ctx) -> str:
-    """One claim: label, text, per-window, local and global labels, note, evidence links."""
-    ci = claim["claim_index"]
-    p_text = p_with_threshold(claim["p_unsupported"], claim.get("p_threshold"), "ENT below")
-    note = f'<p class="note">Note: {esc(claim["note"])}</p>' if claim["note"] else ""
-    status = ("" if claim["status"] == "ok"
-              else f' <span class="err">({esc(claim["status"])})</span>')
-    kind = claim.get("kind") or "fact"
-    if kind != "fact":
-        status += f' <span class="muted">({esc(kind)} claim)</span>'
-    local = (badge(claim["local_label"], " small") if kind != "absence" else
-             '<span class="muted">none: an absence is checked on the full context</span>')
-    return (
-        f'<li class="claim" id="{ctx.a}-c{ci}" data-label="{esc(claim_label(claim))}" '
-        f'tabindex="-1">'
-        f'<p>{badge(claim_label(claim))} <strong>Claim {ci + 1}:</strong> '
-        f'{esc(claim["claim"])}{status}</p>'
-        f'<dl class="labels"><dt>Per window</dt><dd>'
-        f'{_windows_text(claim, ctx.prepared, ctx.summary)}</dd>'
-        f'<dt>Local (OR over windows)</dt><dd>{local}</dd>'
-        f'<dt>Global (full context)</dt><dd>{badge(claim["label"], " small")}</dd>'
-        f'<dt>P(unsupported)</dt><dd>{p_text}</dd></dl>{note}'
-        f'<div class="evidence-block"><span class="muted">Evidence:</span>'
-        f'{_evidence_links(claim, ctx.sentences, ctx.a)}</div></li>'
-    )
+def claim_data(claim: dict, prepared: PreparedTrace | None, sentences: dict[int, Sentence],
+               summary: dict) -> dict:
+    """One claim: label, text, per-window, local and global labels, note, evidence."""
+    return {
+        "index": claim["claim_index"], "label": claim_label(claim), "claim": claim["claim"],
+        "status": claim["status"], "kind": claim.get("kind") or "fact",
+        "windows": _windows(claim, prepared, summary), "local_label": claim["local_label"],
+        "global_label": claim["label"],
+        "p_text": p_with_threshold(claim["p_unsupported"], claim.get("p_threshold"),
+                                   "ENT below"),
+        "note": claim["note"], "evidence": _evidence(claim, sentences),
+    }
 
 
-@dataclass(frozen=True)
-class _Ctx:
-    a: str
-    prepared: PreparedTrace | None
-    sentences: dict[int, Sentence]
-    summary: dict
-
-
-def claims_html(claims: list[dict], ctx: _Ctx) -> str:
-    """The claims listed under their answer sentence."""
+def claims_by_sentence(claims: list[dict], prepared: PreparedTrace | None,
+                       summary: dict) -> list[dict]:
+    """The claims grouped under their answer sentence, each sentence with its worst label."""
+    sentences = {s.index: s for s in prepared.sentences} if prepared else {}
     by_sentence: dict[int, list[dict]] = defaultdict(list)
     for c in sorted(claims, key=lambda c: c["claim_index"]):
         by_sentence[c["sentence_index"]].append(c)
-    items = []
-    for idx, group in sorted(by_sentence.items()):
-        label = worst([claim_label(c) for c in group])
-        items.append(
-            f'<li class="sentence" id="{ctx.a}-sent{idx}" tabindex="-1">'
-            f'<p class="sentence-text">{badge(label)} <strong>Sentence {idx + 1}:</strong> '
-            f'<q>{esc(group[0]["sentence"])}</q></p>'
-            f'<ol class="claims">{"".join(claim_html(c, ctx) for c in group)}</ol></li>')
-    return f'<ol class="sentences">{"".join(items)}</ol>'
+    return [{"index": idx, "label": worst([claim_label(c) for c in group]),
+             "sentence": group[0]["sentence"],
+             "claims": [claim_data(c, prepared, sentences, summary) for c in group]}
+            for idx, group in sorted(by_sentence.items())]
 
 
 def _evidence_by_sentence(claims: list[dict]) -> dict[int, list[tuple[dict, dict]]]:
@@ -198,8 +157,8 @@ def _evidence_by_sentence(claims: list[dict]) -> dict[int, list[tuple[dict, dict
     return found
 
 
-def _marked_sentence(sent: Sentence, refs: list[tuple[dict, dict]]) -> str:
-    """The sentence text with the union of its evidence ranges marked."""
+def _marked_segments(sent: Sentence, refs: list[tuple[dict, dict]]) -> list[tuple[str, bool]]:
+    """The sentence text in (text, marked) stretches: the union of its evidence ranges."""
     ranges = sorted(
         (max(ev["char_start"], sent.start) - sent.start, min(ev["char_end"], sent.end) - sent.start)
         for _, ev in refs if ev["doc_id"] == sent.doc_id
@@ -214,27 +173,21 @@ def _marked_sentence(sent: Sentence, refs: list[tuple[dict, dict]]) -> str:
             merged.append([s, e])
     out, cursor = [], 0
     for s, e in merged:
-        out.append(esc(sent.text[cursor:s]))
-        out.append(f'<mark class="evmark">{esc(sent.text[s:e])}</mark>')
+        out += [(sent.text[cursor:s], False), (sent.text[s:e], True)]
         cursor = e
-    out.append(esc(sent.text[cursor:]))
-    return "".join(out)
+    out.append((sent.text[cursor:], False))
+    return out
 
 
-def sentence_html(sent: Sentence, refs: list[tuple[dict, dict]], a: str) -> str:
+def sentence_data(sent: Sentence, refs: list[tuple[dict, dict]]) -> dict:
     """One context sentence; an evidence sentence carries back-links to its claims."""
-    num = f'<span class="sno">s{sent.index + 1}</span> '
     if not refs:
-        return f'<span class="sent" id="{a}-s{sent.index}">{num}{esc(sent.text)}</span>'
-    label = worst([claim_label(c) for c, _ in refs])
+        return {"index": sent.index, "text": sent.text, "backlinks": []}
     seen: dict[int, dict] = {c["claim_index"]: c for c, _ in refs}
-    back = " ".join(
-        f'<a class="backlink" href="#{a}-c{ci}" data-claim="{ci}">'
-        f'↩ claim {ci + 1} {badge(claim_label(c), " small")}</a>'
-        for ci, c in sorted(seen.items()))
-    return (f'<span class="sent ev lab-{esc(label)}" id="{a}-s{sent.index}" tabindex="-1" '
-            f'data-label="{esc(label)}">{num}{_marked_sentence(sent, refs)} '
-            f'<span class="backlinks">evidence for {back}</span></span>')
+    return {"index": sent.index, "label": worst([claim_label(c) for c, _ in refs]),
+            "segments": _marked_segments(sent, refs),
+            "backlinks": [{"index": ci, "label": claim_label(c)}
+                          for ci, c in sorted(seen.items())]}
 
 
 def _visible(n: int, evidence: set[int]) -> set[int]:
@@ -243,76 +196,44 @@ def _visible(n: int, evidence: set[int]) -> set[int]:
     return {i + d for i in evidence for d in range(-NEIGHBOURS, NEIGHBOURS + 1)}
 
 
-def context_html(prepared: PreparedTrace, claims: list[dict], a: str) -> str:
+def _blocks(sents: list[Sentence], refs: dict[int, list[tuple[dict, dict]]]) -> list[dict]:
+    """A document's sentences in runs, shown or folded (far from any evidence)."""
+    visible = _visible(len(sents), {i for i, s in enumerate(sents) if s.index in refs})
+    runs = itertools.groupby(enumerate(sents), key=lambda item: item[0] not in visible)
+    return [{"folded": folded,
+             "sentences": [sentence_data(s, [] if folded else refs.get(s.index, []))
+                           for _, s in run]}
+            for folded, run in runs]
+
+
+def documents(prepared: PreparedTrace, claims: list[dict]) -> list[dict]:
     """The context by document, evidence marked, long stretches without evidence folded."""
     refs = _evidence_by_sentence(claims)
     docs: dict[str, list[Sentence]] = defaultdict(list)
     for s in prepared.sentences:
         docs[s.doc_id].append(s)
-    out = []
-    for doc_id, sents in docs.items():
-        local_ev = {i for i, s in enumerate(sents) if s.index in refs}
-        visible = _visible(len(sents), local_ev)
-        body, hidden = [], []
-        for i, s in enumerate(sents):
-            if i in visible:
-                body.append(_fold(hidden))
-                hidden = []
-                body.append(sentence_html(s, refs.get(s.index, []), a))
-            else:
-                hidden.append(sentence_html(s, [], a))
-        body.append(_fold(hidden))
-        out.append(f'<section class="doc"><h5>Document {esc(doc_id)} '
-                   f'<span class="muted">({len(sents)} sentences)</span></h5>'
-                   f'<div class="context">{"".join(body)}</div></section>')
-    return "".join(out)
+    return [{"doc_id": doc_id, "n": len(sents), "blocks": _blocks(sents, refs)}
+            for doc_id, sents in docs.items()]
 
 
-def _fold(hidden: list[str]) -> str:
-    if not hidden:
-        return ""
-    n = len(hidden)
-    return (f'<details class="fold"><summary>{n} sentence{"s" if n > 1 else ""} without '
-            f'evidence (show)</summary>{"".join(hidden)}</details>')
+def context_html(prepared: PreparedTrace, claims: list[dict], a: str) -> str:
+    """The context part of a trace view, on its own."""
+    return str(macro("context.html", "context", documents(prepared, claims), a))
 
 
-def _header(answer: dict, a: str) -> str:
-    p = answer["p_hallucinated"]
-    facts = [
-        f"route <strong>{esc(answer['route'])}</strong>",
-        f"event time {esc(answer['event_time'].strftime('%Y-%m-%d %H:%M:%S'))} UTC",
-        f"{answer['n_claims']} claims",
-        "P(hallucinated) " + p_with_threshold(p, answer.get("p_threshold"), "hallucinated at"),
-        f"status {esc(answer['status'])}",
-    ]
-    reason = (f'<p class="err">Incomplete: {esc(answer["reason"])}</p>'
-              if answer["reason"] else "")
-    return (f'<h3 id="{a}-title">{badge(answer["label"])} Trace '
-            f'<code>{esc(answer["trace_id"])}</code></h3>'
-            f'<p class="facts">{" · ".join(facts)}</p>{reason}')
-
-
-def trace_section(answer: dict, claims: list[dict], prepared: PreparedTrace | None,
-                  summary: dict) -> str:
-    """The whole view of one trace, as a `<section id="trace-...">`."""
-    a = anchor(answer["trace_id"])
-    sentences = {s.index: s for s in prepared.sentences} if prepared else {}
-    ctx = _Ctx(a, prepared, sentences, summary)
-    if prepared is not None:
-        question = f'<p class="question">{esc(prepared.trace.question) or "(none)"}</p>'
-        answer_text = prepared.trace.answer
-        context = context_html(prepared, claims, a)
-    else:
-        question = ('<p class="muted">The question and the context are not in the tables; '
-                    'pass the run\'s trace files with <code>--traces</code> to see them.</p>')
-        answer_text = rebuilt_answer(claims)
-        context = '<p class="muted">Context not available.</p>'
-    return (
-        f'<section class="trace" id="{a}" aria-labelledby="{a}-title">{_header(answer, a)}'
-        f'<h4>Question</h4>{question}'
-        f'<h4>Answer</h4><p class="answer">{answer_html(answer_text, claims, a)}</p>'
-        f'<div class="cols"><div class="col"><h4>Claims by answer sentence</h4>'
-        f'{claims_html(claims, ctx)}</div>'
-        f'<div class="col"><h4>Context (evidence marked)</h4>{context}</div></div>'
-        f'<p><a href="#flagged">Back to the flagged traces</a></p></section>'
-    )
+def trace_data(answer: dict, claims: list[dict], prepared: PreparedTrace | None,
+               summary: dict) -> dict:
+    """The whole view of one trace, for `trace.html` (its `<section id="trace-...">`)."""
+    text = prepared.trace.answer if prepared is not None else rebuilt_answer(claims)
+    return {
+        "anchor": anchor(answer["trace_id"]), "label": answer["label"],
+        "trace_id": answer["trace_id"], "route": answer["route"],
+        "event_time": answer["event_time"].strftime("%Y-%m-%d %H:%M:%S"),
+        "n_claims": answer["n_claims"], "status": answer["status"], "reason": answer["reason"],
+        "p_text": p_with_threshold(answer["p_hallucinated"], answer.get("p_threshold"),
+                                   "hallucinated at"),
+        "question": (prepared.trace.question or "(none)") if prepared is not None else None,
+        "answer": answer_parts(text, claims),
+        "sentences": claims_by_sentence(claims, prepared, summary),
+        "documents": documents(prepared, claims) if prepared is not None else None,
+    }
