@@ -42,6 +42,12 @@ from rt4chart.transforms.judges.base import (
     record_usage,
 )
 from rt4chart.transforms.judges.breaker import CircuitBreaker
+from rt4chart.transforms.judges.call_facts import (
+    READS_CONTEXT,
+    READS_QUESTION,
+    READS_WINDOW,
+    CallFacts,
+)
 from rt4chart.transforms.judges.job_limits import limiter_factory
 from rt4chart.transforms.judges.logprobs import p_unsupported
 from rt4chart.transforms.judges.openai_config import OpenAIConfig, judge_options
@@ -239,22 +245,21 @@ class OpenAIJudge:
             data[OUTPUT_KEY] = output  # for the output reservation
         return data
 
-    async def _call(self, system: str, user: str, schema_name: str,
-                    logprobs: bool = False, shared: str | None = None,
-                    expect_claims: int | None = None) -> dict:
-        """One structured call, retried; `shared` is the prefix text that calls of one trace
-        have in common (it names the prompt cache). A failure is a JudgeError whose reason
-        carries no secret."""
+    async def _call(self, system: str, user: str, call: CallFacts, logprobs: bool = False,
+                    shared: str | None = None) -> dict:
+        """One structured call, retried; `call` says what it is about (its reply's schema,
+        stage and size: see call_facts), `shared` the prefix text that calls of one trace have
+        in common (it names the prompt cache). A failure is a JudgeError whose reason carries
+        no secret."""
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         self._ensure_client()
         try:
             async with (self.throughput.turn(system, user, shared),  # see prefix_gate
-                        self.throughput.warming(schema_name, expect_claims, user)):  # reservation
+                        self.throughput.warming(call)):  # see reservation
                 with queued():  # nor is waiting for a concurrency slot
                     await self._semaphore.acquire()
                 try:
-                    return await self._retrying(messages, schema_name, logprobs, shared,
-                                                expect_claims)
+                    return await self._retrying(messages, call, logprobs, shared)
                 finally:
                     self._semaphore.release()
         except (JudgeError, SchemaMismatch, openai.APIError) as exc:
@@ -263,9 +268,9 @@ class OpenAIJudge:
             # Not chained: the original message may hold what was just redacted.
             raise error_type(reason) from None
 
-    async def _retrying(self, messages: list[dict], schema_name: str, logprobs: bool,
-                        shared: str | None, expect_claims: int | None) -> dict:
-        budget = self.throughput.budget(schema_name, expect_claims, messages[-1]["content"])
+    async def _retrying(self, messages: list[dict], call: CallFacts, logprobs: bool,
+                        shared: str | None) -> dict:
+        budget = self.throughput.budget(call)
         async for attempt in AsyncRetrying(
             retry=retry_if_exception(_retryable),
             wait=_Backoff(self.config.backoff_initial_s, self.config.backoff_max_s),
@@ -274,16 +279,14 @@ class OpenAIJudge:
         ):
             with attempt:
                 try:
-                    data = await self._attempt(messages, schema_name, logprobs,
+                    data = await self._attempt(messages, call.schema, logprobs,
                                                cache_key_of(shared), budget)
                 except Truncated:
-                    budget = self.throughput.cut_off(schema_name, expect_claims, budget,
-                                                     messages[-1]["content"])
+                    budget = self.throughput.cut_off(call, budget)
                     raise
-                if expect_claims is not None:
-                    check_numbering(data, expect_claims)
-                self.throughput.observe(schema_name, expect_claims, data, budget,
-                                        messages[-1]["content"])
+                if call.numbered is not None:
+                    check_numbering(data, call.numbered)
+                self.throughput.observe(call, data, budget)
                 return data
         raise JudgeError("unreachable: retry loop ended without a result")
 
@@ -292,7 +295,7 @@ class OpenAIJudge:
             prompts.load("decompose_system.txt"),
             prompts.render("decompose_user.txt", question=question, answer=answer,
                            sentence=sentence),
-            "decompose", shared=answer,
+            CallFacts("decompose", READS_QUESTION, sentence=sentence), shared=answer,
         )
         return claims_of(data)
 
@@ -300,7 +303,7 @@ class OpenAIJudge:
         data = await self._call(
             prompts.load("verify_system.txt"),
             prompts.render("verify_local_user.txt", chunk=chunk, question=question, claim=claim),
-            "verify", shared=chunk,
+            CallFacts("verify", READS_WINDOW, (claim,), chunk), shared=chunk,
         )
         return Verdict(data["label"], data["evidence"])
 
@@ -314,7 +317,8 @@ class OpenAIJudge:
             prompts.load("verify_system.txt"),
             prompts.render("verify_local_many_user.txt", chunk=chunk, question=question,
                            claims=numbered),
-            "verify_many", shared=chunk, expect_claims=len(claims),
+            CallFacts("verify_many", READS_WINDOW, tuple(claims), chunk, numbered=len(claims)),
+            shared=chunk,
         )
         verdicts = sorted(data["verdicts"], key=lambda v: v["claim"])
         return [Verdict(v["label"], v["evidence"]) for v in verdicts]
@@ -331,10 +335,10 @@ class OpenAIJudge:
             user = prompts.render("verify_global_hint_user.txt", context=context,
                                   question=question, claim=claim, local_label=local_label,
                                   hint=hint)
-        data = await self._call(prompts.load("verify_system.txt"), user, "verify",
+        call = CallFacts("verify", READS_CONTEXT, (claim,), context, hint=hint is not None)
+        data = await self._call(prompts.load("verify_system.txt"), user, call,
                                 logprobs=self.config.logprobs, shared=context)
         return Verdict(data["label"], data["evidence"], data.get(P_KEY))
-
 
     async def verify_absence(self, claim: str, context: str, question: str) -> Verdict:
         """An absence claim against the full context, with its own prompt: ENT when the context
@@ -342,7 +346,8 @@ class OpenAIJudge:
         user = prompts.render("verify_absence_user.txt", context=context, question=question,
                               claim=claim)
         data = await self._call(prompts.load("verify_absence_system.txt"), user,
-                                "verify_absence", logprobs=self.config.logprobs, shared=context)
+                                CallFacts("verify_absence", READS_CONTEXT, (claim,), context),
+                                logprobs=self.config.logprobs, shared=context)
         return Verdict(data["label"], data["evidence"], data.get(P_KEY))
 
 
