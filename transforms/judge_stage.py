@@ -23,7 +23,7 @@ from rt4chart.schemas.records import RunInfo, TraceKey, Usage, UsageRecord
 from rt4chart.transforms import tally
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.judges.base import Judge, JudgeSpec, judge_model, metered
-from rt4chart.transforms.judges.ratelimit import report_throttled
+from rt4chart.transforms.judges.ratelimit import ThrottleClock, report_throttled
 from rt4chart.transforms.redact import redact_configured
 from rt4chart.transforms.reuse import SplitReused, cache_key, cache_row
 
@@ -84,7 +84,7 @@ class JudgeCallFn(beam.DoFn):
         self._runtime = runtime.acquire(self._shared)
         self._judge = self._runtime.judge(self._spec)
         self._model = judge_model(self._judge, self._spec)
-        self._counters = _UsageCounters(self.stage)
+        self._counters = _UsageCounters(self.stage, self._runtime.throttled)
 
     def teardown(self) -> None:
         # Let the runtime (loop and judges) go once no DoFn of this process holds it.
@@ -155,7 +155,8 @@ class JudgeCallFn(beam.DoFn):
 class _UsageCounters:
     """The Beam counters of one judge stage (see USAGE_COUNTERS)."""
 
-    def __init__(self, stage: str):
+    def __init__(self, stage: str, throttled: ThrottleClock):
+        self._throttled = throttled  # the worker's, in its judge runtime
         counter = tally.counter  # Beam counters the launcher can also read mid-run
         self._calls, self._errors, self._input, self._cached, self._output, self._cost = (
             counter(METRICS, f"{stage}_{suffix}") for suffix in USAGE_COUNTERS)
@@ -168,7 +169,7 @@ class _UsageCounters:
         self._output.inc(usage.output_tokens)
         if usage.cost_usd is not None:  # unknown for a model with no price
             self._cost.inc(round(usage.cost_usd * 1_000_000))
-        report_throttled()  # time held by the rate limit, from this (bundle) thread
+        report_throttled(self._throttled)  # time held by rate limits, from this (bundle) thread
 
 
 @dataclass

@@ -8,7 +8,9 @@ The loop and the judges live in a :class:`JudgeRuntime`, which a DoFn acquires i
 through a `apache_beam.utils.shared.Shared` handle (as Beam's RunInference holds its model).
 Every judge stage of a pipeline holds the same handle (:func:`runtime_handle`, made once where
 the pipeline is built and pickled with each DoFn), so on a worker they all acquire the same
-runtime. The runtime lives while a DoFn holds it (and Beam keeps the last acquired object
+runtime. The runtime also owns the worker's throttling clock (`ratelimit.ThrottleClock`): the
+judges it builds count their rate limits' held time on it, and the judge stages report it to
+Beam. The runtime lives while a DoFn holds it (and Beam keeps the last acquired object
 alive); when it is collected, its loop stops and its thread ends.
 """
 
@@ -25,6 +27,7 @@ from typing import Any
 from apache_beam.utils.shared import Shared
 
 from rt4chart.transforms.judges.base import Judge, JudgeSpec
+from rt4chart.transforms.judges.ratelimit import ThrottleClock, building_judges
 
 
 class JudgeRuntime:
@@ -33,6 +36,7 @@ class JudgeRuntime:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._judges: dict[JudgeSpec, Judge] = {}
+        self.throttled = ThrottleClock()  # seconds this worker's calls were held back
         self._loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=_run_loop, args=(self._loop,),
                                        name="rt4chart-judge-loop", daemon=True)
@@ -44,7 +48,8 @@ class JudgeRuntime:
         with self._lock:
             judge = self._judges.get(spec)
             if judge is None:
-                judge = self._judges[spec] = spec.build()
+                with building_judges(self.throttled):
+                    judge = self._judges[spec] = spec.build()
             return judge
 
     def submit(self, coro: Awaitable[Any]) -> concurrent.futures.Future:
