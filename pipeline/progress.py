@@ -44,15 +44,25 @@ TRACES_READ = "traces_read"
 TRACES_DEAD = "traces_dead"
 BAR_WIDTH = 24
 
-_dead = tally.counter(METRICS, TRACES_DEAD)
 
 
-def dead_letter_row(letter: DeadLetter) -> DeadLetterRow:
-    """The dead letter as a row, counted as a trace that has ended (an incomplete answer's redo
-    letter is not: its trace ended as an answer)."""
+def dead_letter_row(letter: DeadLetter, dead: tally.LiveCounter) -> DeadLetterRow:
+    """The dead letter as a row, counted on `dead` as a trace that has ended (an incomplete
+    answer's redo letter is not: its trace ended as an answer)."""
     if letter.stage != REDO_STAGE:
-        _dead.inc()
+        dead.inc()
     return DeadLetterRow.of(letter)
+
+
+class DeadLetterRows:
+    """`dead_letter_row` with the job's `traces_dead` counter (made where the pipeline is
+    built, carried to the workers), for `beam.Map`."""
+
+    def __init__(self) -> None:
+        self._dead = tally.counter(METRICS, TRACES_DEAD)
+
+    def __call__(self, letter: DeadLetter) -> DeadLetterRow:
+        return dead_letter_row(letter, self._dead)
 
 
 def clock(seconds: float) -> str:

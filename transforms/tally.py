@@ -13,12 +13,17 @@ run, the local FnApiRunner only when `run()` returns. So every progress counter
 - Remote workers (Dataflow) have no such folder: their tally stays unread, and the launcher
   reads Beam's metrics instead.
 
-No Beam import beyond the metrics API, no pipeline import: transforms count, the launcher
-(`pipeline/progress.py`) reads.
+The tally is a :class:`LiveTally` object, one per process, held through a
+`apache_beam.utils.shared.Shared` handle (:func:`tally_handle`, pickled with each counter), as
+the judge runtime is; a test makes its own.
+
+No Beam import beyond the metrics API and `Shared`, no pipeline import: transforms count, the
+launcher (`pipeline/progress.py`) reads.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
@@ -27,54 +32,49 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from apache_beam.metrics.metric import Metrics
+from apache_beam.utils.shared import Shared
 
 ENV_DIR = "RT4CHART_LIVE_DIR"
 ENV_PID = "RT4CHART_LIVE_PID"  # the launcher's process: it reads its tally, never writes it
 FLUSH_EVERY_S = 0.5
 
-_lock = threading.Lock()
-_counts: dict[str, int] = {}
-_flusher: list[threading.Thread] = []  # a local worker process's writer, once started
 
+class LiveTally:
+    """One process's tally: counts by counter name, thread-safe. A local worker process also
+    writes it out (see above) from a thread started with its first count."""
 
-class LiveCounter:
-    """A Beam counter (`namespace:name`) whose increments also go to the process's tally."""
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, int] = {}
+        self._flusher: threading.Thread | None = None
 
-    def __init__(self, namespace: str, name: str):
-        self._beam = Metrics.counter(namespace, name)
-        self._name = name
+    def add(self, name: str, n: int = 1) -> None:
+        with self._lock:
+            self._counts[name] = self._counts.get(name, 0) + n
+            if self._flusher is None:
+                self._start_flusher()
 
-    def inc(self, n: int = 1) -> None:
-        self._beam.inc(n)
-        add(self._name, n)
+    def local(self) -> dict[str, int]:
+        """The counts so far."""
+        with self._lock:
+            return dict(self._counts)
 
+    def _start_flusher(self) -> None:
+        folder = os.environ.get(ENV_DIR)
+        if folder and os.environ.get(ENV_PID) != str(os.getpid()):
+            # The thread holds the tally: a worker's counts live as long as its process.
+            self._flusher = threading.Thread(target=self._flush_often, args=(folder,),
+                                             name="rt4chart-tally", daemon=True)
+            self._flusher.start()
 
-def counter(namespace: str, name: str) -> LiveCounter:
-    """Drop-in for `beam.metrics.Metrics.counter` for the counters progress is made of."""
-    return LiveCounter(namespace, name)
-
-
-def add(name: str, n: int = 1) -> None:
-    """Add to this process's tally (a local worker process also writes it out, see above)."""
-    with _lock:
-        _counts[name] = _counts.get(name, 0) + n
-        if not _flusher:
-            folder = os.environ.get(ENV_DIR)
-            if folder and os.environ.get(ENV_PID) != str(os.getpid()):
-                _flusher.append(threading.Thread(target=_flush_often, args=(folder,),
-                                                 name="rt4chart-tally", daemon=True))
-                _flusher[0].start()
-
-
-def _flush_often(folder: str) -> None:
-    written: dict[str, int] = {}
-    while os.path.isdir(folder):
-        with _lock:
-            counts = dict(_counts)
-        if counts != written:
-            _flush(folder, counts)
-            written = counts
-        time.sleep(FLUSH_EVERY_S)
+    def _flush_often(self, folder: str) -> None:
+        written: dict[str, int] = {}
+        while os.path.isdir(folder):
+            counts = self.local()
+            if counts != written:
+                _flush(folder, counts)
+                written = counts
+            time.sleep(FLUSH_EVERY_S)
 
 
 def _flush(folder: str, counts: dict[str, int]) -> None:
@@ -88,10 +88,49 @@ def _flush(folder: str, counts: dict[str, int]) -> None:
         pass
 
 
+@functools.cache
+def tally_handle() -> Shared:
+    """The `Shared` handle of the process's tally: one per process that builds pipelines, so
+    that every counter carries the same key to the workers (as `judges.runtime` does)."""
+    return Shared()
+
+
+def acquire(handle: Shared | None = None) -> LiveTally:
+    """The process's tally behind `handle` (by default this process's), built on first use;
+    it lives while something holds it (a counter that counted, the launcher's `Tally`)."""
+    return (handle if handle is not None else tally_handle()).acquire(LiveTally)
+
+
 def local() -> dict[str, int]:
     """This process's tally."""
-    with _lock:
-        return dict(_counts)
+    return acquire().local()
+
+
+class LiveCounter:
+    """A Beam counter (`namespace:name`) whose increments also go to the process's tally.
+
+    Picklable: it carries the tally's `Shared` handle and acquires the tally of the process it
+    counts in at its first increment."""
+
+    def __init__(self, namespace: str, name: str, handle: Shared | None = None):
+        self._beam = Metrics.counter(namespace, name)
+        self._name = name
+        self._handle = handle if handle is not None else tally_handle()
+        self._live: LiveTally | None = None
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_live": None}  # a worker counts in its own process's tally
+
+    def inc(self, n: int = 1) -> None:
+        self._beam.inc(n)
+        if self._live is None:
+            self._live = acquire(self._handle)
+        self._live.add(self._name, n)
+
+
+def counter(namespace: str, name: str) -> LiveCounter:
+    """Drop-in for `beam.metrics.Metrics.counter` for the counters progress is made of."""
+    return LiveCounter(namespace, name)
 
 
 def _worker_files(folder: str) -> Iterator[Mapping[str, int]]:
@@ -108,12 +147,13 @@ class Tally:
     """The counts of one job, as the launcher reads them: its own process's since the job
     started, plus those its local worker processes wrote to `folder`."""
 
-    def __init__(self, folder: str):
+    def __init__(self, folder: str, live: LiveTally | None = None):
         self.folder = folder
-        self._baseline = local()
+        self._live = live or acquire()  # held: the process's counters count here meanwhile
+        self._baseline = self._live.local()
 
     def snapshot(self) -> dict[str, int]:
-        totals = {k: v - self._baseline.get(k, 0) for k, v in local().items()
+        totals = {k: v - self._baseline.get(k, 0) for k, v in self._live.local().items()
                   if v != self._baseline.get(k, 0)}
         for counts in _worker_files(self.folder):
             for k, v in counts.items():
