@@ -35,6 +35,7 @@ from rt4chart.schemas.rows import DeadLetterRow
 from rt4chart.transforms import tally
 from rt4chart.transforms.aggregate import REDO_STAGE
 from rt4chart.transforms.judge_stage import METRICS, USAGE_COUNTERS
+from rt4chart.transforms.judges import runtime
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ class DeadLetterRows:
     built, carried to the workers), for `beam.Map`."""
 
     def __init__(self) -> None:
-        self._dead = tally.counter(METRICS, TRACES_DEAD)
+        self._dead = runtime.counter(METRICS, TRACES_DEAD)
 
     def __call__(self, letter: DeadLetter) -> DeadLetterRow:
         return dead_letter_row(letter, self._dead)
@@ -180,7 +181,9 @@ class Reporter:
 
     def __enter__(self) -> Reporter:
         self._folder = tempfile.mkdtemp(prefix="rt4chart-live-")
-        self._recording = tally.recording(self._folder)
+        # This process's tally, held while the job runs: its in-process stages count there.
+        self._runtime = runtime.acquire(runtime.runtime_handle())
+        self._recording = tally.recording(self._folder, self._runtime.tally)
         self._tally = self._recording.__enter__()
         self._started = time.monotonic()
         self._thread = threading.Thread(target=self._loop, name="rt4chart-progress",
@@ -191,6 +194,7 @@ class Reporter:
     def __exit__(self, *exc: object) -> None:
         self._stop()
         self._recording.__exit__(None, None, None)
+        self._runtime = None  # as a job's DoFns do when they end
         shutil.rmtree(self._folder, ignore_errors=True)
 
     def watch(self, result: PipelineResult) -> None:

@@ -20,7 +20,6 @@ import apache_beam as beam
 from apache_beam.utils.windowed_value import WindowedValue
 
 from rt4chart.schemas.records import RunInfo, TraceKey, Usage, UsageRecord
-from rt4chart.transforms import tally
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.judges.base import Judge, JudgeSpec, judge_model, metered
 from rt4chart.transforms.judges.ratelimit import ThrottleClock, report_throttled
@@ -160,7 +159,7 @@ class _UsageCounters:
 
     def __init__(self, stage: str, throttled: ThrottleClock):
         self._throttled = throttled  # the worker's, in its judge runtime
-        counter = tally.counter  # Beam counters the launcher can also read mid-run
+        counter = runtime.counter  # Beam counters the launcher can also read mid-run
         self._calls, self._errors, self._input, self._cached, self._output, self._cost = (
             counter(METRICS, f"{stage}_{suffix}") for suffix in USAGE_COUNTERS)
 

@@ -13,26 +13,24 @@ run, the local FnApiRunner only when `run()` returns. So every progress counter
 - Remote workers (Dataflow) have no such folder: their tally stays unread, and the launcher
   reads Beam's metrics instead.
 
-The tally is a :class:`LiveTally` object, one per process, held through a
-`apache_beam.utils.shared.Shared` handle (:func:`tally_handle`, pickled with each counter), as
-the judge runtime is; a test makes its own.
+The tally is a :class:`LiveTally` object, one per process, owned by the process's worker
+runtime (`judges/runtime.py`, held through Beam's `Shared`: one `Shared` token per pipeline,
+as Beam's `_SharedMap` keeps only the last acquired object alive); a test makes its own.
 
-No Beam import beyond the metrics API and `Shared`, no pipeline import: transforms count, the
-launcher (`pipeline/progress.py`) reads.
+No Beam import beyond the metrics API, no pipeline import: transforms count, the launcher
+(`pipeline/progress.py`) reads.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
 from apache_beam.metrics.metric import Metrics
-from apache_beam.utils.shared import Shared
 
 ENV_DIR = "RT4CHART_LIVE_DIR"
 ENV_PID = "RT4CHART_LIVE_PID"  # the launcher's process: it reads its tally, never writes it
@@ -88,34 +86,16 @@ def _flush(folder: str, counts: dict[str, int]) -> None:
         pass
 
 
-@functools.cache
-def tally_handle() -> Shared:
-    """The `Shared` handle of the process's tally: one per process that builds pipelines, so
-    that every counter carries the same key to the workers (as `judges.runtime` does)."""
-    return Shared()
-
-
-def acquire(handle: Shared | None = None) -> LiveTally:
-    """The process's tally behind `handle` (by default this process's), built on first use;
-    it lives while something holds it (a counter that counted, the launcher's `Tally`)."""
-    return (handle if handle is not None else tally_handle()).acquire(LiveTally)
-
-
-def local() -> dict[str, int]:
-    """This process's tally."""
-    return acquire().local()
-
-
 class LiveCounter:
-    """A Beam counter (`namespace:name`) whose increments also go to the process's tally.
+    """A Beam counter (`namespace:name`) whose increments also go to a process's tally.
 
-    Picklable: it carries the tally's `Shared` handle and acquires the tally of the process it
-    counts in at its first increment."""
+    Picklable: it carries `tally_of`, which finds the tally of the process it counts in at its
+    first increment (the worker runtime's, see `judges/runtime.py` `counter`)."""
 
-    def __init__(self, namespace: str, name: str, handle: Shared | None = None):
+    def __init__(self, namespace: str, name: str, tally_of: Callable[[], LiveTally]):
         self._beam = Metrics.counter(namespace, name)
         self._name = name
-        self._handle = handle if handle is not None else tally_handle()
+        self._tally_of = tally_of
         self._live: LiveTally | None = None
 
     def __getstate__(self) -> dict:
@@ -124,13 +104,8 @@ class LiveCounter:
     def inc(self, n: int = 1) -> None:
         self._beam.inc(n)
         if self._live is None:
-            self._live = acquire(self._handle)
+            self._live = self._tally_of()
         self._live.add(self._name, n)
-
-
-def counter(namespace: str, name: str) -> LiveCounter:
-    """Drop-in for `beam.metrics.Metrics.counter` for the counters progress is made of."""
-    return LiveCounter(namespace, name)
 
 
 def _worker_files(folder: str) -> Iterator[Mapping[str, int]]:
@@ -147,9 +122,9 @@ class Tally:
     """The counts of one job, as the launcher reads them: its own process's since the job
     started, plus those its local worker processes wrote to `folder`."""
 
-    def __init__(self, folder: str, live: LiveTally | None = None):
+    def __init__(self, folder: str, live: LiveTally):
         self.folder = folder
-        self._live = live or acquire()  # held: the process's counters count here meanwhile
+        self._live = live  # the process's: its counters count here meanwhile
         self._baseline = self._live.local()
 
     def snapshot(self) -> dict[str, int]:
@@ -162,13 +137,14 @@ class Tally:
 
 
 @contextmanager
-def recording(folder: str) -> Iterator[Tally]:
-    """Count a job started inside: its local worker processes write their tallies to `folder`
-    (an existing, empty local folder, the caller's to remove)."""
+def recording(folder: str, live: LiveTally) -> Iterator[Tally]:
+    """Count a job started inside: `live` is this process's tally, and its local worker
+    processes write theirs to `folder` (an existing, empty local folder, the caller's to
+    remove)."""
     saved = {k: os.environ.get(k) for k in (ENV_DIR, ENV_PID)}
     os.environ[ENV_DIR], os.environ[ENV_PID] = folder, str(os.getpid())
     try:
-        yield Tally(folder)
+        yield Tally(folder, live)
     finally:
         for k, v in saved.items():
             if v is None:

@@ -7,6 +7,7 @@ import asyncio
 import pickle
 
 from rt4chart.transforms import tally
+from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.judges.provider_limits import retuned
 from rt4chart.transforms.judges.ratelimit import RateLimiter, ThrottleClock, report_throttled
@@ -25,8 +26,9 @@ def test_a_tally_of_its_own_counts_apart_from_the_process_one():
 
 
 def test_a_counter_is_picklable_and_counts_in_the_tally_of_the_process_it_runs_in():
-    counter = tally.counter("rt4chart", "traces_read")
-    held = tally.acquire()
+    counter = runtime.counter("rt4chart", "traces_read")
+    worker = runtime.acquire(runtime.runtime_handle())  # held, as a DoFn holds it
+    held = worker.tally
     before = held.local().get("traces_read", 0)
     pickle.loads(pickle.dumps(counter)).inc(2)
     assert held.local()["traces_read"] - before == 2
