@@ -2,7 +2,7 @@
 
 Beam's metrics reach the launcher only when the runner reports them: Dataflow does during a
 run, the local FnApiRunner only when `run()` returns. So every progress counter
-(:func:`counter`) also adds to a tally of the process it runs in:
+(`judges.runtime.counter`, a :class:`LiveCounter`) also adds to a tally of the process it runs in:
 
 - DoFns run in the launcher's process (FnApiRunner in memory or multi-threaded, the bundle-based
   direct runner): the launcher reads the tally directly.
