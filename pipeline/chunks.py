@@ -48,6 +48,7 @@ from rt4chart.pipeline.io import ReadTraces, input_paths
 from rt4chart.pipeline.runfolder import list_files
 from rt4chart.pipeline.shards import Chunk, shard_folder, write_shards
 from rt4chart.pipeline.sources.detect import file_format
+from rt4chart.pipeline.tablefiles import is_work_file
 from rt4chart.pipeline.textfiles import CHUNK_BYTES, READ_ERRORS, open_input
 
 logger = logging.getLogger(__name__)
@@ -178,8 +179,7 @@ def chunk_file(rel: str, tag: str) -> str:
 def move_tables(source: str, out: str, tag: str) -> None:
     """Move the files a chunk wrote under `source` into `out` (see `chunk_file`), then remove
     `source`; what a write cut short left (beam-temp-, .tmp-) is not moved."""
-    moves = [(rel, chunk_file(rel, tag)) for rel in list_files(source)
-             if not any(p.startswith(("beam-temp-", ".tmp-")) for p in rel.split("/"))]
+    moves = [(rel, chunk_file(rel, tag)) for rel in list_files(source) if not is_work_file(rel)]
     for rel, dest in moves:
         target = FileSystems.join(out, *dest.split("/"))
         parent = target.rsplit("/", 1)[0]

@@ -13,7 +13,7 @@ import apache_beam as beam
 from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
 from rt4chart.pipeline.earlier import read_cache
 from rt4chart.pipeline.io import ReadTraces
-from rt4chart.pipeline.progress import dead_letter_row
+from rt4chart.pipeline.progress import DeadLetterRows
 from rt4chart.pipeline.shards import Chunk, ReadPickles, ReadShard, WritePickles
 from rt4chart.pipeline.sinks import Sinks, WriteTables, key_envs
 from rt4chart.schemas import rows
@@ -84,7 +84,7 @@ class Audit(beam.PTransform):
             (valid.dead_letters, segmented.dead_letters, decomposed.dead_letters,
              local.dead_letters, answers.redo)
             | "DeadLetters" >> beam.Flatten()
-            | "DeadLetterRows" >> beam.Map(dead_letter_row)  # counted: a trace ends here
+            | "DeadLetterRows" >> beam.Map(DeadLetterRows())  # counted: a trace ends here
         )
         rates, costs = self._aggregates(answers.answers, usage)
         return AuditTables(

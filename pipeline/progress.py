@@ -35,6 +35,7 @@ from rt4chart.schemas.rows import DeadLetterRow
 from rt4chart.transforms import tally
 from rt4chart.transforms.aggregate import REDO_STAGE
 from rt4chart.transforms.judge_stage import METRICS, USAGE_COUNTERS
+from rt4chart.transforms.judges import runtime
 
 logger = logging.getLogger(__name__)
 
@@ -44,15 +45,25 @@ TRACES_READ = "traces_read"
 TRACES_DEAD = "traces_dead"
 BAR_WIDTH = 24
 
-_dead = tally.counter(METRICS, TRACES_DEAD)
 
 
-def dead_letter_row(letter: DeadLetter) -> DeadLetterRow:
-    """The dead letter as a row, counted as a trace that has ended (an incomplete answer's redo
-    letter is not: its trace ended as an answer)."""
+def dead_letter_row(letter: DeadLetter, dead: tally.LiveCounter) -> DeadLetterRow:
+    """The dead letter as a row, counted on `dead` as a trace that has ended (an incomplete
+    answer's redo letter is not: its trace ended as an answer)."""
     if letter.stage != REDO_STAGE:
-        _dead.inc()
+        dead.inc()
     return DeadLetterRow.of(letter)
+
+
+class DeadLetterRows:
+    """`dead_letter_row` with the job's `traces_dead` counter (made where the pipeline is
+    built, carried to the workers), for `beam.Map`."""
+
+    def __init__(self) -> None:
+        self._dead = runtime.counter(METRICS, TRACES_DEAD)
+
+    def __call__(self, letter: DeadLetter) -> DeadLetterRow:
+        return dead_letter_row(letter, self._dead)
 
 
 def clock(seconds: float) -> str:
@@ -170,7 +181,9 @@ class Reporter:
 
     def __enter__(self) -> Reporter:
         self._folder = tempfile.mkdtemp(prefix="rt4chart-live-")
-        self._recording = tally.recording(self._folder)
+        # This process's tally, held while the job runs: its in-process stages count there.
+        self._runtime = runtime.acquire(runtime.runtime_handle())
+        self._recording = tally.recording(self._folder, self._runtime.tally)
         self._tally = self._recording.__enter__()
         self._started = time.monotonic()
         self._thread = threading.Thread(target=self._loop, name="rt4chart-progress",
@@ -181,6 +194,7 @@ class Reporter:
     def __exit__(self, *exc: object) -> None:
         self._stop()
         self._recording.__exit__(None, None, None)
+        self._runtime = None  # as a job's DoFns do when they end
         shutil.rmtree(self._folder, ignore_errors=True)
 
     def watch(self, result: PipelineResult) -> None:

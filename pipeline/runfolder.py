@@ -36,7 +36,7 @@ from apache_beam.io.filesystem import BeamIOError
 from apache_beam.io.filesystems import FileSystems
 
 from rt4chart import __version__
-from rt4chart.pipeline.tablefiles import PARTITION_KEY, TEMP_PREFIX
+from rt4chart.pipeline.tablefiles import PARTITION_KEY, is_work_file
 from rt4chart.schemas.tables import TABLES
 
 logger = logging.getLogger(__name__)
@@ -142,8 +142,8 @@ def _is_our_summary(out: str) -> bool:
 
 
 def _table_file(name: str) -> bool:
-    return (name.startswith("part-") and name.endswith(".parquet")) or (
-        name.startswith(".tmp-part-"))  # a streaming write cut short
+    # A work file here is what a streaming write cut short left (".tmp-part-…").
+    return (name.startswith("part-") and name.endswith(".parquet")) or is_work_file(name)
 
 
 def _unlisted_run_file(rel: str) -> bool:
@@ -156,7 +156,7 @@ def _unlisted_run_file(rel: str) -> bool:
     if parts[0] in TABLES and len(parts) == 3 and parts[1].startswith(f"{PARTITION_KEY}="):
         return _table_file(parts[2])
     if parts[0] in TABLES and len(parts) > 2:
-        return parts[1].startswith(TEMP_PREFIX)  # a batch write cut short
+        return is_work_file(parts[1])  # a batch write cut short (beam-temp-…/)
     return rel == REDO_INPUT
 
 
@@ -284,8 +284,7 @@ class RunFolder:
             rels = list_files(self.staging)
         else:
             rels = sorted(w[len(prefix):] if w.startswith(prefix) else w for w in written)
-        return [r for r in rels if not r.startswith(MANIFEST) and not any(
-            p.startswith(("beam-temp-", ".tmp-")) for p in r.split("/"))]
+        return [r for r in rels if not r.startswith(MANIFEST) and not is_work_file(r)]
 
     def commit(self, written: Iterable[str] | None = None) -> Manifest:
         """Swap the staged run in: the earlier run's files out, the new files in, then the

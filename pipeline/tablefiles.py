@@ -44,6 +44,11 @@ logger = logging.getLogger(__name__)
 PARTITION_KEY = "dt"
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"  # Hive's folder name for a null key
 TEMP_PREFIX = "beam-temp-"
+# What names a work file or folder: Beam's temporary folders, and rt4chart's own (".tmp-part-…"
+# of a streaming write, the staging folder's ".tmp-chunks/", ".tmp-run/", ".tmp-input/", …).
+WORK_PREFIXES = (TEMP_PREFIX, ".tmp-")
+# Query engines skip files whose names start so (Spark's "_SUCCESS", a writer's ".…" file).
+HIDDEN_PREFIXES = (".", "_")
 ROW_GROUP_ROWS = 1024  # rows held per open file before they are written out
 MAX_OPEN_FILES = 16  # per bundle; beyond, every open file is closed and new ones started
 
@@ -65,13 +70,21 @@ def table_patterns(out: str, name: str) -> tuple[str, str]:
             FileSystems.join(base, "*.parquet"))
 
 
+def is_work_file(rel: str) -> bool:
+    """Whether `rel` ("/"-separated, relative to a run, staging or chunk folder, or a bare file
+    name) is a work file, not a table's file: it, or a folder it is in, is named `beam-temp-…`
+    or `.tmp-…` (a write in progress or cut short, or a job's work folder)."""
+    return any(part.startswith(WORK_PREFIXES) for part in rel.split("/"))
+
+
 def table_files(out: str, name: str) -> list[str]:
     """Every Parquet file of one table of a run folder, in either layout, sorted. Hidden files
     (".tmp-part-…" of a streaming write still open, or "_…", as engines hide them) are not the
     table's."""
     found = {m.path for r in FileSystems.match(list(table_patterns(out, name)))
              for m in r.metadata_list}
-    return sorted(p for p in found if not p.rsplit("/", 1)[-1].startswith((".", "_")))
+    names = ((p, p.rsplit("/", 1)[-1]) for p in found)
+    return sorted(p for p, n in names if not (is_work_file(n) or n.startswith(HIDDEN_PREFIXES)))
 
 
 @dataclass

@@ -35,9 +35,10 @@ from rt4chart.schemas.rows import (
     SpanRow,
     usage_columns,
 )
-from rt4chart.transforms import probability, tally
+from rt4chart.transforms import probability
 from rt4chart.transforms.guard import guarded
 from rt4chart.transforms.joins import and_join
+from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
 from rt4chart.transforms.spans import label_spans
 from rt4chart.transforms.validate import raw_text
@@ -174,7 +175,7 @@ class _Assemble:
 
     def __init__(self, run: RunInfo):
         self._run = run
-        self._done = tally.counter(METRICS, "traces_done")
+        self._done = runtime.counter(METRICS, "traces_done")
 
     def __call__(self, claim_set: ClaimSet, verdicts: list[ClaimVerdict]):
         answer, claims = answer_rows(claim_set, verdicts, self._run)

@@ -20,11 +20,10 @@ import apache_beam as beam
 from apache_beam.utils.windowed_value import WindowedValue
 
 from rt4chart.schemas.records import RunInfo, TraceKey, Usage, UsageRecord
-from rt4chart.transforms import tally
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.judges.base import Judge, JudgeSpec, judge_model, metered
-from rt4chart.transforms.judges.ratelimit import report_throttled
-from rt4chart.transforms.redact import redact_configured
+from rt4chart.transforms.judges.ratelimit import ThrottleClock, report_throttled
+from rt4chart.transforms.redact import KeyRegistry
 from rt4chart.transforms.reuse import SplitReused, cache_key, cache_row
 
 METRICS = "rt4chart"
@@ -42,10 +41,12 @@ class JudgeOutputs(NamedTuple):
     cache: beam.PCollection[dict]  # judge_cache rows of the successful calls
 
 
-def short_error(exc: BaseException) -> str:
-    """A one-line reason for a failed call (exception type and message, bounded)."""
+def short_error(exc: BaseException, keys: KeyRegistry | None = None) -> str:
+    """A one-line reason for a failed call (exception type and message, bounded), without the
+    keys of `keys` (by default the process's registry)."""
     text = str(exc).replace("\n", " ").strip()
-    return redact_configured(f"{type(exc).__name__}: {text}")[:300]  # redact, then cut
+    reason = (keys or KeyRegistry()).redact(f"{type(exc).__name__}: {text}") or ""
+    return reason[:300]  # redact, then cut
 
 
 class JudgeCallFn(beam.DoFn):
@@ -84,7 +85,8 @@ class JudgeCallFn(beam.DoFn):
         self._runtime = runtime.acquire(self._shared)
         self._judge = self._runtime.judge(self._spec)
         self._model = judge_model(self._judge, self._spec)
-        self._counters = _UsageCounters(self.stage)
+        self._counters = _UsageCounters(self.stage, self._runtime.throttled)
+        self._keys = KeyRegistry()  # the key variables its error reasons are cleaned of
 
     def teardown(self) -> None:
         # Let the runtime (loop and judges) go once no DoFn of this process holds it.
@@ -138,7 +140,7 @@ class JudgeCallFn(beam.DoFn):
         except Exception as exc:  # noqa: BLE001 - a failed call is data, never a crash or a label
             usage = getattr(exc, "rt4chart_usage", Usage(calls=1))
             errors = 1
-            outputs = list(self.on_error(element, short_error(exc), usage))
+            outputs = list(self.on_error(element, short_error(exc, self._keys), usage))
         key: TraceKey = element.key
         record = UsageRecord(key.trace_id, key.route, key.day, self._model, usage,
                              key.event_time_us, key.late)
@@ -155,8 +157,9 @@ class JudgeCallFn(beam.DoFn):
 class _UsageCounters:
     """The Beam counters of one judge stage (see USAGE_COUNTERS)."""
 
-    def __init__(self, stage: str):
-        counter = tally.counter  # Beam counters the launcher can also read mid-run
+    def __init__(self, stage: str, throttled: ThrottleClock):
+        self._throttled = throttled  # the worker's, in its judge runtime
+        counter = runtime.counter  # Beam counters the launcher can also read mid-run
         self._calls, self._errors, self._input, self._cached, self._output, self._cost = (
             counter(METRICS, f"{stage}_{suffix}") for suffix in USAGE_COUNTERS)
 
@@ -168,7 +171,7 @@ class _UsageCounters:
         self._output.inc(usage.output_tokens)
         if usage.cost_usd is not None:  # unknown for a model with no price
             self._cost.inc(round(usage.cost_usd * 1_000_000))
-        report_throttled()  # time held by the rate limit, from this (bundle) thread
+        report_throttled(self._throttled)  # time held by rate limits, from this (bundle) thread
 
 
 @dataclass
@@ -196,7 +199,7 @@ class _ReplayFn(beam.DoFn):
         try:
             outputs = list(self._fn.on_result(element, result, usage))
         except Exception as exc:  # noqa: BLE001 - a stored answer that no longer parses
-            outputs = list(self._fn.on_error(element, short_error(exc), usage))
+            outputs = list(self._fn.on_error(element, short_error(exc, self._fn._keys), usage))
         yield from outputs
         key: TraceKey = element.key
         yield beam.pvalue.TaggedOutput("usage", UsageRecord(

@@ -15,6 +15,13 @@ removes, from any text:
 :func:`redact` is pure; :func:`redact_configured` adds the keys configured in the environment
 (``OPENAI_API_KEY``, ``AZURE_OPENAI_API_KEY`` and any variable a judge registered with
 :func:`register_key_env`).
+
+Which variables hold keys is a :class:`KeyRegistry` over an environment: the registered names
+are kept there (``RT4CHART_KEY_ENVS``), next to the keys themselves, so that a registration
+lasts as long as the process (a judge registers its key variable when it is built, the
+launcher's log lines and every stage's error path read it), local worker processes started
+afterwards inherit it, and a test passes an environment of its own. A DoFn makes its registry
+in `setup()`.
 """
 
 from __future__ import annotations
@@ -23,7 +30,8 @@ import base64
 import functools
 import os
 import re
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Iterable, Mapping, MutableMapping
 
 REDACTED = "[REDACTED]"
 KEY_ENV_NAMES = ("OPENAI_API_KEY", "AZURE_OPENAI_API_KEY")
@@ -39,7 +47,8 @@ _HEADER = re.compile(
     r"(\"?'?\s*[:=]\s*[\"']?)"
     r"((?:(?:bearer|basic|token)\s+)?[^\s\"',;&}\]]+)")
 
-_REGISTERED_ENV: set[str] = set()
+# The registered variable names, comma-separated, in the environment a KeyRegistry reads.
+REGISTRY_ENV = "RT4CHART_KEY_ENVS"
 
 
 def redact(text: str | None, secrets: Iterable[str] = ()) -> str | None:
@@ -107,19 +116,48 @@ def _compiled(secrets: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(secrets_pattern(secrets))
 
 
+class KeyRegistry:
+    """The variables whose values :meth:`redact` removes: KEY_ENV_NAMES and the registered
+    ones, kept in `environ` (the process's environment by default) under REGISTRY_ENV."""
+
+    _lock = threading.Lock()  # registrations of one process's threads, one at a time
+
+    def __init__(self, environ: MutableMapping[str, str] | None = None):
+        self._env = os.environ if environ is None else environ
+
+    def registered(self) -> tuple[str, ...]:
+        """The names registered so far, sorted."""
+        return tuple(sorted(n for n in self._env.get(REGISTRY_ENV, "").split(",") if n))
+
+    def register(self, name: str) -> None:
+        """Also redact the value of environment variable `name` (a judge's ``api_key_env``)."""
+        with self._lock:
+            names = self.registered()
+            if name and name not in names:
+                self._env[REGISTRY_ENV] = ",".join(sorted({*names, name}))
+
+    def secrets(self, environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+        """The values of the key variables in `environ` (by default the registry's own)."""
+        env = self._env if environ is None else environ
+        names = dict.fromkeys((*KEY_ENV_NAMES, *self.registered()))  # each name once
+        return tuple(value for value in (env.get(name) for name in names) if value)
+
+    def redact(self, text: str | None) -> str | None:
+        """:func:`redact` with the keys configured in the environment."""
+        return redact(text, self.secrets())
+
+
 def register_key_env(name: str) -> None:
     """Have :func:`redact_configured` also remove the value of environment variable `name` (a
-    judge's configured ``api_key_env``)."""
-    _REGISTERED_ENV.add(name)
+    judge's configured ``api_key_env``), in this process and the workers it starts."""
+    KeyRegistry().register(name)
 
 
 def configured_secrets(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """The values of the key variables: KEY_ENV_NAMES and the registered ones."""
-    env = os.environ if environ is None else environ
-    names = dict.fromkeys((*KEY_ENV_NAMES, *sorted(_REGISTERED_ENV)))  # each name once
-    return tuple(value for value in (env.get(name) for name in names) if value)
+    return KeyRegistry().secrets(environ)
 
 
 def redact_configured(text: str | None) -> str | None:
     """:func:`redact` with the keys configured in the environment."""
-    return redact(text, configured_secrets())
+    return KeyRegistry().redact(text)

@@ -39,7 +39,6 @@ from apache_beam.typehints import Tuple
 from apache_beam.utils.timestamp import Timestamp
 
 from rt4chart.schemas.records import DeadLetter, Message, Trace
-from rt4chart.transforms import tally
 from rt4chart.transforms.fields import (
     EPOCH,
     SURROGATE,
@@ -54,6 +53,7 @@ from rt4chart.transforms.fields import (
     string_field,
 )
 from rt4chart.transforms.injection import scan_trace
+from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.limits import MAX_QUESTION_CHARS, MAX_ROUTE_CHARS, MAX_TRACE_ID_CHARS
 from rt4chart.transforms.windows import WindowingConfig
 
@@ -219,7 +219,7 @@ def _field_of(record: Any, name: str, max_chars: int) -> str | None:
 class _ValidateFn(beam.DoFn):
     def __init__(self, windowing: WindowingConfig | None = None):
         self._windowing = windowing
-        self._read = tally.counter("rt4chart", "traces_read")  # progress: the job's total
+        self._read = runtime.counter("rt4chart", "traces_read")  # progress: the job's total
 
     def process(self, record: Any) -> Iterable[Any]:
         self._read.inc()

@@ -99,10 +99,12 @@ def worker(address: str, calls: int, tokens: int, results) -> None:
     """A worker process: `calls` admissions of `tokens` each through the judge's job-wide
     limiter, 4 at a time; puts (calls admitted, seconds reported as throttled) on `results`."""
     from rt4chart.transforms.judges.envoy_limiter import EnvoyLimiter, EnvoySettings
-    from rt4chart.transforms.judges.ratelimit import THROTTLED
+    from rt4chart.transforms.judges.ratelimit import ThrottleClock
+
+    throttled = ThrottleClock()  # the clock a judge's limiters share in its runtime
 
     async def run() -> int:
-        limiter = EnvoyLimiter(1e9, 1e12, EnvoySettings(address), threads=4)
+        limiter = EnvoyLimiter(1e9, 1e12, EnvoySettings(address), threads=4, clock=throttled)
         gate = asyncio.Semaphore(4)
 
         async def one() -> None:
@@ -113,4 +115,4 @@ def worker(address: str, calls: int, tokens: int, results) -> None:
         return calls
 
     done = asyncio.run(run())
-    results.put((done, THROTTLED.total))
+    results.put((done, throttled.total))

@@ -16,6 +16,7 @@ from rt4chart.pipeline import args as cli_args
 from rt4chart.pipeline import cli
 from rt4chart.schemas.records import TraceKey
 from rt4chart.transforms.judge_stage import JudgeCallFn
+from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.judges.envoy_limiter import EnvoyLimiter
 from rt4chart.transforms.judges.job_limits import (
@@ -24,7 +25,7 @@ from rt4chart.transforms.judges.job_limits import (
     worker_processes,
 )
 from rt4chart.transforms.judges.openai_judge import OpenAIConfig, OpenAIJudge
-from rt4chart.transforms.judges.ratelimit import THROTTLED, RateLimiter, ThrottleClock
+from rt4chart.transforms.judges.ratelimit import RateLimiter, ThrottleClock
 
 DATAFLOW = ["--runner", "DataflowRunner", "--project", "p", "--region", "r",
             "--temp_location", "gs://b/tmp"]
@@ -145,8 +146,10 @@ def test_throttle_clock_hands_out_whole_seconds():
 
 
 def test_time_held_by_the_static_limiter_is_counted():
+    THROTTLED = ThrottleClock()  # the clock a judge's limiters share
+
     async def held() -> None:
-        limiter = RateLimiter(rpm=6000, tpm=1e9)
+        limiter = RateLimiter(rpm=6000, tpm=1e9, clock=THROTTLED)
         limiter.pause(0.3)
         await asyncio.gather(*(limiter.acquire(1) for _ in range(3)))
 
@@ -167,7 +170,9 @@ class _HeldCallFn(JudgeCallFn):
 
     def call(self, judge, element):
         async def held():
-            limiter = RateLimiter(rpm=6000, tpm=1e9)
+            # The worker's clock, which the stage reports (a judge's limiters count on it).
+            clock = runtime.acquire(runtime.runtime_handle()).throttled
+            limiter = RateLimiter(rpm=6000, tpm=1e9, clock=clock)
             limiter.pause(0.8)
             await limiter.acquire(1)
             return element.key.trace_id

@@ -15,16 +15,17 @@ from types import SimpleNamespace
 import pytest
 
 from rt4chart.pipeline.progress import (
+    DeadLetterRows,
     Progress,
     Reporter,
     clock,
-    dead_letter_row,
     run_with_progress,
     wait_with_progress,
 )
 from rt4chart.schemas.records import DeadLetter
 from rt4chart.transforms import tally
 from rt4chart.transforms.aggregate import REDO_STAGE
+from rt4chart.transforms.judges import runtime
 
 
 def _counter(name: str, committed: int | None, attempted: int):
@@ -139,14 +140,14 @@ class _BlockingPipeline:
         self._lines = lines
 
     def run(self):
-        tally.add("traces_read", 4)
-        tally.add("decompose_calls", 2)
+        runtime.process_tally().add("traces_read", 4)
+        runtime.process_tally().add("decompose_calls", 2)
         deadline = time.monotonic() + 30
         while not any("0/4 traces done" in line for line in self._lines):
             assert time.monotonic() < deadline, "no progress line while the job ran"
             time.sleep(0.01)
-        tally.add("traces_done", 3)
-        tally.add("traces_dead", 1)
+        runtime.process_tally().add("traces_done", 3)
+        runtime.process_tally().add("traces_dead", 1)
         return _Done()
 
 
@@ -165,7 +166,8 @@ def test_lines_come_while_a_blocking_run_runs_from_the_live_tally():
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     try:
-        tally.add("traces_read", 7)  # an earlier job in this process: not this job's
+        # An earlier job in this process: not this job's.
+        runtime.process_tally().add("traces_read", 7)
         _, ended = run_with_progress(_BlockingPipeline(handler.lines), every_s=0.05)
     finally:
         log.removeHandler(handler)
@@ -186,10 +188,10 @@ def test_a_terminal_gets_a_bar_redrawn_in_place_and_logs_keep_the_final_line(cap
     screen = _Terminal()
     with caplog.at_level(logging.INFO, logger="rt4chart.pipeline.progress"):
         with Reporter(every_s=3600, stream=screen) as reporter:
-            tally.add("traces_read", 8)
-            tally.add("traces_done", 2)
+            runtime.process_tally().add("traces_read", 8)
+            runtime.process_tally().add("traces_done", 2)
             reporter._show(reporter.current(), final=False)
-            tally.add("traces_done", 6)
+            runtime.process_tally().add("traces_done", 6)
             reporter.finish()
     drawn = screen.getvalue()
     assert drawn.startswith("\r[######..................] 2/8 traces, 0 calls, 0 tokens")
@@ -199,17 +201,21 @@ def test_a_terminal_gets_a_bar_redrawn_in_place_and_logs_keep_the_final_line(cap
 
 def test_local_worker_processes_write_their_tally_for_the_launcher(tmp_path):
     code = ("from rt4chart.transforms import tally; import time; "
-            "tally.add('traces_read', 3); tally.add('traces_read', 2); time.sleep(3 * "
+            "from rt4chart.transforms.judges import runtime; t = runtime.process_tally(); "
+            "t.add('traces_read', 3); t.add('traces_read', 2); time.sleep(3 * "
             "tally.FLUSH_EVERY_S)")
-    with tally.recording(str(tmp_path)) as live:
+    own = runtime.process_tally()  # the launcher's process's tally
+    with tally.recording(str(tmp_path), own) as live:
         subprocess.run([sys.executable, "-c", code], env=dict(os.environ), check=True,
                        timeout=120)
-        tally.add("traces_done", 1)  # the launcher's own process counts too
+        own.add("traces_done", 1)  # the launcher's own process counts too
         assert live.snapshot() == {"traces_read": 5, "traces_done": 1}
     assert tally.ENV_DIR not in os.environ
 
 
 def test_a_dead_letter_counts_as_a_trace_done_unless_it_is_an_answers_redo():
+    tally = runtime.process_tally()  # this process's, which the counter counts in
+    dead_letter_row = DeadLetterRows()
     before = tally.local().get("traces_dead", 0)
     row = dead_letter_row(DeadLetter("validate", "bad", "{}", "t1", "r"))
     dead_letter_row(DeadLetter(REDO_STAGE, "incomplete", "{}", "t2", "r"))

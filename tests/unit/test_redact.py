@@ -16,6 +16,7 @@ from rt4chart.transforms.judges.openai_faults import (
 )
 from rt4chart.transforms.redact import (
     REDACTED,
+    REGISTRY_ENV,
     configured_secrets,
     redact,
     redact_configured,
@@ -66,6 +67,7 @@ def test_ordinary_reasons_are_left_alone():
 
 
 def test_configured_secrets_read_the_key_variables_and_the_registered_ones(monkeypatch):
+    monkeypatch.setenv(REGISTRY_ENV, "")  # the registry this test fills, emptied when it ends
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setenv("RT4CHART_TEST_KEY_VAR", AZURE_KEY)
     assert AZURE_KEY not in configured_secrets()

@@ -10,7 +10,7 @@ totals, which smooths a process's bursts and can never exceed what the job may s
 
 Beam's limiter blocks (gRPC, then sleeps until the service's window resets), so it runs on a
 thread pool of the limiter's own; the time it sleeps is reported as throttled
-(:data:`.ratelimit.THROTTLED`). A service that cannot be reached fails the call as a judge error
+(on the limiter's `ThrottleClock`). A service that cannot be reached fails the call as a judge error
 (after Beam's own retries), never the run.
 """
 
@@ -24,7 +24,7 @@ import grpc
 from apache_beam.io.components.rate_limiter import EnvoyRateLimiter
 
 from rt4chart.transforms.judges.base import JudgeError
-from rt4chart.transforms.judges.ratelimit import THROTTLED, RateLimiter
+from rt4chart.transforms.judges.ratelimit import RateLimiter, ThrottleClock
 
 DEFAULT_DOMAIN = "rt4chart"
 # The descriptor key of the two budgets; the service's config names the same (infra/ratelimit).
@@ -53,13 +53,13 @@ class EnvoySettings:
             raise ValueError("rate-limit domain must not be empty")
 
 
-def beam_limiter(settings: EnvoySettings, budget: str) -> EnvoyRateLimiter:
-    """Beam's Envoy limiter for one budget, its throttled time sent to this process's clock
-    (its own signaler would record on a thread where Beam keeps no metrics)."""
+def beam_limiter(settings: EnvoySettings, budget: str, clock: ThrottleClock) -> EnvoyRateLimiter:
+    """Beam's Envoy limiter for one budget, its throttled time sent to `clock` (the judge's
+    limiter's; its own signaler would record on a thread where Beam keeps no metrics)."""
     limiter = EnvoyRateLimiter(settings.address, settings.domain, [{BUDGET_KEY: budget}],
                                timeout=settings.timeout_s, block_until_allowed=True,
                                namespace="rt4chart")
-    limiter.throttling_signaler = THROTTLED
+    limiter.throttling_signaler = clock
     return limiter
 
 
@@ -79,16 +79,17 @@ class EnvoyLimiter(RateLimiter):
     of one request and of the estimated tokens (capped at `tpm`: a bigger call would never be
     admitted)."""
 
-    def __init__(self, rpm: float, tpm: float, settings: EnvoySettings, threads: int = 32):
-        super().__init__(rpm, tpm)
+    def __init__(self, rpm: float, tpm: float, settings: EnvoySettings, threads: int = 32,
+                 clock: ThrottleClock | None = None):
+        super().__init__(rpm, tpm, clock=clock)
         self.settings = settings
-        self._envoy_requests = beam_limiter(settings, "requests")
-        self._envoy_tokens = beam_limiter(settings, "tokens")
+        self._envoy_requests = beam_limiter(settings, "requests", self.throttled)
+        self._envoy_tokens = beam_limiter(settings, "tokens", self.throttled)
         self._pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=max(1, threads), thread_name_prefix="rt4chart-ratelimit")
 
     async def _admit(self, estimated_tokens: int) -> None:
-        # Beam's limiter reports its own sleeps (to THROTTLED), so this wait is not timed.
+        # Beam's limiter reports its own sleeps (to self.throttled), so this wait is not timed.
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._pool, admit, self._envoy_requests, 1)
         tokens = min(max(1, estimated_tokens), int(self.tpm))

@@ -64,7 +64,12 @@ from rt4chart.transforms.judges.pricing import (
     reported_usage,
     token_count,
 )
-from rt4chart.transforms.judges.ratelimit import RateLimiter, exhausted_for, retry_after_seconds
+from rt4chart.transforms.judges.ratelimit import (
+    RateLimiter,
+    exhausted_for,
+    judge_clock,
+    retry_after_seconds,
+)
 from rt4chart.transforms.judges.schema_check import SchemaMismatch, validate
 from rt4chart.transforms.judges.throughput import OUTPUT_KEY, Throughput
 from rt4chart.transforms.redact import redact, register_key_env
@@ -127,6 +132,7 @@ class OpenAIJudge:
         self._new_limiter = limiter_factory(self.config)  # ValueError now, not on a worker
         self._client: openai.AsyncOpenAI | None = None
         self._limiter: RateLimiter | None = None
+        self._throttled = judge_clock()  # its runtime's: the judge stages report it to Beam
         self._semaphore = None
         self.base_url = self.config.base_url or os.environ.get("OPENAI_BASE_URL")
         self._api_key = os.environ.get(self.config.api_key_env)
@@ -154,7 +160,7 @@ class OpenAIJudge:
                 self._client = openai.AsyncOpenAI(
                     api_key=key, base_url=self.base_url, max_retries=0, timeout=cfg.timeout_s
                 )
-            self._limiter = self._new_limiter()
+            self._limiter = self._new_limiter(clock=self._throttled)
             self._semaphore = asyncio.Semaphore(cfg.max_concurrency)
         return self._client
 

@@ -85,7 +85,7 @@ def retuned(limiter: RateLimiter | None, limits: ProviderLimits) -> RateLimiter 
     if limiter is None:
         return None
     rpm, tpm = limits.per_process()
-    fresh = RateLimiter(rpm, tpm)
+    fresh = RateLimiter(rpm, tpm, clock=limiter.throttled)  # held time on the same clock
     pause = limiter.paused_for()
     if pause > 0:
         fresh.pause(pause)

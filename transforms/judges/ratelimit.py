@@ -8,19 +8,23 @@ provider says the budget is back.
 The time calls are held back is reported through Beam's ``ThrottlingSignaler`` (the counter
 ``cumulativeThrottlingSeconds``), so that Dataflow's autoscaler does not add workers to a job
 that only waits for its rate budget. Beam's metrics are recorded per bundle-processing thread
-and the calls wait on the judge's event loop thread: the held time is summed here
-(:data:`THROTTLED`) and the judge stages report it from their own thread
+and the calls wait on the judge's event loop thread: the held time is summed on a
+:class:`ThrottleClock`, one per worker process, owned by the judge runtime (`runtime.py`): the
+runtime hands it to the judges it builds (:func:`building_judges`, :func:`judge_clock`), whose
+limiters add to it, and the judge stages report it from their own thread
 (:func:`report_throttled`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import email.utils
 import re
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 from aiolimiter import AsyncLimiter
 from apache_beam.io.components.adaptive_throttler import ThrottlingSignaler
@@ -128,14 +132,35 @@ class ThrottleClock:
             return whole
 
 
-# One per worker process, as the limiters are (they live in the process's judge runtime).
-THROTTLED = ThrottleClock()
+# The clock of the judge runtime that is building a judge (set only while it builds one).
+_BUILDING: contextvars.ContextVar[ThrottleClock | None] = contextvars.ContextVar(
+    "rt4chart_throttle_clock", default=None)
 
 
-def report_throttled(signaler: ThrottlingSignaler | None = None) -> int:
-    """Report the held time summed since the last report through Beam's ThrottlingSignaler.
-    Call it from a bundle-processing thread (a DoFn method), where Beam records metrics."""
-    seconds = THROTTLED.take()
+@contextmanager
+def building_judges(clock: ThrottleClock) -> Iterator[None]:
+    """While inside, the judges built in this thread count their held time on `clock` (the
+    judge runtime's: one per worker process, as the limiters are)."""
+    token = _BUILDING.set(clock)
+    try:
+        yield
+    finally:
+        _BUILDING.reset(token)
+
+
+def judge_clock() -> ThrottleClock:
+    """The clock a judge being built counts its limiters' held time on: its runtime's, or a
+    clock of its own when built outside a runtime (the launcher checking options)."""
+    clock = _BUILDING.get()
+    return clock if clock is not None else ThrottleClock()
+
+
+def report_throttled(clock: ThrottleClock | None,
+                     signaler: ThrottlingSignaler | None = None) -> int:
+    """Report the time held on `clock` since the last report through Beam's
+    ThrottlingSignaler. Call it from a bundle-processing thread (a DoFn method), where Beam
+    records metrics."""
+    seconds = clock.take() if clock is not None else 0
     if seconds:
         (signaler or ThrottlingSignaler(THROTTLING_NAMESPACE)).signal_throttled(seconds)
     return seconds
@@ -144,7 +169,8 @@ def report_throttled(signaler: ThrottlingSignaler | None = None) -> int:
 class RateLimiter:
     """Requests/min and tokens/min budget plus a shared pause, for one event loop."""
 
-    def __init__(self, rpm: float, tpm: float, bucket_s: float = BUCKET_SECONDS):
+    def __init__(self, rpm: float, tpm: float, bucket_s: float = BUCKET_SECONDS,
+                 clock: ThrottleClock | None = None):
         if rpm <= 0 or tpm <= 0:
             raise ValueError(f"rate limits must be positive, got rpm={rpm}, tpm={tpm}")
         self.rpm, self.tpm = rpm, tpm
@@ -154,6 +180,7 @@ class RateLimiter:
         self._token_capacity = self._tokens.max_rate
         self._pause_until = 0.0
         self.pauses = 0
+        self.throttled = clock if clock is not None else ThrottleClock()  # time held here
 
     def pause(self, seconds: float) -> None:
         """Hold every call of this worker for `seconds` from now (the longest pause wins)."""
@@ -173,7 +200,7 @@ class RateLimiter:
         try:
             await self._acquire(estimated_tokens)
         finally:
-            THROTTLED.add(time.monotonic() - started)
+            self.throttled.add(time.monotonic() - started)
         await self._admit(estimated_tokens)
 
     async def _admit(self, estimated_tokens: int) -> None:

@@ -8,7 +8,12 @@ The loop and the judges live in a :class:`JudgeRuntime`, which a DoFn acquires i
 through a `apache_beam.utils.shared.Shared` handle (as Beam's RunInference holds its model).
 Every judge stage of a pipeline holds the same handle (:func:`runtime_handle`, made once where
 the pipeline is built and pickled with each DoFn), so on a worker they all acquire the same
-runtime. The runtime lives while a DoFn holds it (and Beam keeps the last acquired object
+runtime. The runtime also owns the process's progress tally (`transforms/tally.py`; every
+stage's progress counters reach it through the same handle: Beam keeps only the last acquired
+`Shared` object alive, so a second token would let the runtime go between bundles) and the
+worker's throttling clock (`ratelimit.ThrottleClock`): the
+judges it builds count their rate limits' held time on it, and the judge stages report it to
+Beam. The runtime lives while a DoFn holds it (and Beam keeps the last acquired object
 alive); when it is collected, its loop stops and its thread ends.
 """
 
@@ -25,6 +30,8 @@ from typing import Any
 from apache_beam.utils.shared import Shared
 
 from rt4chart.transforms.judges.base import Judge, JudgeSpec
+from rt4chart.transforms.judges.ratelimit import ThrottleClock, building_judges
+from rt4chart.transforms.tally import LiveCounter, LiveTally
 
 
 class JudgeRuntime:
@@ -33,6 +40,8 @@ class JudgeRuntime:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._judges: dict[JudgeSpec, Judge] = {}
+        self.throttled = ThrottleClock()  # seconds this worker's calls were held back
+        self.tally = LiveTally()  # the progress counters' tally of this process
         self._loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=_run_loop, args=(self._loop,),
                                        name="rt4chart-judge-loop", daemon=True)
@@ -44,7 +53,8 @@ class JudgeRuntime:
         with self._lock:
             judge = self._judges.get(spec)
             if judge is None:
-                judge = self._judges[spec] = spec.build()
+                with building_judges(self.throttled):
+                    judge = self._judges[spec] = spec.build()
             return judge
 
     def submit(self, coro: Awaitable[Any]) -> concurrent.futures.Future:
@@ -76,6 +86,17 @@ def runtime_handle() -> Shared:
 def acquire(handle: Shared) -> JudgeRuntime:
     """The worker's runtime behind `handle`, built on first use."""
     return handle.acquire(JudgeRuntime)
+
+
+def process_tally(handle: Shared | None = None) -> LiveTally:
+    """The tally of this process (its runtime's, behind `handle`: by default this process's)."""
+    return acquire(handle if handle is not None else runtime_handle()).tally
+
+
+def counter(namespace: str, name: str) -> LiveCounter:
+    """Drop-in for `beam.metrics.Metrics.counter` for the counters progress is made of: it
+    also counts in the tally of the process it runs in (see `transforms/tally.py`)."""
+    return LiveCounter(namespace, name, functools.partial(process_tally, runtime_handle()))
 
 
 def judge_for(spec: JudgeSpec) -> Judge:

@@ -1,0 +1,74 @@
+"""The per-process state the stages share lives in objects, not module globals (issue 22): the
+tally, the throttling clock and the key registry can each be made fresh in a test."""
+
+from __future__ import annotations
+
+import asyncio
+import pickle
+
+from rt4chart.transforms import tally
+from rt4chart.transforms.judges import runtime
+from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.provider_limits import retuned
+from rt4chart.transforms.judges.ratelimit import RateLimiter, ThrottleClock, report_throttled
+from rt4chart.transforms.judges.runtime import JudgeRuntime
+from rt4chart.transforms.redact import REDACTED, REGISTRY_ENV, KeyRegistry
+
+KEY = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+
+
+def test_a_tally_of_its_own_counts_apart_from_the_process_one():
+    live = tally.LiveTally()
+    live.add("traces_done", 2)
+    live.add("traces_done")
+    assert live.local() == {"traces_done": 3}
+    assert tally.Tally("/nonexistent", live).snapshot() == {}  # since the job started
+
+
+def test_a_counter_is_picklable_and_counts_in_the_tally_of_the_process_it_runs_in():
+    counter = runtime.counter("rt4chart", "traces_read")
+    worker = runtime.acquire(runtime.runtime_handle())  # held, as a DoFn holds it
+    held = worker.tally
+    before = held.local().get("traces_read", 0)
+    pickle.loads(pickle.dumps(counter)).inc(2)
+    assert held.local()["traces_read"] - before == 2
+
+
+def test_judges_a_runtime_builds_count_on_its_clock_and_retuning_keeps_it(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdef")
+    monkeypatch.setenv(REGISTRY_ENV, "")  # the judge registers its key variable
+    runtime = JudgeRuntime()
+    judge = runtime.judge(JudgeSpec.of("openai", {"base_url": "http://127.0.0.1:9/v1"}))
+    assert judge._throttled is runtime.throttled
+    assert JudgeRuntime().throttled is not runtime.throttled  # one per runtime (worker)
+
+    async def held() -> RateLimiter:
+        limiter = judge._new_limiter(clock=judge._throttled)
+        limiter.pause(1.05)
+        await limiter.acquire(1)
+        return limiter
+
+    limiter = asyncio.run(held())
+    assert limiter.throttled is runtime.throttled
+    assert retuned(limiter, judge.throughput.limits).throttled is runtime.throttled
+
+    class Signaler:
+        seconds: list[int] = []
+
+        def signal_throttled(self, seconds: int) -> None:
+            self.seconds.append(seconds)
+
+    signaler = Signaler()
+    assert report_throttled(runtime.throttled, signaler) == 1 and signaler.seconds == [1]
+    assert report_throttled(None, signaler) == 0 and report_throttled(ThrottleClock()) == 0
+
+
+def test_a_key_registry_over_an_environment_of_its_own():
+    env = {"MY_KEY": KEY}
+    keys = KeyRegistry(env)
+    assert keys.redact(f"echo {KEY}") == f"echo {KEY}"
+    keys.register("MY_KEY")
+    keys.register("MY_KEY")
+    assert keys.registered() == ("MY_KEY",) and keys.secrets() == (KEY,)
+    assert keys.redact(f"echo {KEY}") == f"echo {REDACTED}"
+    assert KeyRegistry({}).registered() == ()  # another environment, another registry
