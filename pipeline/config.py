@@ -9,10 +9,12 @@ from rt4chart.pipeline.runfolder import check_out
 from rt4chart.pipeline.sources.detect import INPUT_FORMATS, STREAM_FORMATS
 from rt4chart.pipeline.textfiles import DEFAULT_MAX_RECORD_BYTES, MIN_RECORD_BYTES
 from rt4chart.transforms.alerts import AlertConfig
+from rt4chart.transforms.confirm import ConfirmConfig
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S
 from rt4chart.transforms.segment import SegmentConfig
 from rt4chart.transforms.span_mapping import SpanMapping
+from rt4chart.transforms.verify_local import VerifyLocalConfig
 from rt4chart.transforms.windows import WindowingConfig
 
 
@@ -25,13 +27,8 @@ class StagesConfig:
     windowing: WindowingConfig = WindowingConfig()
     join_timeout_s: float = DEFAULT_TIMEOUT_S
     dedupe_horizon_s: float = 86_400.0
-    claims_per_call: int = 1  # local verification: claims of one answer per window call
-    confirm_ent: bool = False  # --confirm-ent: ENTs asked again with their evidence alone
-    prune_windows: bool = False  # local verification: skip windows sharing nothing (prune.py)
-
-    def __post_init__(self) -> None:
-        if self.claims_per_call < 1:
-            raise ValueError(f"--claims-per-call must be >= 1, got {self.claims_per_call}")
+    verify_local: VerifyLocalConfig = VerifyLocalConfig()
+    confirm: ConfirmConfig = ConfirmConfig()
 
     @property
     def streaming(self) -> bool:
@@ -49,17 +46,16 @@ class AuditConfig:
     overwrite: bool = False
     input_format: str = "auto"
     bigquery: str | None = None
-    claims_per_call: int = 1
     reuse: str | None = None  # an earlier run's output directory: reuse its judge results
     redo: str | None = None  # an earlier run's output directory: audit its incomplete answers
     allow_partial_input: bool = False  # a truncated input file: a dead letter, not a failure
     spans: SpanMapping = SpanMapping()  # span formats: route and trace id attributes
     progress_every_s: float = 10.0  # seconds between progress lines while the job runs
-    confirm_ent: bool = False  # --confirm-ent (transforms/confirm.py)
     tables: TablesConfig = TablesConfig()  # the traces table, BigQuery's location and expiry
     chunk_traces: int | None = None  # local runs: traces per pipeline run (None: chunks.py's)
-    prune_windows: bool = False  # --prune-windows (transforms/prune.py)
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES  # a longer line or row: a dead letter
+    verify_local: VerifyLocalConfig = VerifyLocalConfig()  # the stages' own configs
+    confirm: ConfirmConfig = ConfirmConfig()
 
     def __post_init__(self) -> None:
         if self.input_format not in INPUT_FORMATS:
@@ -73,8 +69,6 @@ class AuditConfig:
         if not MIN_RECORD_BYTES <= self.max_record_bytes:
             raise ValueError(f"--max-record-bytes must be >= {MIN_RECORD_BYTES}, got "
                              f"{self.max_record_bytes}")
-        if self.claims_per_call < 1:
-            raise ValueError(f"--claims-per-call must be >= 1, got {self.claims_per_call}")
         if not self.progress_every_s > 0:
             raise ValueError(f"--progress-every must be > 0, got {self.progress_every_s}")
         if self.chunk_traces is not None and self.chunk_traces < 0:
@@ -82,9 +76,8 @@ class AuditConfig:
 
     @property
     def stages(self) -> StagesConfig:
-        return StagesConfig(self.judge, self.segment, claims_per_call=self.claims_per_call,
-                            confirm_ent=self.confirm_ent,
-                            prune_windows=self.prune_windows)
+        return StagesConfig(self.judge, self.segment, verify_local=self.verify_local,
+                            confirm=self.confirm)
 
 
 MAX_MESSAGE_BYTES = 2 * 1024 * 1024  # a streamed trace; Pub/Sub allows up to 10 MB
