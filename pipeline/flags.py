@@ -182,3 +182,36 @@ def add_eval_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", help="output directory of the eval run")
     p.add_argument("--overwrite", action="store_true", help="replace an earlier eval in --out")
     add_judge_args(p)
+
+
+class _Recorder:
+    """Takes a command's `add_argument` calls and keeps the options' dests, in order."""
+
+    def __init__(self) -> None:
+        self.dests: list[str] = []
+
+    def add_argument(self, *flags: str, **kwargs) -> None:
+        if flags and flags[0].startswith("-"):
+            long = next((f for f in flags if f.startswith("--")), flags[0])
+            self.dests.append(kwargs.get("dest") or long.lstrip("-").replace("-", "_"))
+
+
+def stream_dests() -> list[str]:
+    """The dests of `rt4chart stream`'s options, in the order its parser has them."""
+    recorder = _Recorder()
+    add_stream_args(recorder)  # type: ignore[arg-type]  # add_argument is all it calls
+    return recorder.dests
+
+
+def declared_flex() -> dict[str, dict]:
+    """The Flex Template parameters the declared options give, by dest (metadata.json form)."""
+    out = {}
+    for dest, opt in (*SHARED, *declared(LimitsConfig), *declared(ConfirmConfig)):
+        if opt.flex is not None:
+            f = opt.flex
+            param = {"name": f.name or dest, "label": f.label, "helpText": f.help,
+                     "isOptional": f.optional}
+            param.update({"regexes": list(f.regexes)} if f.regexes else {})
+            param.update({"paramType": f.param_type} if f.param_type else {})
+            out[dest] = param
+    return out

@@ -37,7 +37,7 @@ from rt4chart.transforms.evidence import grounded_verdict
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_verdict
 from rt4chart.transforms.judges.base import JudgeSpec
-from rt4chart.transforms.options_spec import option
+from rt4chart.transforms.options_spec import Flex, option
 
 STAGE = "confirm"
 
@@ -47,7 +47,13 @@ class ConfirmConfig:
     """Whether the ENT claims are asked again with their evidence alone."""
 
     confirm_ent: bool = option(
-        "--confirm-ent", default=False, kind="flag",
+        "--confirm-ent",
+        flex=Flex(
+            "Confirm ENT verdicts",
+            "true: ask the judge again, with only the claim and its quoted evidence, for every "
+            "ENT claim; an unconfirmed claim becomes NIC. Default: false.",
+            regexes=("^(true|false)$",)),
+        default=False, kind="flag",
         help="ask the judge again for every claim that ends ENT, with only the claim and its "
              "quoted evidence (no rest of the context, no question): an ENT it does not "
              "confirm becomes NIC (one more call per ENT claim)")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rt4chart.transforms.options_spec import field_option, option
+from rt4chart.transforms.options_spec import Flex, field_option, option
 
 # Field limits (validation).
 MAX_TRACE_ID_CHARS = 256
@@ -36,9 +36,9 @@ MAX_JSON_DEPTH = 32
 OVERSIZE_MODES = ("reject", "truncate")
 
 
-def _limit(flag: str, default: int, what: str):
+def _limit(flag: str, default: int, what: str, flex: Flex):
     """A work limit as an option (not given: the config's default)."""
-    return option(flag, default=default, parsed_default=None, parse=int, metavar="N",
+    return option(flag, default=default, parsed_default=None, parse=int, metavar="N", flex=flex,
                   help=f"limit per trace: {what} (default {default:,}); a trace over it is a "
                        "dead letter naming the limit, or see --oversize")
 
@@ -58,16 +58,39 @@ class LimitsConfig:
     """
 
     max_answer_sentences: int = _limit(
-        "--max-answer-sentences", 250, "answer sentences (one decomposition call each)")
+        "--max-answer-sentences", 250, "answer sentences (one decomposition call each)",
+        flex=Flex(
+            "Max answer sentences",
+            "Limit per trace: answer sentences. A trace over it is a dead letter naming the "
+            "limit (or see oversize). Default: 250.",
+            regexes=("^[1-9][0-9]*$",)))
     max_context_sentences: int = _limit(
         "--max-context-sentences", 5_000,
-        "context sentences over all documents (they make the windows)")
+        "context sentences over all documents (they make the windows)",
+        flex=Flex(
+            "Max context sentences",
+            "Limit per trace: context sentences over all documents. Default: 5000.",
+            regexes=("^[1-9][0-9]*$",)))
     max_context_chars: int = _limit(
-        "--max-context-chars", 1_000_000, "characters over all context documents")
+        "--max-context-chars", 1_000_000, "characters over all context documents",
+        flex=Flex(
+            "Max context characters",
+            "Limit per trace: characters over all context documents. Default: 1000000.",
+            regexes=("^[1-9][0-9]*$",)))
     max_claims_per_answer: int = _limit(
-        "--max-claims-per-answer", 1_000, "claims decomposed from one answer")
+        "--max-claims-per-answer", 1_000, "claims decomposed from one answer",
+        flex=Flex(
+            "Max claims per answer",
+            "Limit per trace: claims decomposed from one answer. Default: 1000.",
+            regexes=("^[1-9][0-9]*$",)))
     oversize: str = option(
-        "--oversize", default="reject", parsed_default=None, metavar="|".join(OVERSIZE_MODES),
+        "--oversize",
+        flex=Flex(
+            "Oversize traces",
+            "A trace over a limit: reject (a dead letter naming the limit) or truncate (audit "
+            "its first N sentences or claims). Default: reject.",
+            regexes=("^(reject|truncate)$",)),
+        default="reject", parsed_default=None, metavar="|".join(OVERSIZE_MODES),
         help="a trace over a limit: reject (default: a dead letter naming the limit) or "
              "truncate (audit its first N sentences or claims)")
 

@@ -19,6 +19,20 @@ _KEY = "rt4chart.option"
 
 
 @dataclass(frozen=True)
+class Flex:
+    """The option as a Dataflow Flex Template parameter (`infra/flex_template/metadata.py`
+    writes metadata.json from these): its label and help in the console, the regexes a value
+    must match, whether it may be left out, its type there; `name` defaults to the dest."""
+
+    label: str
+    help: str
+    regexes: tuple[str, ...] = ()
+    optional: bool = True
+    param_type: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True)
 class Option:
     """One command-line option: `flags` (the first long one names it), `kind` (see KINDS),
     `parse` (str -> value; None keeps the string), `default` as the parser gives it (None: not
@@ -32,6 +46,7 @@ class Option:
     metavar: str | None = None
     choices: tuple[str, ...] | None = None
     dest: str | None = None  # the parsed value's name; default: the field's
+    flex: Flex | None = None  # a Flex Template parameter of `rt4chart stream`
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

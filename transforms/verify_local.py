@@ -39,7 +39,7 @@ from rt4chart.transforms.joins import or_join
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_verdict, as_verdicts
 from rt4chart.transforms.judges.base import JudgeSpec
-from rt4chart.transforms.options_spec import option
+from rt4chart.transforms.options_spec import Flex, option
 from rt4chart.transforms.prune import PruneWindows
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
 from rt4chart.transforms.segment import render_context, render_window
@@ -196,11 +196,24 @@ class VerifyLocalConfig:
     """How local verification schedules its judge calls (validated here, once)."""
 
     claims_per_call: int = option(
-        "--claims-per-call", default=1, parse=int, metavar="N",
+        "--claims-per-call",
+        flex=Flex(
+            "Claims per local verification call",
+            "Check up to N claims of an answer against a window in one judge call. Default: 1 "
+            "(the paper's schedule).",
+            regexes=("^[1-9][0-9]*$",)),
+        default=1, parse=int, metavar="N",
         help="local verification: check up to N claims of an answer against a window in one "
              "judge call (default 1, the paper's schedule)")
     prune_windows: bool = option(  # see transforms/prune.py
-        "--prune-windows", "--prune_windows", default=False, kind="flag",
+        "--prune-windows", "--prune_windows",
+        flex=Flex(
+            "Prune windows",
+            "true: skip a (claim, window) local check when the window shares no content word "
+            "or number with the claim (counted as NIC for the OR-join; the global check still "
+            "reads the full context). Default: false.",
+            regexes=("^(true|false)$",)),
+        default=False, kind="flag",
         help="local verification: skip a (claim, window) call when the window shares no "
              "content word or number with the claim (it counts as NIC; the global pass still "
              "reads the full context). Off by default: measure its effect with `rt4chart eval "

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.judges.job_limits import LIMITERS
-from rt4chart.transforms.options_spec import option
+from rt4chart.transforms.options_spec import Flex, option
 
 logger = logging.getLogger("rt4chart")
 
@@ -27,36 +27,99 @@ RATE_AND_PRICE = ("rate_limiter", "rate_limit_service", "rate_limit_domain", "pr
 class JudgeOptions:
     """The judge the command line names, and the options passed to its factory."""
 
-    judge: str = option("--judge", default="auto",
-                        help="offline | openai | package.module:factory (default: openai when "
-                             "an endpoint is configured, else offline)")
+    judge: str = option(
+        "--judge",
+        flex=Flex(
+            "Judge",
+            "offline, openai or package.module:factory. Default: openai when OPENAI_API_KEY "
+            "(from Secret Manager) or base_url is set, else offline."),
+        default="auto",
+        help="offline | openai | package.module:factory (default: openai when "
+             "an endpoint is configured, else offline)")
     judge_option: tuple[str, ...] = option(
-        "--judge-option", default=(), parsed_default=[], kind="append", metavar="KEY=VALUE",
+        "--judge-option",
+        flex=Flex(
+            "Judge options",
+            "Semicolon-separated KEY=VALUE options for the judge (each becomes "
+            "--judge-option), e.g. timeout_s=60;price_input=0.15. The API key is never an "
+            "option.",
+            name="judge_options"),
+        default=(), parsed_default=[], kind="append", metavar="KEY=VALUE",
         help="option passed to the judge factory (repeatable)")
-    model: str | None = option("--model", help="openai judge: model (default gpt-4o-mini)")
-    base_url: str | None = option("--base-url", help="openai judge: endpoint base URL")
+    model: str | None = option(
+        "--model",
+        flex=Flex(
+            "Judge model",
+            "openai judge: model or Azure deployment. Default: gpt-4o-mini."),
+        help="openai judge: model (default gpt-4o-mini)")
+    base_url: str | None = option(
+        "--base-url",
+        flex=Flex(
+            "Judge endpoint",
+            "openai judge: OpenAI-compatible base URL. Default: OpenAI."),
+        help="openai judge: endpoint base URL")
     rpm: str | None = option(
-        "--rpm", help="openai judge: requests per minute for the whole job (default: the "
-                      "provider's x-ratelimit-limit-requests, starting at 500; see "
-                      "--rate-limiter)")
+        "--rpm",
+        flex=Flex(
+            "Requests per minute for the whole job",
+            "openai judge: the provider's requests/min for the whole job, not per worker. "
+            "rate_limiter=static: each worker process budgets its share (the job's processes: "
+            "max_num_workers x the machine type's vCPUs); rate_limiter=envoy: the rate-limit "
+            "service holds it. Default: 500.",
+            regexes=("^[0-9]+$",)),
+        help="openai judge: requests per minute for the whole job (default: the "
+             "provider's x-ratelimit-limit-requests, starting at 500; see "
+             "--rate-limiter)")
     tpm: str | None = option(
-        "--tpm", help="openai judge: tokens per minute for the whole job (default: the "
-                      "provider's limit, starting at 200000)")
+        "--tpm",
+        flex=Flex(
+            "Tokens per minute for the whole job",
+            "openai judge: the provider's tokens/min for the whole job, not per worker (held "
+            "as rpm is). Default: 200000.",
+            regexes=("^[0-9]+$",)),
+        help="openai judge: tokens per minute for the whole job (default: the "
+             "provider's limit, starting at 200000)")
     max_concurrency: str | None = option(
-        "--max-concurrency", help="openai judge: calls in flight per worker (default 32)")
+        "--max-concurrency",
+        flex=Flex(
+            "Judge calls in flight per worker process",
+            "openai judge. Default: 32.",
+            regexes=("^[0-9]+$",)),
+        help="openai judge: calls in flight per worker (default 32)")
     rate_limiter: str | None = option(
-        "--rate-limiter", "--rate_limiter", metavar="|".join(LIMITERS),  # checked by the judge
+        "--rate-limiter", "--rate_limiter",
+        flex=Flex(
+            "How rpm and tpm are held",
+            "static: each worker process budgets its share of the job's rpm/tpm (needs "
+            "max_num_workers); envoy: one Envoy rate-limit service for the job "
+            "(rate_limit_service). Default: static.",
+            regexes=("^(static|envoy)$",)),
+        metavar="|".join(LIMITERS),  # checked by the judge
         help="how --rpm/--tpm (the whole job's limits) are held: static (each worker process "
              "budgets its share; default) or envoy (one Envoy rate-limit service for the job, "
              "see --rate-limit-service)")
     rate_limit_service: str | None = option(
-        "--rate-limit-service", "--rate_limit_service", metavar="HOST:PORT",
+        "--rate-limit-service", "--rate_limit_service",
+        flex=Flex(
+            "Envoy rate-limit service",
+            "HOST:PORT of the Envoy rate-limit service (terraform output ratelimit_service), "
+            "for rate_limiter=envoy.",
+            regexes=("^[^:\\s]+:[0-9]+$",)),
+        metavar="HOST:PORT",
         help="the Envoy rate-limit service (gRPC) of --rate-limiter envoy")
     rate_limit_domain: str | None = option(
         "--rate-limit-domain", "--rate_limit_domain",
+        flex=Flex(
+            "Rate-limit domain",
+            "The domain in the rate-limit service's config. Default: rt4chart."),
         help="the rate-limit domain in the service's config (default rt4chart)")
     prices: str | None = option(
-        "--prices", metavar="FILE",
+        "--prices",
+        flex=Flex(
+            "Price table",
+            "gs:// path of a JSON price table whose models add to or replace the packaged ones "
+            "(transforms/judges/prices.json). A model with no price has NULL costs."),
+        metavar="FILE",
         help="openai judge: a price table (JSON, as the packaged prices.json) whose models add "
              "to or replace the packaged ones; gs:// on Dataflow")
 
