@@ -95,12 +95,9 @@ def audit_config(args: argparse.Namespace, example: str | None = None) -> AuditC
 
 def stream_config(args: argparse.Namespace, spec: JudgeSpec) -> StreamConfig:
     """The `stream` command's typed configuration (ValueError on a bad value)."""
-    windowing = WindowingConfig.streaming_default(
-        args.window, args.sliding_period, args.early_firing or None, args.allowed_lateness)
-    stages = StagesConfig(spec, segment_config(args), windowing, args.join_timeout,
-                          args.dedupe_horizon, **stage_configs(args))
-    alerts = AlertConfig(args.alert_rate, args.alert_relative or None, args.alert_min_traces,
-                         args.alert_baseline_windows)
-    return StreamConfig(args.subscription, stages, args.out, args.bigquery,
-                        args.dead_letter_topic, args.alerts_topic, alerts, args.id_attribute,
-                        args.input_format, span_mapping(args), tables_config(args))
+    windowing = from_values(WindowingConfig, args, streaming=True)
+    stages = from_values(StagesConfig, args, judge=spec, segment=segment_config(args),
+                         windowing=windowing, **stage_configs(args))
+    return from_values(StreamConfig, args, stages=stages, alerts=from_values(AlertConfig, args),
+                       input_format=args.input_format, spans=span_mapping(args),
+                       tables=tables_config(args))

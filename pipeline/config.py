@@ -11,6 +11,7 @@ from rt4chart.pipeline.textfiles import DEFAULT_MAX_RECORD_BYTES, MIN_RECORD_BYT
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.confirm import ConfirmConfig
 from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.options_spec import Flex, option
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S
 from rt4chart.transforms.segment import SegmentConfig
 from rt4chart.transforms.span_mapping import SpanMapping
@@ -25,8 +26,25 @@ class StagesConfig:
     judge: JudgeSpec
     segment: SegmentConfig = SegmentConfig()
     windowing: WindowingConfig = WindowingConfig()
-    join_timeout_s: float = DEFAULT_TIMEOUT_S
-    dedupe_horizon_s: float = 86_400.0
+    join_timeout_s: float = option(
+        "--join-timeout", "--join_timeout", dest="join_timeout", default=DEFAULT_TIMEOUT_S,
+        parsed_default=900.0, parse=float,
+        flex=Flex(
+            "Judge join timeout (s)",
+            "Seconds a trace waits for its judge results before the missing ones are recorded "
+            "as failures. Default: 900.",
+            regexes=("^[0-9]+(\\.[0-9]+)?$",)),
+        help="seconds a trace waits for its judge results before the missing ones are "
+             "recorded as failures (default 900)")
+    dedupe_horizon_s: float = option(
+        "--dedupe-horizon", "--dedupe_horizon", dest="dedupe_horizon", default=86_400.0,
+        parse=float,
+        flex=Flex(
+            "Dedupe horizon (s)",
+            "Seconds a trace_id is remembered to audit a redelivered trace once. Default: "
+            "86400.",
+            regexes=("^[0-9]+(\\.[0-9]+)?$",)),
+        help="seconds a trace_id is remembered (default 86400)")
     verify_local: VerifyLocalConfig = VerifyLocalConfig()
     confirm: ConfirmConfig = ConfirmConfig()
 
@@ -87,14 +105,57 @@ MAX_MESSAGE_BYTES = 2 * 1024 * 1024  # a streamed trace; Pub/Sub allows up to 10
 class StreamConfig:
     """Streaming: the subscription to audit, the sinks, the windows and the alerts."""
 
-    subscription: str
+    subscription: str = option(
+        "--subscription", required=True,
+        flex=Flex(
+            "Traces subscription",
+            "Pub/Sub subscription of the traces, projects/PROJECT/subscriptions/NAME. A "
+            "message body is one JSON trace; the attributes may carry trace_id and route.",
+            regexes=("^projects/[^/]+/subscriptions/[^/]+$",),
+            optional=False,
+            param_type="PUBSUB_SUBSCRIPTION"),
+        help="projects/PROJECT/subscriptions/NAME; a message body is one JSON trace")
     stages: StagesConfig
-    out: str | None = None
-    bigquery: str | None = None
-    dead_letter_topic: str | None = None
-    alerts_topic: str | None = None
+    out: str | None = option("--out",
+                             help="write the tables as Parquet files under this directory")
+    bigquery: str | None = option(
+        "--bigquery", metavar="PROJECT:DATASET",
+        flex=Flex(
+            "BigQuery dataset",
+            "PROJECT:DATASET that holds the answers, claims, route_rates, costs, dead_letters "
+            "and alerts tables (created by infra/terraform).",
+            regexes=("^[^:]+:[A-Za-z0-9_]+$",),
+            optional=False),
+        help="write the tables to this BigQuery dataset (streaming inserts)")
+    dead_letter_topic: str | None = option(
+        "--dead-letter-topic", "--dead_letter_topic",
+        flex=Flex(
+            "Dead-letter topic",
+            "projects/PROJECT/topics/NAME: records that could not be processed, payload kept, "
+            "reason and stage as attributes.",
+            regexes=("^projects/[^/]+/topics/[^/]+$",),
+            optional=False,
+            param_type="PUBSUB_TOPIC"),
+        help="projects/P/topics/T: malformed messages, payload kept, reason and stage as "
+             "attributes")
+    alerts_topic: str | None = option(
+        "--alerts-topic", "--alerts_topic",
+        flex=Flex(
+            "Alerts topic",
+            "projects/PROJECT/topics/NAME: one JSON message per alert.",
+            regexes=("^projects/[^/]+/topics/[^/]+$",),
+            optional=False,
+            param_type="PUBSUB_TOPIC"),
+        help="projects/P/topics/T: one JSON message per alert")
     alerts: AlertConfig = field(default_factory=AlertConfig)
-    id_attribute: str | None = None
+    id_attribute: str | None = option(
+        "--id-attribute", "--id_attribute",
+        flex=Flex(
+            "Message id attribute",
+            "Message attribute with a unique id, for Pub/Sub's own dedupe in Dataflow. "
+            "Default: none."),
+        help="message attribute with a unique id for Pub/Sub's own dedupe (Dataflow only; "
+             "the local runner hangs with it)")
     input_format: str = "json"  # or "otlp": spans assembled into traces (pipeline/sources)
     spans: SpanMapping = SpanMapping()
     tables: TablesConfig = TablesConfig()  # the traces table, BigQuery's location and expiry

@@ -10,17 +10,20 @@ import argparse
 
 from rt4chart.pipeline.annotate import cli as annotate_cli
 from rt4chart.pipeline.chunks import add_chunk_args
+from rt4chart.pipeline.config import StagesConfig, StreamConfig
 from rt4chart.pipeline.eval import loaders
 from rt4chart.pipeline.eval.runner import SPLITS
 from rt4chart.pipeline.outputs import add_tables_args
 from rt4chart.pipeline.sources.options import AUDIT_FORMAT_HELP, AUDIT_FORMATS, add_source_args
 from rt4chart.pipeline.textfiles import DEFAULT_MAX_RECORD_BYTES, byte_size
+from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.confirm import ConfirmConfig
 from rt4chart.transforms.judges.judge_options import RATE_AND_PRICE, JudgeOptions
 from rt4chart.transforms.limits import LimitsConfig
 from rt4chart.transforms.options_spec import Option, declared, field_option
 from rt4chart.transforms.segment import SegmentConfig
 from rt4chart.transforms.verify_local import VerifyLocalConfig
+from rt4chart.transforms.windows import WindowingConfig
 
 _ACTIONS = {"value": "store", "flag": "store_true", "append": "append"}
 VERBOSE = ("verbose", Option(("-v", "--verbose"), kind="flag", default=False))
@@ -44,6 +47,8 @@ def add_option(p: argparse.ArgumentParser, dest: str, opt: Option) -> None:
         kwargs.update(metavar=opt.metavar, choices=opt.choices, type=opt.parse)
     if opt.default is not None or opt.kind == "append":
         kwargs["default"] = opt.default
+    if opt.required:
+        kwargs["required"] = True
     p.add_argument(*opt.flags, **{k: v for k, v in kwargs.items()
                                   if v is not None or k == "help"})
 
@@ -98,26 +103,12 @@ def add_audit_args(p: argparse.ArgumentParser) -> None:
 
 def add_stream_args(p: argparse.ArgumentParser) -> None:
     """The `stream` command's options."""
-    p.add_argument("--subscription", required=True,
-                   help="projects/PROJECT/subscriptions/NAME; a message body is one JSON trace")
-    p.add_argument("--out", help="write the tables as Parquet files under this directory")
-    p.add_argument("--bigquery", metavar="PROJECT:DATASET",
-                   help="write the tables to this BigQuery dataset (streaming inserts)")
-    p.add_argument("--dead-letter-topic", "--dead_letter_topic", dest="dead_letter_topic",
-                   help="projects/P/topics/T: malformed messages, payload kept, reason and "
-                        "stage as attributes")
-    p.add_argument("--alerts-topic", "--alerts_topic", dest="alerts_topic",
-                   help="projects/P/topics/T: one JSON message per alert")
+    for name in ("subscription", "out", "bigquery", "dead_letter_topic", "alerts_topic"):
+        add_option(p, *field_option(StreamConfig, name))
     add_window_and_alert_args(p)
-    p.add_argument("--dedupe-horizon", "--dedupe_horizon", dest="dedupe_horizon", type=float,
-                   default=86_400.0, help="seconds a trace_id is remembered (default 86400)")
-    p.add_argument("--join-timeout", "--join_timeout", dest="join_timeout", type=float,
-                   default=900.0, help="seconds a trace waits for its judge results before "
-                                       "the missing ones are recorded as failures "
-                                       "(default 900)")
-    p.add_argument("--id-attribute", "--id_attribute", dest="id_attribute",
-                   help="message attribute with a unique id for Pub/Sub's own dedupe "
-                        "(Dataflow only; the local runner hangs with it)")
+    for name in ("dedupe_horizon_s", "join_timeout_s"):
+        add_option(p, *field_option(StagesConfig, name))
+    add_option(p, *field_option(StreamConfig, "id_attribute"))
     add_tables_args(p)
     add_judge_args(p)
     add_limits_args(p)
@@ -128,29 +119,8 @@ def add_stream_args(p: argparse.ArgumentParser) -> None:
 
 def add_window_and_alert_args(p: argparse.ArgumentParser) -> None:
     """The stream's rate windows, their firings and the alert rules."""
-    p.add_argument("--rate-window", "--rate_window", "--window", dest="window", type=int,
-                   default=300,
-                   help="rate window in seconds of event time (default 300)")
-    p.add_argument("--sliding-period", "--sliding_period", dest="sliding_period", type=int,
-                   help="sliding windows: start a window every N seconds (default: fixed)")
-    p.add_argument("--early-firing", "--early_firing", dest="early_firing", type=float,
-                   default=30.0, help="seconds between early firings of an open window "
-                                      "(default 30; 0 for none)")
-    p.add_argument("--allowed-lateness", "--allowed_lateness", dest="allowed_lateness",
-                   type=int, default=3600,
-                   help="seconds after a window's end during which late traces still update "
-                        "it (default 3600); later ones are audited and marked late")
-    p.add_argument("--alert-rate", "--alert_rate", dest="alert_rate", type=float,
-                   help="alert when a window's rate exceeds this (default: off)")
-    p.add_argument("--alert-relative", "--alert_relative", dest="alert_relative", type=float,
-                   default=2.0, help="alert when a window's rate is N times the route's "
-                                     "trailing baseline and significantly above it (default 2; "
-                                     "0 for off)")
-    p.add_argument("--alert-min-traces", "--alert_min_traces", dest="alert_min_traces",
-                   type=int, default=20, help="traces a window needs to alert (default 20)")
-    p.add_argument("--alert-baseline-windows", "--alert_baseline_windows",
-                   dest="alert_baseline_windows", type=int, default=12,
-                   help="windows in the trailing baseline (default 12)")
+    add_options(p, WindowingConfig)
+    add_options(p, AlertConfig)
 
 
 def add_judge_args(p: argparse.ArgumentParser) -> None:
@@ -206,7 +176,9 @@ def stream_dests() -> list[str]:
 def declared_flex() -> dict[str, dict]:
     """The Flex Template parameters the declared options give, by dest (metadata.json form)."""
     out = {}
-    for dest, opt in (*SHARED, *declared(LimitsConfig), *declared(ConfirmConfig)):
+    for dest, opt in (*SHARED, *declared(LimitsConfig), *declared(ConfirmConfig),
+                      *declared(WindowingConfig), *declared(AlertConfig),
+                      *declared(StagesConfig), *declared(StreamConfig)):
         if opt.flex is not None:
             f = opt.flex
             param = {"name": f.name or dest, "label": f.label, "helpText": f.help,

@@ -47,6 +47,8 @@ class Option:
     choices: tuple[str, ...] | None = None
     dest: str | None = None  # the parsed value's name; default: the field's
     flex: Flex | None = None  # a Flex Template parameter of `rt4chart stream`
+    zero_off: bool = False  # a parsed 0 means "off": the config gets None
+    required: bool = False  # by the command's parser (and the config: no default)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -63,6 +65,8 @@ def option(*flags: str, default: Any = None, **spec: Any) -> Any:
     (None: the option is optional), and the parser's unless `spec` gives `parsed_default`."""
     parsed_default = spec.pop("parsed_default", default)
     meta = {_KEY: Option(tuple(flags), default=parsed_default, **spec)}
+    if spec.get("required"):
+        return dataclasses.field(metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
 
 
@@ -80,10 +84,18 @@ def field_option(cls: type, name: str) -> tuple[str, Option]:
     return opt.dest or name, opt
 
 
+def _value(opt: Option, raw: Any) -> Any:
+    return None if opt.zero_off and raw == 0 else raw
+
+
 def from_values(cls: type, values: object, **extra: Any) -> Any:
     """`cls` built from the parsed `values` (an object with the options' dests as attributes):
-    an option not given (None) keeps the config's default. ValueError from the config's
-    validation."""
-    given = {f.name: getattr(values, f.metadata[_KEY].dest or f.name, None)
-             for f in dataclasses.fields(cls) if _KEY in f.metadata}
-    return cls(**{k: v for k, v in given.items() if v is not None}, **extra)
+    an option not given (None) keeps the config's default, a `zero_off` option given as 0 is
+    None. ValueError from the config's validation."""
+    given = {}
+    for f in dataclasses.fields(cls):
+        opt = f.metadata.get(_KEY)
+        raw = None if opt is None else getattr(values, opt.dest or f.name, None)
+        if raw is not None:
+            given[f.name] = _value(opt, raw)
+    return cls(**given, **extra)
