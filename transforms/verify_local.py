@@ -228,17 +228,17 @@ class VerifyLocal(beam.PTransform):
     """ClaimSet -> GlobalRequest per claim (local label, deciding window) or FailedClaim."""
 
     def __init__(self, spec: JudgeSpec, streaming: bool = False,
-                 join_timeout_s: float = DEFAULT_TIMEOUT_S, claims_per_call: int = 1,
-                 run: RunInfo | None = None, reuse: beam.PCollection | None = None,
-                 prune_windows: bool = False):
+                 join_timeout_s: float = DEFAULT_TIMEOUT_S,
+                 config: VerifyLocalConfig = VerifyLocalConfig(),
+                 run: RunInfo | None = None, reuse: beam.PCollection | None = None):
         super().__init__()
         self._spec = spec
-        self._prune = prune_windows  # --prune-windows: see transforms/prune.py
+        self._prune = config.prune_windows  # --prune-windows: see transforms/prune.py
         self._run = run
         self._reuse = reuse
         self._streaming = streaming
         self._timeout_s = join_timeout_s
-        self._per_call = VerifyLocalConfig(claims_per_call, prune_windows).claims_per_call
+        self._per_call = config.claims_per_call
 
     def expand(self, claim_sets: beam.PCollection[ClaimSet]) -> LocalOutputs:
         if self._per_call == 1:
