@@ -26,8 +26,12 @@ from typing import BinaryIO
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from rt4chart.pipeline.io import InputFileError, input_paths
-from rt4chart.pipeline.textfiles import NotTextError, check_text_head
+from rt4chart.pipeline.textfiles import (
+    InputFileError,
+    NotTextError,
+    check_text_head,
+    input_paths,
+)
 
 logger = logging.getLogger(__name__)
 

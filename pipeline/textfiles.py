@@ -206,6 +206,17 @@ def undecodable(path: str, line_no: int, data: bytes, codec: str,
                       route)
 
 
+class InputFileError(OSError):
+    """An input file that cannot be read to its end (truncated, corrupt): the message starts
+    with the file's path."""
+
+
+def input_paths(pattern: str) -> list[str]:
+    """The files a path or glob matches, sorted (none if it matches nothing)."""
+    return sorted({m.path for result in FileSystems.match([pattern])
+                   for m in result.metadata_list})
+
+
 class NotTextError(OSError):
     """A file that is not text at all (it starts with NUL bytes): binary data, /dev/zero."""
 

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import apache_beam as beam
 import orjson
 
-from rt4chart.pipeline import io
+from rt4chart.pipeline import readers
 from rt4chart.pipeline.sources import langfuse, otlp, phoenix
 from rt4chart.pipeline.sources.common import SpanDecodeError
 from rt4chart.pipeline.textfiles import (
@@ -99,7 +99,7 @@ class _LangfuseFileFn(beam.DoFn):
             with open_input(path) as stream:
                 data = stream.read(self._max_bytes + 1)
         except READ_ERRORS as exc:
-            letter = io.partial_input(path, "0 records", exc, self._allow_partial)
+            letter = readers.partial_input(path, "0 records", exc, self._allow_partial)
             yield beam.pvalue.TaggedOutput("dead", letter)
             return
         if len(data) > self._max_bytes:
@@ -124,7 +124,7 @@ def _large_export(path: str, max_bytes: int, allow_partial: bool) -> Iterator:
         with open_input(path) as stream:
             for line_no, data, codec in numbered_lines(stream, max_bytes, path):
                 if isinstance(data, Oversize):
-                    yield beam.pvalue.TaggedOutput("dead", io.oversize_letter(
+                    yield beam.pvalue.TaggedOutput("dead", readers.oversize_letter(
                         f"{path} line {line_no}", data.size, data.head, codec, max_bytes))
                     continue
                 for where, document in _json_lines(path, data, line_no - 1):
@@ -133,7 +133,7 @@ def _large_export(path: str, max_bytes: int, allow_partial: bool) -> Iterator:
                     else:
                         yield from _objects_spans(where, document)
     except READ_ERRORS as exc:
-        yield beam.pvalue.TaggedOutput("dead", io.partial_input(
+        yield beam.pvalue.TaggedOutput("dead", readers.partial_input(
             path, f"{line_no} line(s)", exc, allow_partial))
 
 
@@ -171,13 +171,13 @@ def _file_spans(pbegin: beam.pvalue.PBegin, fmt: str, paths: tuple[str, ...],
     if fmt == "langfuse":
         out = (pbegin
                | f"{label}Paths" >> beam.Create(paths)
-               | f"{label}Match" >> beam.FlatMap(io.input_paths)
+               | f"{label}Match" >> beam.FlatMap(readers.input_paths)
                | f"{label}Read" >> beam.ParDo(_LangfuseFileFn(allow_partial, max_bytes))
                .with_outputs("dead", main="spans"))
         return out.spans, [out.dead]
     read = pbegin | f"{label}Records" >> (
-        io.ReadTraces(paths, "parquet", allow_partial, max_record_bytes=max_bytes)
-        if fmt == "phoenix" else io.ReadNumberedLines(paths, allow_partial, max_bytes))
+        readers.ReadRecordFiles(paths, "parquet", allow_partial, max_bytes)
+        if fmt == "phoenix" else readers.ReadNumberedLines(paths, allow_partial, max_bytes))
     decode = phoenix.row_span if fmt == "phoenix" else LINE_DECODERS[fmt]
     fn = _DecodeFn(f"{fmt} spans", (lambda r: [decode(r)]) if fmt == "phoenix" else decode,
                    _raw)
@@ -199,7 +199,7 @@ class ReadSpanTraces(beam.PTransform):
         self._mapping = mapping or SpanMapping()
         self._max_bytes = max_record_bytes
 
-    def expand(self, pbegin: beam.pvalue.PBegin) -> io.ReadOutputs:
+    def expand(self, pbegin: beam.pvalue.PBegin) -> readers.ReadOutputs:
         spans, dead = [], []
         for fmt in sorted(set(self._inputs.values())):
             paths = tuple(p for p, f in self._inputs.items() if f == fmt)
@@ -209,7 +209,7 @@ class ReadSpanTraces(beam.PTransform):
         traces = (tuple(spans) | "AllSpans" >> beam.Flatten()
                   | "Assemble" >> AssembleTraces(self._mapping))
         dead.append(traces.dead_letters)
-        return io.ReadOutputs(traces.traces, tuple(dead) | "SpanDeadLetters" >> beam.Flatten())
+        return readers.ReadOutputs(traces.traces, tuple(dead) | "SpanDeadLetters" >> beam.Flatten())
 
 
 class StreamOutputs(NamedTuple):

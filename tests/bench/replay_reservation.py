@@ -24,13 +24,15 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from rt4chart import prompts
-from rt4chart.transforms.judges.reply_size import reply_size
 from rt4chart.transforms.judges.reservation import (
     OutputReservation,
     ReservationConfig,
     after_cut_off,
 )
-from rt4chart.transforms.judges.throughput import _restates, _stage
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fakes"))
+# Recorded requests have only their prompts: their stage and size are read as a provider would.
+from prompt_facts import _restates, _stage, reply_size  # noqa: E402
 
 INITIAL, CAP = 256, 2048  # the judge's max_output_tokens and max_output_tokens_cap
 SYSTEM = {"decompose": "decompose_system.txt", "verify_absence": "verify_absence_system.txt"}

@@ -1,5 +1,9 @@
-"""The package's import graph, read with `ast` (function-level imports count): no cycles, and
-no argparse below `pipeline/` (stages declare their options, `pipeline/` parses them)."""
+"""No import cycles in the package, function-level imports included.
+
+A function-level import hides a cycle from Python (the module is whole by the time the
+function runs) but not from a reader: the two modules still cannot be understood, tested or
+moved apart. So every `import` statement counts, wherever it is in a module.
+"""
 
 from __future__ import annotations
 
@@ -7,52 +11,62 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = {"pipeline": "rt4chart.pipeline", "transforms": "rt4chart.transforms",
-            "schemas": "rt4chart.schemas"}
-# Cycles owned by issue 22's other parts (in progress elsewhere); remove when they are cut.
-ELSEWHERE = {
-    "rt4chart.pipeline.io", "rt4chart.pipeline.sources.read", "rt4chart.pipeline.inputs",
-    "rt4chart.transforms.judges.openai_judge", "rt4chart.transforms.judges.job_limits",
-    "rt4chart.transforms.judges.pricing",
-}
+# rt4chart.<sub> -> its folder (pyproject's package-dir mapping).
+FOLDERS = {"pipeline": "pipeline", "transforms": "transforms", "schemas": "schemas",
+           "prompts": "prompts"}
+
+# Cycles allowed while they are being removed; each entry is one cycle's modules. Remove an
+# entry when its cycle is gone: the test then keeps it gone.
+ALLOWED: list[frozenset[str]] = []
 
 
 def _modules() -> dict[str, Path]:
-    out = {}
-    for folder, package in PACKAGES.items():
+    """Module name (without `rt4chart.`) -> file, for every module of the package."""
+    found = {}
+    for sub, folder in FOLDERS.items():
         for path in (ROOT / folder).rglob("*.py"):
-            parts = path.relative_to(ROOT / folder).with_suffix("").parts
+            parts = [sub, *path.relative_to(ROOT / folder).with_suffix("").parts]
             if parts[-1] == "__init__":
-                parts = parts[:-1]
-            out[".".join((package, *parts))] = path
-    return out
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
 
 
-def _imported(tree: ast.AST, module: str, is_package: bool, known: set[str]) -> set[str]:
-    """The package's modules `tree` imports, wherever the import statement is."""
-    out: set[str] = set()
-    base = module if is_package else module.rpartition(".")[0]
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            target = node.module or ""
-            if node.level:
-                anchor = base.rsplit(".", node.level - 1)[0] if node.level > 1 else base
-                target = f"{anchor}.{target}" if target else anchor
-            out.add(target)
-            out.update(f"{target}.{a.name}" for a in node.names)
-    return {m for m in out if m in known and m != module}
+def _targets(node: ast.AST, here: str, is_package: bool, modules: dict[str, Path]) -> set[str]:
+    """The package's modules an import statement imports (names that are submodules too)."""
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names]
+        return {n.removeprefix("rt4chart.") for n in names if n.startswith("rt4chart.")}
+    if not isinstance(node, ast.ImportFrom):
+        return set()
+    if node.level:  # relative: from the module's package, up `level - 1` more
+        base = here.split(".") if is_package else here.split(".")[:-1]
+        base = base[:len(base) - node.level + 1]
+        module = ".".join(base + ([node.module] if node.module else []))
+    elif (node.module or "").startswith("rt4chart."):
+        module = node.module.removeprefix("rt4chart.")
+    else:
+        return set()
+    got = {f"{module}.{a.name}" for a in node.names if f"{module}.{a.name}" in modules}
+    if len(got) < len(node.names):
+        got.add(module)  # names defined in the module itself
+    return got
 
 
 def import_graph() -> dict[str, set[str]]:
+    """Module -> the package's modules it imports, at module or function level."""
     modules = _modules()
-    known = set(modules)
-    return {m: _imported(ast.parse(p.read_text()), m, p.name == "__init__.py", known)
-            for m, p in modules.items()}
+    graph = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        package = path.name == "__init__.py"
+        graph[name] = {t for node in ast.walk(tree)
+                       for t in _targets(node, name, package, modules)
+                       if t in modules and t != name}
+    return graph
 
 
-def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
     seen, todo = set(), [start]
     while todo:
         for w in graph[todo.pop()] - seen:
@@ -61,28 +75,52 @@ def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
     return seen
 
 
-def cycles(graph: dict[str, set[str]]) -> list[set[str]]:
-    """The modules that import each other (directly or not), one set per cycle group."""
-    reach = {v: _reachable(graph, v) for v in graph}
-    groups = {frozenset({v} | {w for w in reach[v] if v in reach[w]}) for v in graph
-              if v in reach[v]}
-    return [set(g) for g in sorted(groups, key=sorted)]
+def cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The modules that import each other, directly or not: each group of more than one
+    module in which every module reaches every other (a strongly connected component)."""
+    reach = {v: _reach(graph, v) for v in graph}
+    groups = {frozenset({v} | {w for w in reach[v] if v in reach[w]}) for v in graph}
+    return sorted((g for g in groups if len(g) > 1), key=sorted)
 
 
-def test_no_import_cycles():
-    assert [c for c in cycles(import_graph()) if not c <= ELSEWHERE] == []
-
-
-def test_the_options_cycle_is_gone():
+def test_the_graph_sees_function_level_and_relative_imports():
     graph = import_graph()
-    assert "rt4chart.pipeline.args" not in graph["rt4chart.pipeline.options"]
-    assert "rt4chart.pipeline.eval.cli" not in graph["rt4chart.pipeline.options"]
+    assert "transforms.judges.base" in graph["transforms.judges.openai_judge"]
+    # job_limits imports the Envoy limiter inside a function (grpc is optional).
+    assert "transforms.judges.envoy_limiter" in graph["transforms.judges.job_limits"]
+
+
+def test_no_import_cycles_but_those_being_removed():
+    found = cycles(import_graph())
+    unexpected = [sorted(c) for c in found if c not in ALLOWED]
+    assert unexpected == []
+
+
+def test_the_fixed_cycles_stay_fixed():
+    graph = import_graph()
+    for a, b in (("pipeline.io", "pipeline.sources.read"),
+                 ("pipeline.io", "pipeline.inputs"),
+                 ("transforms.judges.openai_judge", "transforms.judges.job_limits"),
+                 ("transforms.judges.openai_judge", "transforms.judges.pricing")):
+        assert not (b in graph[a] and a in graph[b]), (a, b)
+    assert "transforms.judges.openai_judge" not in graph["transforms.judges.job_limits"]
+    assert "transforms.judges.openai_judge" not in graph["transforms.judges.pricing"]
+
+
+def test_the_options_cycle_stays_fixed():
+    graph = import_graph()
+    for a, b in (("pipeline.options", "pipeline.args"), ("pipeline.options", "pipeline.eval.cli"),
+                 ("pipeline.args", "pipeline.eval.cli")):
+        assert not (b in graph[a] and a in graph[b]), (a, b)
+    assert not {"pipeline.args", "pipeline.eval.cli"} & graph["pipeline.options"]
+    assert not {"pipeline.args", "pipeline.options", "pipeline.eval.cli"} & graph["pipeline.flags"]
 
 
 def test_no_argparse_below_pipeline():
-    for folder in ("transforms", "schemas"):
+    """Stages declare their options (transforms/options_spec.py); only pipeline/ parses."""
+    for folder in ("transforms", "schemas", "prompts"):
         for path in (ROOT / folder).rglob("*.py"):
-            tree = ast.parse(path.read_text())
+            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
             names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
             names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
             assert "argparse" not in names, path

@@ -11,7 +11,7 @@ import pytest
 from rt4chart import prompts
 from rt4chart.transforms.judges.openai_judge import OpenAIJudge
 from rt4chart.transforms.judges.prompt_tokens import PromptTokens
-from rt4chart.transforms.judges.reply_size import likely_quote_tokens, reply_size, subject_tokens
+from rt4chart.transforms.judges.reply_size import likely_quote_tokens
 from rt4chart.transforms.judges.reservation import (
     OutputReservation,
     ReservationConfig,
@@ -19,9 +19,9 @@ from rt4chart.transforms.judges.reservation import (
     quantile,
     stage_of,
 )
-from rt4chart.transforms.judges.throughput import _stage
 
 from fake_openai_server import FakeOpenAI, tag
+from prompt_facts import _stage, reply_size, subject_tokens
 
 
 def test_quantile_nearest_rank():

@@ -40,6 +40,7 @@ from apache_beam.options.pipeline_options import (
 )
 
 from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.openai_config import judge_options
 from rt4chart.transforms.judges.ratelimit import RateLimiter
 
 logger = logging.getLogger("rt4chart")
@@ -129,8 +130,6 @@ def share_limits(spec: JudgeSpec, options: PipelineOptions) -> JudgeSpec:
     they are. ValueError when the share cannot be bounded."""
     if spec.name != "openai":
         return spec
-    from rt4chart.transforms.judges.openai_judge import judge_options
-
     given = dict(spec.options)
     config, _ = judge_options(given)
     job = f"{_num(config.rpm)} rpm / {_num(config.tpm)} tpm for the job"

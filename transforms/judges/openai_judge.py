@@ -21,8 +21,6 @@ import hashlib
 import logging
 import os
 import random
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import openai
@@ -44,8 +42,15 @@ from rt4chart.transforms.judges.base import (
     record_usage,
 )
 from rt4chart.transforms.judges.breaker import CircuitBreaker
+from rt4chart.transforms.judges.call_facts import (
+    READS_CONTEXT,
+    READS_QUESTION,
+    READS_WINDOW,
+    CallFacts,
+)
 from rt4chart.transforms.judges.job_limits import limiter_factory
 from rt4chart.transforms.judges.logprobs import p_unsupported
+from rt4chart.transforms.judges.openai_config import OpenAIConfig, judge_options
 from rt4chart.transforms.judges.openai_faults import (
     DEADLINE_TIMEOUTS,
     completion_of,
@@ -61,87 +66,10 @@ from rt4chart.transforms.judges.pricing import (
 )
 from rt4chart.transforms.judges.ratelimit import RateLimiter, exhausted_for, retry_after_seconds
 from rt4chart.transforms.judges.schema_check import SchemaMismatch, validate
-from rt4chart.transforms.judges.throughput import OUTPUT_KEY, Throughput, ThroughputOptions
+from rt4chart.transforms.judges.throughput import OUTPUT_KEY, Throughput
 from rt4chart.transforms.redact import redact, register_key_env
 
 logger = logging.getLogger(__name__)
-
-
-
-@dataclass(frozen=True)
-class OpenAIConfig:
-    """Options of the openai judge; every field can be set with ``--judge-option key=value``."""
-
-    model: str = "gpt-4o-mini"
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    azure_api_version: str | None = None
-    rpm: float = 500.0
-    tpm: float = 200_000.0
-    max_concurrency: int = 32
-    timeout_s: float = 60.0
-    max_attempts: int = 6
-    backoff_initial_s: float = 0.5
-    backoff_max_s: float = 30.0
-    # Providers count max_completion_tokens against tokens/min when a request is admitted, so a
-    # generous reservation wastes the budget: start small and double it for a call whose answer
-    # was cut off (finish_reason "length"), up to max_output_tokens_cap.
-    max_output_tokens: int = 256
-    max_output_tokens_cap: int = 2048
-    temperature: float = 0.0
-    seed: int = 42
-    price_input: float | None = None
-    price_cached: float | None = None
-    price_output: float | None = None
-    price_model: str | None = None  # the table's model for an Azure deployment's name
-    prices: str | None = None  # a price table file that adds to or replaces the packaged one
-    # Ask for the label token's log-probabilities on the final (global) verification, for
-    # p_unsupported; turn off for an endpoint that rejects `logprobs`.
-    logprobs: bool = True
-    top_logprobs: int = 5
-    # Send `prompt_cache_key` (a hash of the shared prefix: the answer, window or context) so
-    # that the provider routes a trace's calls to the same prompt cache.
-    prompt_cache_key: bool = True
-    # `rpm` and `tpm` are the whole job's limits. rate_limiter "static": each of the job's
-    # `rate_share` worker processes budgets its share (set at launch, see job_limits.py);
-    # "envoy": one Envoy rate-limit service at `rate_limit_service` holds them for the job.
-    rate_share: int = 1
-    rate_limiter: str = "static"
-    rate_limit_service: str | None = None
-    rate_limit_domain: str = "rt4chart"
-    # Circuit breaker: after this many seconds in which every call failed (connection, timeout,
-    # HTTP error, a reply that is not a completion), calls fail fast (0: never); while open, one
-    # call every breaker_probe_s tries the endpoint, and its success closes the breaker.
-    breaker_after_s: float = 120.0
-    breaker_probe_s: float = 30.0
-
-    @classmethod
-    def from_options(cls, options: dict[str, str]) -> OpenAIConfig:
-        fields = cls.__dataclass_fields__
-        unknown = set(options) - set(fields)
-        if unknown:
-            raise ValueError(f"unknown openai judge option(s): {', '.join(sorted(unknown))}")
-        kwargs: dict[str, Any] = {}
-        for key, raw in options.items():
-            kind = fields[key].type
-            try:
-                if kind == "bool":
-                    if raw.lower() not in ("true", "false", "1", "0", "yes", "no"):
-                        raise ValueError("expected true or false")
-                    kwargs[key] = raw.lower() in ("true", "1", "yes")
-                elif "float" in kind:
-                    kwargs[key] = float(raw)
-                elif "int" in kind:
-                    kwargs[key] = int(raw)
-                else:
-                    kwargs[key] = raw
-            except ValueError as exc:
-                raise ValueError(f"openai judge option {key}={raw!r}: {exc}") from exc
-        config = cls(**kwargs)
-        if config.max_concurrency < 1 or config.max_attempts < 1 or config.rate_share < 1:
-            raise ValueError("max_concurrency, max_attempts and rate_share must be >= 1")
-        return config
-
 
 P_KEY = "_p_unsupported"  # where _parse puts the label's probability (not a schema field)
 
@@ -186,14 +114,6 @@ class _Backoff:
             if asked is not None:
                 return min(self._max, asked + random.uniform(0, 0.05 + asked * 0.1))
         return self._exp(state)
-
-
-def judge_options(options: Mapping[str, str]) -> tuple[OpenAIConfig, ThroughputOptions]:
-    """The openai judge's options split into its config and its throughput tuning
-    (reservations, prefix gate, provider limits: throughput.py). ValueError on a bad one."""
-    own = dict(options)
-    tuning = ThroughputOptions.pop_from(own)
-    return OpenAIConfig.from_options(own), tuning
 
 
 class OpenAIJudge:
@@ -325,22 +245,21 @@ class OpenAIJudge:
             data[OUTPUT_KEY] = output  # for the output reservation
         return data
 
-    async def _call(self, system: str, user: str, schema_name: str,
-                    logprobs: bool = False, shared: str | None = None,
-                    expect_claims: int | None = None) -> dict:
-        """One structured call, retried; `shared` is the prefix text that calls of one trace
-        have in common (it names the prompt cache). A failure is a JudgeError whose reason
-        carries no secret."""
+    async def _call(self, system: str, user: str, call: CallFacts, logprobs: bool = False,
+                    shared: str | None = None) -> dict:
+        """One structured call, retried; `call` says what it is about (its reply's schema,
+        stage and size: see call_facts), `shared` the prefix text that calls of one trace have
+        in common (it names the prompt cache). A failure is a JudgeError whose reason carries
+        no secret."""
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         self._ensure_client()
         try:
             async with (self.throughput.turn(system, user, shared),  # see prefix_gate
-                        self.throughput.warming(schema_name, expect_claims, user)):  # reservation
+                        self.throughput.warming(call)):  # see reservation
                 with queued():  # nor is waiting for a concurrency slot
                     await self._semaphore.acquire()
                 try:
-                    return await self._retrying(messages, schema_name, logprobs, shared,
-                                                expect_claims)
+                    return await self._retrying(messages, call, logprobs, shared)
                 finally:
                     self._semaphore.release()
         except (JudgeError, SchemaMismatch, openai.APIError) as exc:
@@ -349,9 +268,9 @@ class OpenAIJudge:
             # Not chained: the original message may hold what was just redacted.
             raise error_type(reason) from None
 
-    async def _retrying(self, messages: list[dict], schema_name: str, logprobs: bool,
-                        shared: str | None, expect_claims: int | None) -> dict:
-        budget = self.throughput.budget(schema_name, expect_claims, messages[-1]["content"])
+    async def _retrying(self, messages: list[dict], call: CallFacts, logprobs: bool,
+                        shared: str | None) -> dict:
+        budget = self.throughput.budget(call)
         async for attempt in AsyncRetrying(
             retry=retry_if_exception(_retryable),
             wait=_Backoff(self.config.backoff_initial_s, self.config.backoff_max_s),
@@ -360,16 +279,14 @@ class OpenAIJudge:
         ):
             with attempt:
                 try:
-                    data = await self._attempt(messages, schema_name, logprobs,
+                    data = await self._attempt(messages, call.schema, logprobs,
                                                cache_key_of(shared), budget)
                 except Truncated:
-                    budget = self.throughput.cut_off(schema_name, expect_claims, budget,
-                                                     messages[-1]["content"])
+                    budget = self.throughput.cut_off(call, budget)
                     raise
-                if expect_claims is not None:
-                    check_numbering(data, expect_claims)
-                self.throughput.observe(schema_name, expect_claims, data, budget,
-                                        messages[-1]["content"])
+                if call.numbered is not None:
+                    check_numbering(data, call.numbered)
+                self.throughput.observe(call, data, budget)
                 return data
         raise JudgeError("unreachable: retry loop ended without a result")
 
@@ -378,7 +295,7 @@ class OpenAIJudge:
             prompts.load("decompose_system.txt"),
             prompts.render("decompose_user.txt", question=question, answer=answer,
                            sentence=sentence),
-            "decompose", shared=answer,
+            CallFacts("decompose", READS_QUESTION, sentence=sentence), shared=answer,
         )
         return claims_of(data)
 
@@ -386,7 +303,7 @@ class OpenAIJudge:
         data = await self._call(
             prompts.load("verify_system.txt"),
             prompts.render("verify_local_user.txt", chunk=chunk, question=question, claim=claim),
-            "verify", shared=chunk,
+            CallFacts("verify", READS_WINDOW, (claim,), chunk), shared=chunk,
         )
         return Verdict(data["label"], data["evidence"])
 
@@ -400,7 +317,8 @@ class OpenAIJudge:
             prompts.load("verify_system.txt"),
             prompts.render("verify_local_many_user.txt", chunk=chunk, question=question,
                            claims=numbered),
-            "verify_many", shared=chunk, expect_claims=len(claims),
+            CallFacts("verify_many", READS_WINDOW, tuple(claims), chunk, numbered=len(claims)),
+            shared=chunk,
         )
         verdicts = sorted(data["verdicts"], key=lambda v: v["claim"])
         return [Verdict(v["label"], v["evidence"]) for v in verdicts]
@@ -417,10 +335,10 @@ class OpenAIJudge:
             user = prompts.render("verify_global_hint_user.txt", context=context,
                                   question=question, claim=claim, local_label=local_label,
                                   hint=hint)
-        data = await self._call(prompts.load("verify_system.txt"), user, "verify",
+        call = CallFacts("verify", READS_CONTEXT, (claim,), context, hint=hint is not None)
+        data = await self._call(prompts.load("verify_system.txt"), user, call,
                                 logprobs=self.config.logprobs, shared=context)
         return Verdict(data["label"], data["evidence"], data.get(P_KEY))
-
 
     async def verify_absence(self, claim: str, context: str, question: str) -> Verdict:
         """An absence claim against the full context, with its own prompt: ENT when the context
@@ -428,7 +346,8 @@ class OpenAIJudge:
         user = prompts.render("verify_absence_user.txt", context=context, question=question,
                               claim=claim)
         data = await self._call(prompts.load("verify_absence_system.txt"), user,
-                                "verify_absence", logprobs=self.config.logprobs, shared=context)
+                                CallFacts("verify_absence", READS_CONTEXT, (claim,), context),
+                                logprobs=self.config.logprobs, shared=context)
         return Verdict(data["label"], data["evidence"], data.get(P_KEY))
 
 
@@ -442,3 +361,6 @@ def claims_of(data: dict) -> list[DecomposedClaim]:
 
 def factory(options: dict[str, str]) -> OpenAIJudge:
     return OpenAIJudge(options)
+
+
+__all__ = ["OpenAIConfig", "OpenAIJudge", "factory", "judge_options"]  # config: openai_config

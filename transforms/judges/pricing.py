@@ -20,6 +20,8 @@ from typing import Any
 
 import orjson
 
+from rt4chart.transforms.judges.openai_config import config_only
+
 logger = logging.getLogger("rt4chart")
 
 PACKAGE = "rt4chart.transforms.judges"
@@ -183,10 +185,7 @@ def price_warning(name: str, options: Mapping[str, str]) -> str | None:
     other judges, which report their own costs)."""
     if name not in OPENAI_JUDGES:
         return None
-    from rt4chart.transforms.judges.openai_judge import OpenAIConfig
-
-    known = OpenAIConfig.__dataclass_fields__
-    config = OpenAIConfig.from_options({k: v for k, v in options.items() if k in known})
+    config = config_only(options)
     if _resolve(config) is not None:
         return None
     return unpriced_message(config.price_model or config.model)

@@ -1,7 +1,8 @@
 """What a judge's reply will be about, in tokens: the size class of its output reservation.
 
-A reply's length follows what it has to write, and that can be read from the prompt before the
-call:
+A reply's length follows what it has to write, which the judge method that makes the call
+knows (`call_facts.CallFacts`: the sentence, the claims and the passage, never read back out of
+the rendered prompt):
 
 - a decomposition restates its sentence as claims: its size is the sentence's;
 - a verification quotes, as evidence, the passage sentences that support or contradict the
@@ -32,26 +33,13 @@ CHARS_PER_TOKEN = 4
 QUOTED_SENTENCES = 2  # at most this many sentences count as the likely quote
 SHARED_SHARE = 0.2  # a sentence with this share of the claim's terms may be quoted
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-_VERIFY_SCHEMAS = ("verify", "verify_many", "verify_absence")
+SENTENCE_FRAME = len("<sentence>\n\n")  # the prompt's tag and line breaks around the sentence
 
 
-def _block(text: str, tag: str) -> str | None:
-    start = text.find(f"<{tag}>")
-    if start < 0:
-        return None
-    end = text.find(f"</{tag}>", start)
-    return text[start + len(tag) + 2: end if end >= 0 else len(text)]
-
-
-def subject_tokens(user: str) -> int:
-    """About how many tokens the prompt's last block has (the sentence to decompose, the claim
-    or claims to check: every prompt ends with it)."""
-    text = user.rstrip()
-    close = text.rfind("</")
-    if close < 0 or not text.endswith(">"):
-        return len(text) // CHARS_PER_TOKEN
-    opening = text.rfind(f"<{text[close + 2:-1]}>", 0, close)
-    return (close - opening) // CHARS_PER_TOKEN if opening >= 0 else len(text) // CHARS_PER_TOKEN
+def sentence_tokens(sentence: str) -> int:
+    """About how many tokens a decomposition's subject has: the sentence with the tag and line
+    breaks that frame it in the prompt (`<sentence>` block), as the estimate always counted."""
+    return (len(sentence) + SENTENCE_FRAME) // CHARS_PER_TOKEN
 
 
 @functools.lru_cache(maxsize=256)
@@ -73,19 +61,6 @@ def likely_quote_tokens(claim: str, passage: str) -> int:
     return sum(tokens for _, tokens in hits[:QUOTED_SENTENCES])
 
 
-def _claims(user: str) -> list[str]:
-    single = _block(user, "claim")
-    if single is not None:
-        return [single.strip()]
-    many = _block(user, "claims") or ""
-    return [line.partition("] ")[2] for line in many.splitlines() if line.strip()]
-
-
-@functools.lru_cache(maxsize=1024)  # asked before the call and again for its reply
-def reply_size(schema_name: str, user: str) -> int:
-    """The size class input of a call's reply: likely quote tokens for a verification, the
-    subject's tokens (the sentence) otherwise."""
-    if schema_name not in _VERIFY_SCHEMAS:
-        return subject_tokens(user)
-    passage = _block(user, "passage") or _block(user, "context") or ""
-    return sum(likely_quote_tokens(claim, passage) for claim in _claims(user))
+def quote_tokens(claims: tuple[str, ...], passage: str) -> int:
+    """The size class input of a verification's reply: its claims' likely quote tokens."""
+    return sum(likely_quote_tokens(claim, passage) for claim in claims)

@@ -1,6 +1,7 @@
 """The openai judge's throughput and cost machinery, behind a few hooks in `openai_judge`.
 
-- output reservations that fit each stage's replies (:mod:`.reservation`);
+- output reservations that fit each stage's replies (:mod:`.reservation`), from the facts the
+  judge method gives of each call (:mod:`.call_facts`: stage and reply size);
 - cache-aware scheduling of calls that share a long prefix (:mod:`.prefix_gate`);
 - rate limits adopted from the provider's `x-ratelimit-limit-*` headers (:mod:`.provider_limits`);
 - prompt token estimates calibrated on the provider's counts (:mod:`.prompt_tokens`).
@@ -19,16 +20,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rt4chart.transforms.judges.call_facts import CallFacts
 from rt4chart.transforms.judges.prefix_gate import GateConfig, PrefixGate, prefix_of
 from rt4chart.transforms.judges.prompt_tokens import PromptTokens
 from rt4chart.transforms.judges.provider_limits import ProviderLimits, retuned
 from rt4chart.transforms.judges.ratelimit import RateLimiter
-from rt4chart.transforms.judges.reply_size import reply_size
 from rt4chart.transforms.judges.reservation import (
     OutputReservation,
     ReservationConfig,
     after_cut_off,
-    stage_of,
 )
 
 OUTPUT_KEY = "_output_tokens"  # where the judge's parser puts a reply's output tokens
@@ -81,22 +81,6 @@ class ThroughputOptions:
                    parts["limits"].get("adopt", True), explicit)
 
 
-def _stage(schema_name: str, claims: int | None, user: str) -> str:
-    """A call's reservation stage: its schema, claims and the prompt's first block's tag, and
-    whether it has a hint: a claim no window supported or contradicted mostly stays NIC, with
-    no quote, in the global pass; one with a hint is mostly confirmed, quoting evidence."""
-    head = user.lstrip()
-    reads = head[1:head.find(">")] if head.startswith("<") and ">" in head[:40] else None
-    if reads and "\n<hint>\n" in head:  # the global pass of a claim a window labelled ENT/CON
-        reads += "+hint"
-    return stage_of(schema_name, claims, reads)
-
-
-def _restates(schema_name: str) -> bool:
-    """Whether a reply restates its subject (a decomposition: its length is proportional)."""
-    return schema_name == "decompose"
-
-
 class Throughput:
     """One judge's reservations, prefix gate and provider limits (one event loop)."""
 
@@ -117,24 +101,21 @@ class Throughput:
         """Around a call: the prefix gate for the prompt's shared prefix."""
         return self.gate.turn(*prefix_of(system, user, shared))
 
-    def warming(self, schema_name: str, claims: int | None, user: str
-                ) -> contextlib.AbstractAsyncContextManager[None]:
+    def warming(self, call: CallFacts) -> contextlib.AbstractAsyncContextManager[None]:
         """Around a call: while its stage's reservation warms up, few calls at a time."""
-        return self.reservation.warming(_stage(schema_name, claims, user))
+        return self.reservation.warming(call.stage)
 
-    def budget(self, schema_name: str, claims: int | None, user: str) -> int:
-        return self.reservation.budget(_stage(schema_name, claims, user),
-                                       reply_size(schema_name, user), _restates(schema_name))
+    def budget(self, call: CallFacts) -> int:
+        return self.reservation.budget(call.stage, call.size, call.restates)
 
-    def observe(self, schema_name: str, claims: int | None, data: dict, reserved: int,
-                user: str) -> None:
+    def observe(self, call: CallFacts, data: dict, reserved: int) -> None:
         """A reply taken: its output tokens (from the parser, removed from `data`)."""
-        self.reservation.observe(_stage(schema_name, claims, user), data.pop(OUTPUT_KEY, None),
-                                 reserved, reply_size(schema_name, user), _restates(schema_name))
+        self.reservation.observe(call.stage, data.pop(OUTPUT_KEY, None), reserved, call.size,
+                                 call.restates)
 
-    def cut_off(self, schema_name: str, claims: int | None, budget: int, user: str) -> int:
+    def cut_off(self, call: CallFacts, budget: int) -> int:
         """A reply cut off at `budget`: the reservation for its retry."""
-        self.reservation.cut_off(_stage(schema_name, claims, user))
+        self.reservation.cut_off(call.stage)
         r = self.reservation
         return after_cut_off(budget, r.initial, r.cap)
 

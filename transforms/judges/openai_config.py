@@ -1,0 +1,104 @@
+"""The openai judge's options: its config and its throughput tuning, parsed in one place.
+
+`openai_judge` (the judge), `job_limits` (the job's share of the limits) and `pricing` (the
+run's price warning) read a judge's options through here, so none of them imports another
+for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rt4chart.transforms.judges.throughput import ThroughputOptions
+
+
+@dataclass(frozen=True)
+class OpenAIConfig:
+    """Options of the openai judge; every field can be set with ``--judge-option key=value``."""
+
+    model: str = "gpt-4o-mini"
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    azure_api_version: str | None = None
+    rpm: float = 500.0
+    tpm: float = 200_000.0
+    max_concurrency: int = 32
+    timeout_s: float = 60.0
+    max_attempts: int = 6
+    backoff_initial_s: float = 0.5
+    backoff_max_s: float = 30.0
+    # Providers count max_completion_tokens against tokens/min when a request is admitted, so a
+    # generous reservation wastes the budget: start small and double it for a call whose answer
+    # was cut off (finish_reason "length"), up to max_output_tokens_cap.
+    max_output_tokens: int = 256
+    max_output_tokens_cap: int = 2048
+    temperature: float = 0.0
+    seed: int = 42
+    price_input: float | None = None
+    price_cached: float | None = None
+    price_output: float | None = None
+    price_model: str | None = None  # the table's model for an Azure deployment's name
+    prices: str | None = None  # a price table file that adds to or replaces the packaged one
+    # Ask for the label token's log-probabilities on the final (global) verification, for
+    # p_unsupported; turn off for an endpoint that rejects `logprobs`.
+    logprobs: bool = True
+    top_logprobs: int = 5
+    # Send `prompt_cache_key` (a hash of the shared prefix: the answer, window or context) so
+    # that the provider routes a trace's calls to the same prompt cache.
+    prompt_cache_key: bool = True
+    # `rpm` and `tpm` are the whole job's limits. rate_limiter "static": each of the job's
+    # `rate_share` worker processes budgets its share (set at launch, see job_limits.py);
+    # "envoy": one Envoy rate-limit service at `rate_limit_service` holds them for the job.
+    rate_share: int = 1
+    rate_limiter: str = "static"
+    rate_limit_service: str | None = None
+    rate_limit_domain: str = "rt4chart"
+    # Circuit breaker: after this many seconds in which every call failed (connection, timeout,
+    # HTTP error, a reply that is not a completion), calls fail fast (0: never); while open, one
+    # call every breaker_probe_s tries the endpoint, and its success closes the breaker.
+    breaker_after_s: float = 120.0
+    breaker_probe_s: float = 30.0
+
+    @classmethod
+    def from_options(cls, options: dict[str, str]) -> OpenAIConfig:
+        fields = cls.__dataclass_fields__
+        unknown = set(options) - set(fields)
+        if unknown:
+            raise ValueError(f"unknown openai judge option(s): {', '.join(sorted(unknown))}")
+        kwargs: dict[str, Any] = {}
+        for key, raw in options.items():
+            kind = fields[key].type
+            try:
+                if kind == "bool":
+                    if raw.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                        raise ValueError("expected true or false")
+                    kwargs[key] = raw.lower() in ("true", "1", "yes")
+                elif "float" in kind:
+                    kwargs[key] = float(raw)
+                elif "int" in kind:
+                    kwargs[key] = int(raw)
+                else:
+                    kwargs[key] = raw
+            except ValueError as exc:
+                raise ValueError(f"openai judge option {key}={raw!r}: {exc}") from exc
+        config = cls(**kwargs)
+        if config.max_concurrency < 1 or config.max_attempts < 1 or config.rate_share < 1:
+            raise ValueError("max_concurrency, max_attempts and rate_share must be >= 1")
+        return config
+
+
+def judge_options(options: Mapping[str, str]) -> tuple[OpenAIConfig, ThroughputOptions]:
+    """The openai judge's options split into its config and its throughput tuning
+    (reservations, prefix gate, provider limits: throughput.py). ValueError on a bad one."""
+    own = dict(options)
+    tuning = ThroughputOptions.pop_from(own)
+    return OpenAIConfig.from_options(own), tuning
+
+
+def config_only(options: Mapping[str, str]) -> OpenAIConfig:
+    """The judge's config from a run's judge options, the options that are not its config's
+    (throughput tuning, the batch judge's `batch_*`) left aside."""
+    known = OpenAIConfig.__dataclass_fields__
+    return OpenAIConfig.from_options({k: v for k, v in options.items() if k in known})
