@@ -9,10 +9,13 @@ from rt4chart.pipeline.runfolder import check_out
 from rt4chart.pipeline.sources.detect import INPUT_FORMATS, STREAM_FORMATS
 from rt4chart.pipeline.textfiles import DEFAULT_MAX_RECORD_BYTES, MIN_RECORD_BYTES
 from rt4chart.transforms.alerts import AlertConfig
+from rt4chart.transforms.confirm import ConfirmConfig
 from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.options_spec import Flex, option
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S
 from rt4chart.transforms.segment import SegmentConfig
 from rt4chart.transforms.span_mapping import SpanMapping
+from rt4chart.transforms.verify_local import VerifyLocalConfig
 from rt4chart.transforms.windows import WindowingConfig
 
 
@@ -23,15 +26,27 @@ class StagesConfig:
     judge: JudgeSpec
     segment: SegmentConfig = SegmentConfig()
     windowing: WindowingConfig = WindowingConfig()
-    join_timeout_s: float = DEFAULT_TIMEOUT_S
-    dedupe_horizon_s: float = 86_400.0
-    claims_per_call: int = 1  # local verification: claims of one answer per window call
-    confirm_ent: bool = False  # --confirm-ent: ENTs asked again with their evidence alone
-    prune_windows: bool = False  # local verification: skip windows sharing nothing (prune.py)
-
-    def __post_init__(self) -> None:
-        if self.claims_per_call < 1:
-            raise ValueError(f"--claims-per-call must be >= 1, got {self.claims_per_call}")
+    join_timeout_s: float = option(
+        "--join-timeout", "--join_timeout", dest="join_timeout", default=DEFAULT_TIMEOUT_S,
+        parsed_default=900.0, parse=float,
+        flex=Flex(
+            "Judge join timeout (s)",
+            "Seconds a trace waits for its judge results before the missing ones are recorded "
+            "as failures. Default: 900.",
+            regexes=("^[0-9]+(\\.[0-9]+)?$",)),
+        help="seconds a trace waits for its judge results before the missing ones are "
+             "recorded as failures (default 900)")
+    dedupe_horizon_s: float = option(
+        "--dedupe-horizon", "--dedupe_horizon", dest="dedupe_horizon", default=86_400.0,
+        parse=float,
+        flex=Flex(
+            "Dedupe horizon (s)",
+            "Seconds a trace_id is remembered to audit a redelivered trace once. Default: "
+            "86400.",
+            regexes=("^[0-9]+(\\.[0-9]+)?$",)),
+        help="seconds a trace_id is remembered (default 86400)")
+    verify_local: VerifyLocalConfig = VerifyLocalConfig()
+    confirm: ConfirmConfig = ConfirmConfig()
 
     @property
     def streaming(self) -> bool:
@@ -49,17 +64,16 @@ class AuditConfig:
     overwrite: bool = False
     input_format: str = "auto"
     bigquery: str | None = None
-    claims_per_call: int = 1
     reuse: str | None = None  # an earlier run's output directory: reuse its judge results
     redo: str | None = None  # an earlier run's output directory: audit its incomplete answers
     allow_partial_input: bool = False  # a truncated input file: a dead letter, not a failure
     spans: SpanMapping = SpanMapping()  # span formats: route and trace id attributes
     progress_every_s: float = 10.0  # seconds between progress lines while the job runs
-    confirm_ent: bool = False  # --confirm-ent (transforms/confirm.py)
     tables: TablesConfig = TablesConfig()  # the traces table, BigQuery's location and expiry
     chunk_traces: int | None = None  # local runs: traces per pipeline run (None: chunks.py's)
-    prune_windows: bool = False  # --prune-windows (transforms/prune.py)
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES  # a longer line or row: a dead letter
+    verify_local: VerifyLocalConfig = VerifyLocalConfig()  # the stages' own configs
+    confirm: ConfirmConfig = ConfirmConfig()
 
     def __post_init__(self) -> None:
         if self.input_format not in INPUT_FORMATS:
@@ -73,8 +87,6 @@ class AuditConfig:
         if not MIN_RECORD_BYTES <= self.max_record_bytes:
             raise ValueError(f"--max-record-bytes must be >= {MIN_RECORD_BYTES}, got "
                              f"{self.max_record_bytes}")
-        if self.claims_per_call < 1:
-            raise ValueError(f"--claims-per-call must be >= 1, got {self.claims_per_call}")
         if not self.progress_every_s > 0:
             raise ValueError(f"--progress-every must be > 0, got {self.progress_every_s}")
         if self.chunk_traces is not None and self.chunk_traces < 0:
@@ -82,9 +94,8 @@ class AuditConfig:
 
     @property
     def stages(self) -> StagesConfig:
-        return StagesConfig(self.judge, self.segment, claims_per_call=self.claims_per_call,
-                            confirm_ent=self.confirm_ent,
-                            prune_windows=self.prune_windows)
+        return StagesConfig(self.judge, self.segment, verify_local=self.verify_local,
+                            confirm=self.confirm)
 
 
 MAX_MESSAGE_BYTES = 2 * 1024 * 1024  # a streamed trace; Pub/Sub allows up to 10 MB
@@ -94,14 +105,57 @@ MAX_MESSAGE_BYTES = 2 * 1024 * 1024  # a streamed trace; Pub/Sub allows up to 10
 class StreamConfig:
     """Streaming: the subscription to audit, the sinks, the windows and the alerts."""
 
-    subscription: str
+    subscription: str = option(
+        "--subscription", required=True,
+        flex=Flex(
+            "Traces subscription",
+            "Pub/Sub subscription of the traces, projects/PROJECT/subscriptions/NAME. A "
+            "message body is one JSON trace; the attributes may carry trace_id and route.",
+            regexes=("^projects/[^/]+/subscriptions/[^/]+$",),
+            optional=False,
+            param_type="PUBSUB_SUBSCRIPTION"),
+        help="projects/PROJECT/subscriptions/NAME; a message body is one JSON trace")
     stages: StagesConfig
-    out: str | None = None
-    bigquery: str | None = None
-    dead_letter_topic: str | None = None
-    alerts_topic: str | None = None
+    out: str | None = option("--out",
+                             help="write the tables as Parquet files under this directory")
+    bigquery: str | None = option(
+        "--bigquery", metavar="PROJECT:DATASET",
+        flex=Flex(
+            "BigQuery dataset",
+            "PROJECT:DATASET that holds the answers, claims, route_rates, costs, dead_letters "
+            "and alerts tables (created by infra/terraform).",
+            regexes=("^[^:]+:[A-Za-z0-9_]+$",),
+            optional=False),
+        help="write the tables to this BigQuery dataset (streaming inserts)")
+    dead_letter_topic: str | None = option(
+        "--dead-letter-topic", "--dead_letter_topic",
+        flex=Flex(
+            "Dead-letter topic",
+            "projects/PROJECT/topics/NAME: records that could not be processed, payload kept, "
+            "reason and stage as attributes.",
+            regexes=("^projects/[^/]+/topics/[^/]+$",),
+            optional=False,
+            param_type="PUBSUB_TOPIC"),
+        help="projects/P/topics/T: malformed messages, payload kept, reason and stage as "
+             "attributes")
+    alerts_topic: str | None = option(
+        "--alerts-topic", "--alerts_topic",
+        flex=Flex(
+            "Alerts topic",
+            "projects/PROJECT/topics/NAME: one JSON message per alert.",
+            regexes=("^projects/[^/]+/topics/[^/]+$",),
+            optional=False,
+            param_type="PUBSUB_TOPIC"),
+        help="projects/P/topics/T: one JSON message per alert")
     alerts: AlertConfig = field(default_factory=AlertConfig)
-    id_attribute: str | None = None
+    id_attribute: str | None = option(
+        "--id-attribute", "--id_attribute",
+        flex=Flex(
+            "Message id attribute",
+            "Message attribute with a unique id, for Pub/Sub's own dedupe in Dataflow. "
+            "Default: none."),
+        help="message attribute with a unique id for Pub/Sub's own dedupe (Dataflow only; "
+             "the local runner hangs with it)")
     input_format: str = "json"  # or "otlp": spans assembled into traces (pipeline/sources)
     spans: SpanMapping = SpanMapping()
     tables: TablesConfig = TablesConfig()  # the traces table, BigQuery's location and expiry

@@ -73,8 +73,8 @@ class Audit(beam.PTransform):
         decomposed = segmented.prepared | "DecomposeClaims" >> DecomposeClaims(
             spec, streaming, timeout, run, reuse, st.segment.limits)
         local = decomposed.claim_sets | "VerifyLocal" >> VerifyLocal(
-            spec, streaming, timeout, st.claims_per_call, run, reuse, st.prune_windows)
-        final = local.pending | "VerifyGlobal" >> VerifyGlobal(spec, run, reuse, st.confirm_ent)
+            spec, streaming, timeout, st.verify_local, run, reuse)
+        final = local.pending | "VerifyGlobal" >> VerifyGlobal(spec, run, reuse, st.confirm)
         usage = (decomposed.usage, local.usage, final.usage) | "AllUsage" >> beam.Flatten()
         answers = {
             "claim_sets": local.claim_sets, "verdicts": final.verdicts,

@@ -19,7 +19,7 @@ import re
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from rt4chart.pipeline.args import add_audit_args, add_stream_args
+from rt4chart.pipeline.flags import add_audit_args, add_eval_args, add_stream_args
 from rt4chart.transforms.redact import redact_configured
 
 _NUMBER = re.compile(r"^-\.?\d")  # a negative number is a value, not an option
@@ -77,8 +77,6 @@ class EvalCommandOptions(CommandOptions):
 
     @classmethod
     def _add_argparse_args(cls, parser) -> None:
-        from rt4chart.pipeline.eval.cli import add_eval_args  # it imports pipeline.args
-
         add_eval_args(_ForBeam(parser))
 
 

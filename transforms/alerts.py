@@ -26,6 +26,7 @@ from apache_beam.typehints import Any as AnyHint
 from apache_beam.typehints import Tuple
 
 from rt4chart.schemas.rows import AlertRow, RouteRateRow, to_dict
+from rt4chart.transforms.options_spec import Flex, option
 
 METRICS = "rt4chart"
 
@@ -34,10 +35,39 @@ METRICS = "rt4chart"
 class AlertConfig:
     """When a route's windowed rate raises an alert (see transforms/alerts.py)."""
 
-    absolute: float | None = None  # alert when the rate exceeds this
-    relative: float | None = 2.0  # alert when the rate is this many times the trailing baseline
-    min_traces: int = 20
-    baseline_windows: int = 12
+    absolute: float | None = option(  # alert when the rate exceeds this
+        "--alert-rate", "--alert_rate", dest="alert_rate", parse=float,
+        flex=Flex(
+            "Absolute alert rate",
+            "Alert when a window's hallucination rate exceeds this (0 to 1). Default: off.",
+            regexes=("^[0-9]+(\\.[0-9]+)?$",)),
+        help="alert when a window's rate exceeds this (default: off)")
+    relative: float | None = option(  # alert at this many times the trailing baseline
+        "--alert-relative", "--alert_relative", dest="alert_relative", default=2.0,
+        parse=float, zero_off=True,
+        flex=Flex(
+            "Relative alert factor",
+            "Alert when a window's rate is N times the route's trailing baseline and "
+            "significantly above it; 0 for off. Default: 2.",
+            regexes=("^[0-9]+(\\.[0-9]+)?$",)),
+        help="alert when a window's rate is N times the route's trailing baseline and "
+             "significantly above it (default 2; 0 for off)")
+    min_traces: int = option(
+        "--alert-min-traces", "--alert_min_traces", dest="alert_min_traces", default=20,
+        parse=int,
+        flex=Flex(
+            "Alert minimum traces",
+            "Complete answers a window needs before it can alert. Default: 20.",
+            regexes=("^[0-9]+$",)),
+        help="traces a window needs to alert (default 20)")
+    baseline_windows: int = option(
+        "--alert-baseline-windows", "--alert_baseline_windows", dest="alert_baseline_windows",
+        default=12, parse=int,
+        flex=Flex(
+            "Alert baseline windows",
+            "Windows in the trailing baseline of the relative rule. Default: 12.",
+            regexes=("^[0-9]+$",)),
+        help="windows in the trailing baseline (default 12)")
 
     def __post_init__(self) -> None:
         if self.absolute is not None and not 0 <= self.absolute < 1:

@@ -19,7 +19,7 @@ label pass unchanged.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import apache_beam as beam
@@ -37,14 +37,23 @@ from rt4chart.transforms.evidence import grounded_verdict
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_verdict
 from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.options_spec import Flex, option
 
 STAGE = "confirm"
 
 
-def add_confirm_args(parser) -> None:
-    """The `--confirm-ent` option (argparse API, so it works on Beam's parser too)."""
-    parser.add_argument(
-        "--confirm-ent", dest="confirm_ent", action="store_true",
+@dataclass(frozen=True)
+class ConfirmConfig:
+    """Whether the ENT claims are asked again with their evidence alone."""
+
+    confirm_ent: bool = option(
+        "--confirm-ent",
+        flex=Flex(
+            "Confirm ENT verdicts",
+            "true: ask the judge again, with only the claim and its quoted evidence, for every "
+            "ENT claim; an unconfirmed claim becomes NIC. Default: false.",
+            regexes=("^(true|false)$",)),
+        default=False, kind="flag",
         help="ask the judge again for every claim that ends ENT, with only the claim and its "
              "quoted evidence (no rest of the context, no question): an ENT it does not "
              "confirm becomes NIC (one more call per ENT claim)")

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rt4chart.transforms.options_spec import Flex, field_option, option
+
 # Field limits (validation).
 MAX_TRACE_ID_CHARS = 256
 MAX_ROUTE_CHARS = 256
@@ -34,6 +36,13 @@ MAX_JSON_DEPTH = 32
 OVERSIZE_MODES = ("reject", "truncate")
 
 
+def _limit(flag: str, default: int, what: str, flex: Flex):
+    """A work limit as an option (not given: the config's default)."""
+    return option(flag, default=default, parsed_default=None, parse=int, metavar="N", flex=flex,
+                  help=f"limit per trace: {what} (default {default:,}); a trace over it is a "
+                       "dead letter naming the limit, or see --oversize")
+
+
 @dataclass(frozen=True)
 class LimitsConfig:
     """Work limits per trace; `oversize` says what happens to a trace over one.
@@ -48,20 +57,52 @@ class LimitsConfig:
             sentences or claims, mark the trace partial).
     """
 
-    max_answer_sentences: int = 250
-    max_context_sentences: int = 5_000
-    max_context_chars: int = 1_000_000
-    max_claims_per_answer: int = 1_000
-    oversize: str = "reject"
+    max_answer_sentences: int = _limit(
+        "--max-answer-sentences", 250, "answer sentences (one decomposition call each)",
+        flex=Flex(
+            "Max answer sentences",
+            "Limit per trace: answer sentences. A trace over it is a dead letter naming the "
+            "limit (or see oversize). Default: 250.",
+            regexes=("^[1-9][0-9]*$",)))
+    max_context_sentences: int = _limit(
+        "--max-context-sentences", 5_000,
+        "context sentences over all documents (they make the windows)",
+        flex=Flex(
+            "Max context sentences",
+            "Limit per trace: context sentences over all documents. Default: 5000.",
+            regexes=("^[1-9][0-9]*$",)))
+    max_context_chars: int = _limit(
+        "--max-context-chars", 1_000_000, "characters over all context documents",
+        flex=Flex(
+            "Max context characters",
+            "Limit per trace: characters over all context documents. Default: 1000000.",
+            regexes=("^[1-9][0-9]*$",)))
+    max_claims_per_answer: int = _limit(
+        "--max-claims-per-answer", 1_000, "claims decomposed from one answer",
+        flex=Flex(
+            "Max claims per answer",
+            "Limit per trace: claims decomposed from one answer. Default: 1000.",
+            regexes=("^[1-9][0-9]*$",)))
+    oversize: str = option(
+        "--oversize",
+        flex=Flex(
+            "Oversize traces",
+            "A trace over a limit: reject (a dead letter naming the limit) or truncate (audit "
+            "its first N sentences or claims). Default: reject.",
+            regexes=("^(reject|truncate)$",)),
+        default="reject", parsed_default=None, metavar="|".join(OVERSIZE_MODES),
+        help="a trace over a limit: reject (default: a dead letter naming the limit) or "
+             "truncate (audit its first N sentences or claims)")
 
     def __post_init__(self) -> None:
         for name in ("max_answer_sentences", "max_context_sentences", "max_context_chars",
                      "max_claims_per_answer"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+                flag = field_option(LimitsConfig, name)[1].flag
+                raise ValueError(f"{flag} ({name}) must be an integer >= 1, got {value!r}")
         if self.oversize not in OVERSIZE_MODES:
-            raise ValueError(f"oversize must be one of {', '.join(OVERSIZE_MODES)}, "
+            raise ValueError(f"--oversize must be one of {', '.join(OVERSIZE_MODES)}, "
                              f"got {self.oversize!r}")
 
     @property

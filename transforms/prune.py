@@ -15,7 +15,6 @@ verify_local_pruned`) and reported in the summary.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import functools
 from collections.abc import Iterable
@@ -29,16 +28,6 @@ from rt4chart.transforms.text.words import content_words, short_stem
 
 PRUNED_COUNTER = "verify_local_pruned"
 PRUNED_NOTE = "pruned: the window shares no content word or number with the claim"
-
-
-def add_prune_args(parser: argparse.ArgumentParser) -> None:
-    """The `--prune-windows` option (argparse API, for audit, stream and eval)."""
-    parser.add_argument("--prune-windows", "--prune_windows", dest="prune_windows",
-                        action="store_true",
-                        help="local verification: skip a (claim, window) call when the window "
-                             "shares no content word or number with the claim (it counts as "
-                             "NIC; the global pass still reads the full context). Off by "
-                             "default: measure its effect with `rt4chart eval compare`")
 
 
 @functools.lru_cache(maxsize=4096)

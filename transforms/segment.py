@@ -28,6 +28,7 @@ from rt4chart.schemas.records import (
     Window,
 )
 from rt4chart.transforms.limits import LimitsConfig, over_limit
+from rt4chart.transforms.options_spec import Flex, option
 from rt4chart.transforms.text.headers import document_header
 from rt4chart.transforms.validate import raw_text
 
@@ -49,8 +50,22 @@ PIECE_MARGIN = 500
 class SegmentConfig:
     """Window size W and overlap O, in sentences, and the work limits per trace."""
 
-    window_size: int = 25
-    window_overlap: int = 10
+    window_size: int = option(
+        "--window-size",
+        flex=Flex(
+            "Context window size (sentences)",
+            "W, sentences per local verification window. Default: 25.",
+            regexes=("^[0-9]+$",)),
+        default=25, parse=int,
+        help="W, sentences (default 25)")
+    window_overlap: int = option(
+        "--window-overlap",
+        flex=Flex(
+            "Context window overlap (sentences)",
+            "O, sentences shared by consecutive windows. Default: 10.",
+            regexes=("^[0-9]+$",)),
+        default=10, parse=int,
+        help="O, sentences (default 10)")
     limits: LimitsConfig = LimitsConfig()
 
     def __post_init__(self) -> None:

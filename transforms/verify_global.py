@@ -29,7 +29,7 @@ from rt4chart.schemas.records import (
     RunInfo,
     UsageRecord,
 )
-from rt4chart.transforms.confirm import ConfirmEnt
+from rt4chart.transforms.confirm import ConfirmConfig, ConfirmEnt
 from rt4chart.transforms.evidence import (
     claim_probability,
     document_text,
@@ -115,6 +115,9 @@ class GlobalOutputs(NamedTuple):
     cache: beam.PCollection[dict]
 
 
+_NO_CONFIRM = ConfirmConfig()
+
+
 class VerifyGlobal(beam.PTransform):
     """GlobalRequest -> ClaimVerdict (final label, grounded evidence, or judge_error).
 
@@ -123,12 +126,13 @@ class VerifyGlobal(beam.PTransform):
     """
 
     def __init__(self, spec: JudgeSpec, run: RunInfo | None = None,
-                 reuse: beam.PCollection | None = None, confirm: bool = False):
+                 reuse: beam.PCollection | None = None,
+                 confirm: ConfirmConfig = _NO_CONFIRM):
         super().__init__()
         self._spec = spec
         self._run = run
         self._reuse = reuse
-        self._confirm = confirm
+        self._confirm = confirm.confirm_ent
 
     def expand(self, pending: beam.PCollection[GlobalRequest]) -> GlobalOutputs:
         fn = _GlobalFn(self._spec, run=self._run, keyed=self._confirm)

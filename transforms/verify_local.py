@@ -13,6 +13,7 @@ Whatever a window could show against it (X said after all), the full context sho
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import partial
 from typing import NamedTuple
 
@@ -38,6 +39,7 @@ from rt4chart.transforms.joins import or_join
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_verdict, as_verdicts
 from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.options_spec import Flex, option
 from rt4chart.transforms.prune import PruneWindows
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
 from rt4chart.transforms.segment import render_context, render_window
@@ -189,23 +191,54 @@ class LocalOutputs(NamedTuple):
     dead_letters: beam.PCollection[DeadLetter]
 
 
+@dataclass(frozen=True)
+class VerifyLocalConfig:
+    """How local verification schedules its judge calls (validated here, once)."""
+
+    claims_per_call: int = option(
+        "--claims-per-call",
+        flex=Flex(
+            "Claims per local verification call",
+            "Check up to N claims of an answer against a window in one judge call. Default: 1 "
+            "(the paper's schedule).",
+            regexes=("^[1-9][0-9]*$",)),
+        default=1, parse=int, metavar="N",
+        help="local verification: check up to N claims of an answer against a window in one "
+             "judge call (default 1, the paper's schedule)")
+    prune_windows: bool = option(  # see transforms/prune.py
+        "--prune-windows", "--prune_windows",
+        flex=Flex(
+            "Prune windows",
+            "true: skip a (claim, window) local check when the window shares no content word "
+            "or number with the claim (counted as NIC for the OR-join; the global check still "
+            "reads the full context). Default: false.",
+            regexes=("^(true|false)$",)),
+        default=False, kind="flag",
+        help="local verification: skip a (claim, window) call when the window shares no "
+             "content word or number with the claim (it counts as NIC; the global pass still "
+             "reads the full context). Off by default: measure its effect with `rt4chart eval "
+             "compare`")
+
+    def __post_init__(self) -> None:
+        if self.claims_per_call < 1:
+            raise ValueError(f"--claims-per-call must be >= 1, got {self.claims_per_call}")
+
+
 class VerifyLocal(beam.PTransform):
     """ClaimSet -> GlobalRequest per claim (local label, deciding window) or FailedClaim."""
 
     def __init__(self, spec: JudgeSpec, streaming: bool = False,
-                 join_timeout_s: float = DEFAULT_TIMEOUT_S, claims_per_call: int = 1,
-                 run: RunInfo | None = None, reuse: beam.PCollection | None = None,
-                 prune_windows: bool = False):
+                 join_timeout_s: float = DEFAULT_TIMEOUT_S,
+                 config: VerifyLocalConfig = VerifyLocalConfig(),
+                 run: RunInfo | None = None, reuse: beam.PCollection | None = None):
         super().__init__()
         self._spec = spec
-        self._prune = prune_windows  # --prune-windows: see transforms/prune.py
+        self._prune = config.prune_windows  # --prune-windows: see transforms/prune.py
         self._run = run
         self._reuse = reuse
         self._streaming = streaming
         self._timeout_s = join_timeout_s
-        if claims_per_call < 1:
-            raise ValueError(f"--claims-per-call must be >= 1, got {claims_per_call}")
-        self._per_call = claims_per_call
+        self._per_call = config.claims_per_call
 
     def expand(self, claim_sets: beam.PCollection[ClaimSet]) -> LocalOutputs:
         if self._per_call == 1:

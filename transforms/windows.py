@@ -27,15 +27,47 @@ from datetime import UTC, datetime
 import apache_beam as beam
 from apache_beam.transforms import trigger, window
 
+from rt4chart.transforms.options_spec import Flex, option
+
 DAY_S = 86_400
 
 
 @dataclass(frozen=True)
 class WindowingConfig:
-    size_s: int = DAY_S
-    period_s: int | None = None  # sliding windows: a new window every period_s
-    early_firing_s: float | None = None
-    allowed_lateness_s: int = 0
+    # The options are `rt4chart stream`'s (their defaults its streaming defaults).
+    size_s: int = option(
+        "--rate-window", "--rate_window", "--window", dest="window", default=DAY_S,
+        parsed_default=300, parse=int,
+        flex=Flex(
+            "Rate window (s)",
+            "Rate window in seconds of event time. Default: 300.",
+            regexes=("^[0-9]+$",)),
+        help="rate window in seconds of event time (default 300)")
+    period_s: int | None = option(  # sliding windows: a new window every period_s
+        "--sliding-period", "--sliding_period", dest="sliding_period", parse=int,
+        flex=Flex(
+            "Sliding period (s)",
+            "Start a rate window every N seconds (sliding windows). Default: fixed windows.",
+            regexes=("^[0-9]+$",)),
+        help="sliding windows: start a window every N seconds (default: fixed)")
+    early_firing_s: float | None = option(
+        "--early-firing", "--early_firing", dest="early_firing", parsed_default=30.0,
+        parse=float, zero_off=True,
+        flex=Flex(
+            "Early firing (s)",
+            "Seconds between early firings of an open window; 0 for none. Default: 30.",
+            regexes=("^[0-9]+(\\.[0-9]+)?$",)),
+        help="seconds between early firings of an open window (default 30; 0 for none)")
+    allowed_lateness_s: int = option(
+        "--allowed-lateness", "--allowed_lateness", dest="allowed_lateness", default=0,
+        parsed_default=3600, parse=int,
+        flex=Flex(
+            "Allowed lateness (s)",
+            "Seconds after a window's end during which late traces still update it; later ones "
+            "are audited and marked late. Default: 3600.",
+            regexes=("^[0-9]+$",)),
+        help="seconds after a window's end during which late traces still update it (default "
+             "3600); later ones are audited and marked late")
     streaming: bool = False
 
     def __post_init__(self) -> None:

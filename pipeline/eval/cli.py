@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from rt4chart.pipeline import args as cli_args
 from rt4chart.pipeline import jobs
 from rt4chart.pipeline.eval import calibrate as calibrate_mod
 from rt4chart.pipeline.eval import compare as compare_mod
-from rt4chart.pipeline.eval import loaders
 from rt4chart.pipeline.eval.report import fmt
-from rt4chart.pipeline.eval.runner import SPLITS, EvalOptions, redact, run_eval
+from rt4chart.pipeline.eval.runner import EvalOptions, redact, run_eval
+from rt4chart.pipeline.flags import SHARED, add_eval_args
 
 
-def add_parsers(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parsers(subparsers: Any) -> argparse.ArgumentParser:
     """Add `eval` (with its `compare` sub-command) to the root parser's sub-commands."""
     p = subparsers.add_parser(
         "eval", allow_abbrev=False, help="evaluate the audit on a labelled dataset",
@@ -48,26 +49,6 @@ def add_parsers(subparsers: argparse._SubParsersAction) -> argparse.ArgumentPars
     return p
 
 
-def add_eval_args(p: argparse.ArgumentParser) -> None:
-    """The `eval` command's options (also its Beam options view, `options.EvalCommandOptions`)."""
-    p.add_argument("--dataset", choices=loaders.FORMATS, help="the data's format")
-    p.add_argument("--data", help="ragtruth / ragtruth-plus-plus: the directory of the files; "
-                                  "jsonl: the file")
-    p.add_argument("--split", default="test", choices=SPLITS,
-                   help="part to report on (default test; thresholds are chosen on dev, so "
-                        "test and all audit both parts)")
-    p.add_argument("--tasks", help="comma-separated task types (default: all), e.g. QA,Summary")
-    p.add_argument("--limit", type=int, help="audit at most N answers (whole sources, seeded)")
-    p.add_argument("--seed", type=int, default=0, help="limit and bootstrap seed (default 0)")
-    p.add_argument("--bootstrap", type=int, default=1000,
-                   help="bootstrap resamples for the intervals (default 1000)")
-    p.add_argument("--gold-label", action="append", default=[], metavar="RAW=CON|NIC",
-                   help="map a raw gold label to CON or NIC (repeatable)")
-    p.add_argument("--out", help="output directory of the eval run")
-    p.add_argument("--overwrite", action="store_true", help="replace an earlier eval in --out")
-    cli_args.add_judge_args(p)
-
-
 def _label_map(items: list[str]) -> dict[str, str]:
     out = {}
     for item in items:
@@ -80,20 +61,17 @@ def _label_map(items: list[str]) -> dict[str, str]:
 
 def _audit_args(args: argparse.Namespace) -> tuple[str, ...]:
     """The judge and window flags as `audit` takes them (recorded in the report): every option
-    `add_judge_args` defines, so a judge option added there is recorded without a change here."""
-    scratch = argparse.ArgumentParser(add_help=False)
-    cli_args.add_judge_args(scratch)
+    `flags.SHARED` declares, so a judge option added there is recorded without a change here."""
     out: list[str] = []
-    for action in scratch._actions:
-        flag = next(o for o in action.option_strings if o.startswith("--"))
-        value = getattr(args, action.dest, None)
-        if isinstance(action, argparse._StoreTrueAction):
-            out += [flag] if value else []
-        elif isinstance(action, argparse._AppendAction):
+    for dest, opt in SHARED:
+        value = getattr(args, dest, None)
+        if opt.kind == "flag":
+            out += [opt.flag] if value else []
+        elif opt.kind == "append":
             for item in value or []:
-                out += [flag, str(item)]
+                out += [opt.flag, str(item)]
         elif value is not None:
-            out += [flag, str(value)]
+            out += [opt.flag, str(value)]
     return tuple(out)
 
 
@@ -114,8 +92,8 @@ def options(args: argparse.Namespace, beam_args: list[str]) -> EvalOptions:
         dataset=args.dataset, data=args.data, out=args.out, split=args.split, tasks=tasks,
         limit=args.limit, seed=args.seed, bootstrap=args.bootstrap, overwrite=args.overwrite,
         label_map=_label_map(args.gold_label), judge=cli_args.judge_spec(args),
-        segment=cli_args.segment_config(args), claims_per_call=args.claims_per_call,
-        prune_windows=args.prune_windows,
+        segment=cli_args.segment_config(args),
+        verify_local=cli_args.stage_configs(args)["verify_local"],
         beam_args=tuple(beam_args), config=config)
 
 

@@ -25,6 +25,7 @@ from rt4chart.pipeline.eval.items import build_items
 from rt4chart.pipeline.summary import read_table
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.segment import SegmentConfig
+from rt4chart.transforms.verify_local import VerifyLocalConfig
 
 logger = logging.getLogger(__name__)
 
@@ -48,8 +49,7 @@ class EvalOptions:
     label_map: dict[str, str] = field(default_factory=dict)
     judge: JudgeSpec = JudgeSpec()
     segment: SegmentConfig = SegmentConfig()
-    claims_per_call: int = 1
-    prune_windows: bool = False
+    verify_local: VerifyLocalConfig = VerifyLocalConfig()
     beam_args: tuple[str, ...] = ()
     config: dict = field(default_factory=dict)  # the judge and window settings, for the report
 
@@ -118,7 +118,7 @@ def run_audit(traces: Path, audit_out: Path, opts: EvalOptions) -> tuple[int, fl
     """The audit of `rt4chart audit`: (exit code, seconds, its summary.json)."""
     config = AuditConfig(inputs=(str(traces),), out=str(audit_out), judge=opts.judge,
                          segment=opts.segment, overwrite=True,
-                         claims_per_call=opts.claims_per_call, prune_windows=opts.prune_windows)
+                         verify_local=opts.verify_local)
     started = time.monotonic()
     result = jobs.run_audit(config, jobs.beam_options(list(opts.beam_args)))
     seconds = time.monotonic() - started

@@ -23,7 +23,6 @@ see :mod:`.envoy_limiter`. Either way the limits are logged when the job starts.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import logging
 import os
@@ -55,30 +54,6 @@ _SHAPE = re.compile(r"^[a-z][a-z0-9]*-[a-z]+-(\d+)(?:$|-)")
 # Dataflow's default machine types: batch n1-standard-1; streaming n1-standard-2 with Streaming
 # Engine, n1-standard-4 without (the larger is assumed, so the share never exceeds the total).
 DEFAULT_VCPUS = {False: 1, True: 4}
-
-
-def add_rate_and_price_args(p: argparse.ArgumentParser) -> None:
-    """How the openai judge holds `--rpm`/`--tpm`, and its price table (argparse API: works on
-    Beam's parser too)."""
-    p.add_argument("--rate-limiter", "--rate_limiter", dest="rate_limiter",
-                   metavar="|".join(LIMITERS),  # checked with the judge's options
-                   help="how --rpm/--tpm (the whole job's limits) are held: static (each "
-                        "worker process budgets its share; default) or envoy (one Envoy "
-                        "rate-limit service for the job, see --rate-limit-service)")
-    p.add_argument("--rate-limit-service", "--rate_limit_service", dest="rate_limit_service",
-                   metavar="HOST:PORT", help="the Envoy rate-limit service (gRPC) of "
-                                             "--rate-limiter envoy")
-    p.add_argument("--rate-limit-domain", "--rate_limit_domain", dest="rate_limit_domain",
-                   help="the rate-limit domain in the service's config (default rt4chart)")
-    p.add_argument("--prices", metavar="FILE",
-                   help="openai judge: a price table (JSON, as the packaged prices.json) whose "
-                        "models add to or replace the packaged ones; gs:// on Dataflow")
-
-
-def rate_and_price_options(args: argparse.Namespace) -> dict[str, str]:
-    """The openai judge options these flags give (only those given)."""
-    names = ("rate_limiter", "rate_limit_service", "rate_limit_domain", "prices")
-    return {n: str(getattr(args, n)) for n in names if getattr(args, n, None) is not None}
 
 
 def limiter_factory(config: Any) -> Callable[[], RateLimiter]:
