@@ -24,11 +24,10 @@ CHUNK_BYTES = 1 << 16
 ZSTD_FEED_BYTES = 2048
 
 
-class _Zlib:
-    """zlib.decompressobj with its output bounded to `CHUNK_BYTES` a step."""
+class _Decompressor:
+    """What both readers share: a decompressobj's end-of-stream flag and the bytes after it."""
 
-    def __init__(self) -> None:
-        self._obj = zlib.decompressobj()
+    _obj: object
 
     @property
     def eof(self) -> bool:
@@ -37,6 +36,13 @@ class _Zlib:
     @property
     def unused_data(self) -> bytes:
         return self._obj.unused_data
+
+
+class _Zlib(_Decompressor):
+    """zlib.decompressobj with its output bounded to `CHUNK_BYTES` a step."""
+
+    def __init__(self) -> None:
+        self._obj = zlib.decompressobj()
 
     @property
     def pending(self) -> bytes:
@@ -48,21 +54,13 @@ class _Zlib:
         return self._obj.decompress(self._obj.unconsumed_tail + data, CHUNK_BYTES)
 
 
-class _Zstd:
+class _Zstd(_Decompressor):
     """zstandard's decompressobj, fed ZSTD_FEED_BYTES at a time."""
 
     def __init__(self) -> None:
         # The same window limit as Beam's reader: a file it reads, this reads.
         self._obj = zstandard.ZstdDecompressor(max_window_size=1 << 31).decompressobj()
         self.pending = b""
-
-    @property
-    def eof(self) -> bool:
-        return self._obj.eof
-
-    @property
-    def unused_data(self) -> bytes:
-        return self._obj.unused_data
 
     def decompress(self, data: bytes) -> bytes:
         data = self.pending + data

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import time
 from pathlib import Path
 
 
@@ -42,3 +44,17 @@ def answer_row(**columns):
         p_threshold=None,
     )
     return AnswerRow(**{**values, **columns})
+
+
+def wait_for(condition, deadline: float, process: subprocess.Popen, log: Path, what: str,
+             every_s: float = 0.5) -> None:
+    """Poll `condition` until it holds or the monotonic `deadline` passes, failing early (with
+    the end of `log`) when the process under test exits first."""
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        if process.poll() is not None:
+            raise AssertionError(f"stream exited early ({process.returncode}):\n"
+                                 f"{log.read_text()[-3000:]}")
+        time.sleep(every_s)
+    raise AssertionError(f"timed out waiting for {what}:\n{log.read_text()[-3000:]}")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import orjson
 
-from testutil import read_tables
+from testutil import read_tables, wait_for
 
 FAKES = Path(__file__).parents[1] / "fakes"
 CONTEXT = "The sky is blue today. Grass is green in spring."
@@ -58,16 +58,6 @@ def _table(out: Path, name: str) -> list[dict]:
     return read_tables(out)[name] if (out / name).exists() else []
 
 
-def _wait(condition, deadline: float, process: subprocess.Popen, log: Path, what: str) -> None:
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        if process.poll() is not None:
-            raise AssertionError(f"stream exited ({process.returncode}):\n"
-                                 f"{log.read_text()[-3000:]}")
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}:\n{log.read_text()[-3000:]}")
-
 
 def test_sigkill_mid_run_then_restart_loses_no_message(pubsub, topics, tmp_path):
     out, log, n = tmp_path / "out", tmp_path / "stream.log", 80
@@ -77,7 +67,7 @@ def test_sigkill_mid_run_then_restart_loses_no_message(pubsub, topics, tmp_path)
     deadline = time.monotonic() + DEADLINE_S
     first = _start(topics, out, log)
     try:
-        _wait(lambda: len(_table(out, "answers")) >= 5, deadline, first, log, "some verdicts")
+        wait_for(lambda: len(_table(out, "answers")) >= 5, deadline, first, log, "some verdicts")
     finally:
         _kill(first)  # kill -9, mid-run
     before = {a["trace_id"] for a in _table(out, "answers")}
@@ -85,7 +75,7 @@ def test_sigkill_mid_run_then_restart_loses_no_message(pubsub, topics, tmp_path)
     second = _start(topics, out, log)
     try:
         with contextlib.suppress(AssertionError):  # the count below says what is missing
-            _wait(lambda: {a["trace_id"] for a in _table(out, "answers")} >= sent,
+            wait_for(lambda: {a["trace_id"] for a in _table(out, "answers")} >= sent,
                   min(deadline, time.monotonic() + RESTART_WAIT_S), second, log,
                   "every verdict after the restart")
     finally:
@@ -115,7 +105,7 @@ def test_a_9_mb_message_is_dead_lettered_and_the_messages_around_it_pass(pubsub,
     deadline = time.monotonic() + DEADLINE_S
     process = _start(topics, out, log)
     try:
-        _wait(lambda: len(_table(out, "answers")) >= 5 and len(_table(out, "dead_letters")) >= 5,
+        wait_for(lambda: len(_table(out, "answers")) >= 5 and len(_table(out, "dead_letters")) >= 5,
               deadline, process, log, "5 answers and 5 dead letters")
         time.sleep(2)  # settle: anything written more would show below
     finally:

@@ -21,7 +21,7 @@ import orjson
 
 from rt4chart.pipeline import cli
 
-from testutil import read_tables
+from testutil import read_tables, wait_for
 
 FAKES = Path(__file__).parents[1] / "fakes"
 CONTEXT = "The sky is blue today. Grass is green in spring."
@@ -46,16 +46,6 @@ def _start_stream(topics, out: Path, log: Path) -> subprocess.Popen:
     ]
     return subprocess.Popen(command, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
 
-
-def _wait(condition, deadline: float, process: subprocess.Popen, log: Path, what: str) -> None:
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        if process.poll() is not None:
-            raise AssertionError(f"stream exited early ({process.returncode}):\n"
-                                 f"{log.read_text()[-3000:]}")
-        time.sleep(1.0)
-    raise AssertionError(f"timed out waiting for {what}:\n{log.read_text()[-3000:]}")
 
 
 def test_stream_audits_each_trace_once_dead_letters_bad_ones_and_alerts(pubsub, topics, tmp_path):
@@ -87,7 +77,7 @@ def test_stream_audits_each_trace_once_dead_letters_bad_ones_and_alerts(pubsub, 
             rows = read_tables(out)["answers"] if (out / "answers").exists() else []
             return {r["trace_id"] for r in rows} >= expected
 
-        _wait(answers_done, deadline, process, log, "every answer")
+        wait_for(answers_done, deadline, process, log, "every answer")
         alerts = pubsub.pull_all(topics.alerts_sub, max(1.0, deadline - time.monotonic()),
                                  expect=1)
         dead_messages = pubsub.pull_all(topics.dead_letters_sub, 30, expect=6)
@@ -98,7 +88,7 @@ def test_stream_audits_each_trace_once_dead_letters_bad_ones_and_alerts(pubsub, 
             return all(any(r["route"] == route and r["traces"] == n for r in rows)
                        for route, n in (("checkout", 24), ("faq", 8)))
 
-        _wait(rates_done, deadline, process, log, "the windowed rates")
+        wait_for(rates_done, deadline, process, log, "the windowed rates")
     finally:
         process.send_signal(signal.SIGTERM)
         try:
