@@ -18,7 +18,7 @@ from rt4chart.pipeline.sources.options import AUDIT_FORMAT_HELP, AUDIT_FORMATS, 
 from rt4chart.pipeline.textfiles import DEFAULT_MAX_RECORD_BYTES, byte_size
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.confirm import ConfirmConfig
-from rt4chart.transforms.judges.judge_options import RATE_AND_PRICE, JudgeOptions
+from rt4chart.transforms.judges.judge_options import RATE_AND_PRICE, SHORTHAND, JudgeOptions
 from rt4chart.transforms.limits import LimitsConfig
 from rt4chart.transforms.options_spec import Option, declared, field_option
 from rt4chart.transforms.segment import SegmentConfig
@@ -27,7 +27,7 @@ from rt4chart.transforms.windows import WindowingConfig
 
 _ACTIONS = {"value": "store", "flag": "store_true", "append": "append"}
 VERBOSE = ("verbose", Option(("-v", "--verbose"), kind="flag", default=False))
-_FIRST_JUDGE = ("judge", "judge_option", "model", "base_url", "rpm", "tpm", "max_concurrency")
+_FIRST_JUDGE = ("judge", "judge_option", *SHORTHAND)
 # The options `audit`, `stream` and `eval` share (the judge, the windows, local verification),
 # in the order of their help; `eval` records them as `audit` takes them.
 SHARED: tuple[tuple[str, Option], ...] = (

@@ -21,7 +21,6 @@ import logging
 import os
 import stat
 import sys
-from typing import BinaryIO
 
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
@@ -31,6 +30,7 @@ from rt4chart.pipeline.textfiles import (
     NotTextError,
     check_text_head,
     input_paths,
+    read_at_least,
 )
 
 logger = logging.getLogger(__name__)
@@ -67,13 +67,6 @@ def _suffix(head: bytes) -> str:
     return ".jsonl"
 
 
-def _read_head(source: BinaryIO, n: int) -> bytes:
-    head = b""
-    while len(head) < n and (chunk := source.read(n - len(head))):
-        head += chunk
-    return head
-
-
 def spool(path: str, folder: str, index: int) -> str:
     """Copy a stream to a file under `folder`/.tmp-input (reading it once); the file's path.
 
@@ -82,7 +75,7 @@ def spool(path: str, folder: str, index: int) -> str:
     """
     source = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
     try:
-        head = _read_head(source, 8)
+        head = read_at_least(source, 8)
         suffix = _suffix(head)
         if suffix == ".jsonl":
             try:

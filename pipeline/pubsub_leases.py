@@ -239,14 +239,15 @@ class Leases:
         message = shrink(Message(
             bytes(m.data), tuple(sorted(dict(m.attributes).items())),
             int(m.publish_time.timestamp() * 1_000_000), m.message_id), self._limit)
-        key = message_key(message, self._limit)
-        if not self._ack_on_receipt:
-            with self._lock:
-                self._by_key.setdefault(key, deque()).append(
-                    _Lease(received.ack_id, key, time.monotonic()))
-        self._deliver(message, key)
-        if self._ack_on_receipt:
+        if self._ack_on_receipt:  # nothing to settle later: no key (no parse of the body)
+            self._deliver(message, "")
             self._ack([received.ack_id])
+            return
+        key = message_key(message, self._limit)
+        with self._lock:
+            self._by_key.setdefault(key, deque()).append(
+                _Lease(received.ack_id, key, time.monotonic()))
+        self._deliver(message, key)
 
     def _extend(self) -> None:
         """Extend every lease younger than max_lease_s; older ones lapse (redelivered)."""

@@ -25,7 +25,6 @@ removed from it until the swap.
 
 from __future__ import annotations
 
-import io
 import logging
 import os
 import pickle
@@ -36,8 +35,6 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 import apache_beam as beam
-import pyarrow as pa
-import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
@@ -48,7 +45,7 @@ from rt4chart.pipeline.earlier import is_bigquery
 from rt4chart.pipeline.runfolder import run_folder_path
 from rt4chart.pipeline.shards import append_pickles
 from rt4chart.pipeline.summary import read_rows, read_table
-from rt4chart.pipeline.tablefiles import partition_folder, table_files
+from rt4chart.pipeline.tablefiles import OpenFile, partition_folder, table_files
 from rt4chart.schemas.records import UsageRecord
 from rt4chart.schemas.rows import usage_of
 from rt4chart.schemas.tables import TABLES, arrow_schema
@@ -107,11 +104,11 @@ def _write_rows(staging: str, name: str, rows: list[dict]) -> None:
         by_folder[partition_folder(row[table.partition_field])].append(row)
     schema = arrow_schema(table)
     for folder, part in sorted(by_folder.items()):
-        buffer = io.BytesIO()
-        pq.write_table(pa.Table.from_pylist(part, schema=schema), buffer)
-        path = FileSystems.join(staging, name, folder, f"part-{PREV_TAG}-00000.parquet")
-        with FileSystems.create(path) as fh:
-            fh.write(buffer.getvalue())
+        out = OpenFile(FileSystems.join(staging, name, folder, f"part-{PREV_TAG}-00000.parquet"),
+                       schema)
+        for row in part:
+            out.add(row)
+        out.close()
 
 
 def _usage_records(costs: Iterable) -> list[UsageRecord]:

@@ -88,7 +88,7 @@ def table_files(out: str, name: str) -> list[str]:
 
 
 @dataclass
-class _OpenFile:
+class OpenFile:
     """A Parquet file being written, with the rows not yet written to it."""
 
     path: str
@@ -126,21 +126,21 @@ class _DayFiles:
         self._field = table.partition_field
         self._schema = arrow_schema(table)
         self._path_of = path_of  # folder -> a new file's path
-        self._open: dict[str, _OpenFile] = {}
+        self._open: dict[str, OpenFile] = {}
 
-    def add(self, row: dict, key=None) -> Iterator[tuple[str, _OpenFile]]:
+    def add(self, row: dict, key=None) -> Iterator[tuple[str, OpenFile]]:
         """Add a row (and its settle key, if any); yields the (folder, file) pairs it had to
         close to make room."""
         folder = partition_folder(row.get(self._field))
         if folder not in self._open and len(self._open) >= MAX_OPEN_FILES:
             yield from self.close()
         if folder not in self._open:
-            self._open[folder] = _OpenFile(self._path_of(folder), self._schema)
+            self._open[folder] = OpenFile(self._path_of(folder), self._schema)
         self._open[folder].add(row)
         if key is not None:
             self._open[folder].keys.append(key)
 
-    def close(self) -> Iterator[tuple[str, _OpenFile]]:
+    def close(self) -> Iterator[tuple[str, OpenFile]]:
         """Close every open file; yields (folder, file)."""
         opened, self._open = self._open, {}
         for folder, open_file in opened.items():
@@ -277,7 +277,7 @@ class _WriteBundleFn(beam.DoFn):
     def finish_bundle(self) -> None:
         self._publish(self._files.close())
 
-    def _publish(self, closed: Iterator[tuple[str, _OpenFile]]) -> None:
+    def _publish(self, closed: Iterator[tuple[str, OpenFile]]) -> None:
         for _, open_file in closed:
             folder, name = open_file.path.rsplit("/", 1)
             final = f"{folder}/{name[len('.tmp-'):]}"

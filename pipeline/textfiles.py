@@ -11,6 +11,7 @@ import contextlib
 import gzip
 import logging
 import lzma
+import os
 import re
 import zlib
 from collections.abc import Iterator
@@ -76,7 +77,8 @@ def open_input(path: str) -> Iterator[BinaryIO]:
             yield raw
 
 
-def _read_at_least(stream: BinaryIO, n: int) -> bytes:
+def read_at_least(stream: BinaryIO, n: int) -> bytes:
+    """At least `n` bytes of `stream` (fewer only at its end), read in CHUNK_BYTES steps."""
     head = b""
     read = getattr(stream, "read1", stream.read)
     while len(head) < n and (chunk := read(CHUNK_BYTES)):
@@ -212,7 +214,11 @@ class InputFileError(OSError):
 
 
 def input_paths(pattern: str) -> list[str]:
-    """The files a path or glob matches, sorted (none if it matches nothing)."""
+    """The files a path or glob matches, sorted (none if it matches nothing). A local file is
+    itself: a glob's own match (`a[1].jsonl` found by `*.jsonl`) is not matched again as a
+    pattern, where its brackets would make a character class that matches nothing."""
+    if FileSystems.get_scheme(pattern) is None and os.path.isfile(pattern):
+        return [pattern]
     return sorted({m.path for result in FileSystems.match([pattern])
                    for m in result.metadata_list})
 
@@ -252,11 +258,11 @@ def numbered_lines(stream: BinaryIO, max_bytes: int | None = None, name: str = "
     Raises:
         NotTextError: the stream starts with NUL bytes.
     """
-    head = _read_at_least(stream, 4)
+    head = read_at_least(stream, 4)
     check_text_head(head)
     codec, newline, bom = text_encoding(head)
     if b"\n" not in head and b"\r" not in head:  # to tell the line break, see the first one
-        head += _read_at_least(stream, CHUNK_BYTES)
+        head += read_at_least(stream, CHUNK_BYTES)
     if (brk := _line_break(head[bom:], codec, newline)) != newline:
         logger.info("%s: lines end with CR alone (old Mac line endings): read as line breaks",
                     name or "input")

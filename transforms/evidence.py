@@ -105,6 +105,7 @@ def _documents_only(rendered: RenderedText) -> str:
     return "".join(out)
 
 
+@functools.lru_cache(maxsize=64)  # per trace, asked once per claim
 def document_text(rendered: RenderedText) -> str:
     """The documents' sentences of `rendered`, one per line: the pool the support check may
     read (`supported_verdict`), never the headers, doc ids or the question."""
@@ -112,9 +113,8 @@ def document_text(rendered: RenderedText) -> str:
 
 
 def _align_fragment(
-    fragment: str, rendered: RenderedText, allowed: set[int] | None
+    fragment: str, norm: Normalised, rendered: RenderedText, allowed: set[int] | None
 ) -> list[Evidence]:
-    norm = _normalised(_documents_only(rendered))
     for pos in _occurrences(norm.text, fragment):
         start = norm.origin[pos]
         end = norm.origin[pos + len(fragment) - 1] + 1
@@ -140,9 +140,10 @@ def align(
     """
     found: dict[tuple[str, int, int, int], Evidence] = {}
     missing = 0
+    norm = _normalised(_documents_only(rendered))  # once per call, not per quote fragment
     for quote in quotes:
         parts = fragments(quote)
-        aligned = [_align_fragment(f, rendered, allowed) for f in parts]
+        aligned = [_align_fragment(f, norm, rendered, allowed) for f in parts]
         if not parts or not all(aligned):
             missing += 1
             continue

@@ -106,3 +106,14 @@ def test_sizes_in_bytes(text, size):
 def test_bad_sizes_are_refused(text):
     with pytest.raises(ValueError, match="not a size in bytes"):
         byte_size(text)
+
+
+def test_a_file_a_glob_found_is_itself_even_with_brackets_in_its_name(tmp_path):
+    from rt4chart.pipeline.textfiles import input_paths
+
+    odd = tmp_path / "a[1].jsonl"
+    odd.write_text("{}\n")
+    found = input_paths(str(tmp_path / "*.jsonl"))
+    assert found == [str(odd)]
+    # the run matches each found file again: brackets must not turn it into a pattern
+    assert input_paths(found[0]) == [str(odd)]

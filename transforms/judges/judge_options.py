@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.judges.job_limits import LIMITERS
+from rt4chart.transforms.judges.openai_config import OPENAI_JUDGES
 from rt4chart.transforms.options_spec import Flex, option
 
 logger = logging.getLogger("rt4chart")
@@ -17,7 +18,7 @@ OFFLINE_NOTICE = (
     "no judge endpoint configured (OPENAI_API_KEY / OPENAI_BASE_URL / --base-url): using the "
     "offline judge. Its verdicts are a lexical baseline, not a model's judgement."
 )
-OPENAI = ("openai", "openai-batch")
+OPENAI = OPENAI_JUDGES
 # The openai judge's options as flags of their own (passed to its factory as strings).
 SHORTHAND = ("model", "base_url", "rpm", "tpm", "max_concurrency")
 RATE_AND_PRICE = ("rate_limiter", "rate_limit_service", "rate_limit_domain", "prices")

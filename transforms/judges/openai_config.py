@@ -13,6 +13,9 @@ from typing import Any
 
 from rt4chart.transforms.judges.throughput import ThroughputOptions
 
+# The judges these options configure: the direct one and the Batch API's.
+OPENAI_JUDGES = ("openai", "openai-batch")
+
 
 @dataclass(frozen=True)
 class OpenAIConfig:

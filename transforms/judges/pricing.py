@@ -20,14 +20,13 @@ from typing import Any
 
 import orjson
 
-from rt4chart.transforms.judges.openai_config import config_only
+from rt4chart.transforms.judges.openai_config import OPENAI_JUDGES, config_only
 
 logger = logging.getLogger("rt4chart")
 
 PACKAGE = "rt4chart.transforms.judges"
 PRICES_FILE = "prices.json"
 _SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")  # gpt-4o-mini-2024-07-18 -> gpt-4o-mini
-OPENAI_JUDGES = ("openai", "openai-batch")
 
 
 @dataclass(frozen=True)

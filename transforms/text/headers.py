@@ -9,6 +9,7 @@ library only, so that the offline judge stays free of Beam.
 
 from __future__ import annotations
 
+import functools
 import re
 
 # The line rt4chart puts above each document of the full context. It is rt4chart's text, not
@@ -24,6 +25,7 @@ def document_header(n: int, doc_id: str) -> str:
     return f"[Document {n}: {shown}]\n"
 
 
+@functools.lru_cache(maxsize=64)  # the offline judge asks once per claim of a trace
 def blank_headers(context: str) -> str:
     """`context` with every document header line replaced by spaces of the same length: what a
     judge that reads the rendered context as a string must take as the documents' text only
