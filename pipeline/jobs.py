@@ -31,6 +31,7 @@ from rt4chart.pipeline.config import AuditConfig, StreamConfig
 from rt4chart.pipeline.earlier import check_reuse_source, redo_traces
 from rt4chart.pipeline.inputs import resolve_inputs
 from rt4chart.pipeline.io import check_inputs
+from rt4chart.pipeline.judge_check import negotiate
 from rt4chart.pipeline.judge_figures import job_figures
 from rt4chart.pipeline.outputs import TablesConfig
 from rt4chart.pipeline.progress import Reporter, run_with_progress
@@ -114,7 +115,9 @@ def run_info(spec: JudgeSpec) -> RunInfo:
     """What every output row records of the run; builds the judge once, so that a bad judge or
     a missing key fails before Beam starts."""
     judge = spec.build()
-    return RunInfo(judge_model(judge, spec), prompts.prompt_hash(), calibration_of(judge, spec))
+    return RunInfo(judge_model(judge, spec), prompts.prompt_hash(getattr(judge, "request_mode",
+                                                                         None)),
+                   calibration_of(judge, spec))
 
 
 @contextlib.contextmanager
@@ -127,13 +130,16 @@ def usage_errors() -> Iterator[None]:
 
 
 def _preflight(config: AuditConfig, folder: RunFolder,
-               options: PipelineOptions) -> tuple[AuditConfig, RunInfo, list[str]]:
+               options: PipelineOptions
+               ) -> tuple[AuditConfig, RunInfo, list[str], dict | None]:
     """Everything checked before anything is written: the output folder, the inputs, the
     judge, --reuse, BigQuery and the traces to redo (read from the earlier run, still intact).
     Changes nothing on disk but BigQuery's dataset and tables."""
     with usage_errors():
         folder.check()
         check_inputs(config.inputs)
+        spec, endpoint = negotiate(config.judge)  # JudgeUnusable: the run stops here
+        config = dataclasses.replace(config, judge=spec)
         run = run_info(config.judge)
         config = dataclasses.replace(config, judge=share_limits(config.judge, options))
         if config.reuse:
@@ -143,7 +149,7 @@ def _preflight(config: AuditConfig, folder: RunFolder,
     if config.bigquery:  # an error of BigQuery's (access, quota) fails the run
         with usage_errors():  # a missing dataset without --bigquery-location: a usage error
             ensure_bigquery(config.bigquery, config.tables)
-    return config, run, redo
+    return config, run, redo, endpoint
 
 
 def run_audit(config: AuditConfig, options: PipelineOptions) -> Summary:
@@ -165,9 +171,9 @@ def run_audit(config: AuditConfig, options: PipelineOptions) -> Summary:
         lock.acquire()
     try:
         try:  # abort after a refusal too: it removes the folder the lock made
-            config, run, redo = _preflight(config, folder, options)
+            config, run, redo, endpoint = _preflight(config, folder, options)
             with run_temp_folder(folder.staging):
-                summary = _run_staged(config, run, redo, folder, options)
+                summary = _run_staged(config, run, redo, folder, options, endpoint)
         except BaseException:
             folder.abort()
             raise
@@ -207,7 +213,7 @@ def _run_pipelines(staged: AuditConfig, run: RunInfo, options: PipelineOptions,
 
 
 def _run_staged(config: AuditConfig, run: RunInfo, redo: list[str], folder: RunFolder,
-                options: PipelineOptions) -> Summary:
+                options: PipelineOptions, endpoint: dict | None = None) -> Summary:
     """The pipeline, writing its tables and summary.json under the staging folder."""
     inputs = config.inputs
     # streams read once into the staging folder, globs into files (not the output's own)
@@ -229,7 +235,7 @@ def _run_staged(config: AuditConfig, run: RunInfo, redo: list[str], folder: RunF
     summary.cached_share_by_stage, summary.pruned_calls = job_figures(results)
     final_inputs = [_final_path(p, folder) for p in inputs]
     _write_summary(dataclasses.replace(config, inputs=tuple(final_inputs)), run, summary,
-                   folder.staging)
+                   folder.staging, endpoint)
     return summary
 
 
@@ -239,8 +245,11 @@ def _final_path(path: str, folder: RunFolder) -> str:
     return folder.out + "/" + path[len(prefix):] if path.startswith(prefix) else path
 
 
-def _write_summary(config: AuditConfig, run: RunInfo, summary: Summary, folder: str) -> None:
+def _write_summary(config: AuditConfig, run: RunInfo, summary: Summary, folder: str,
+                   endpoint: dict | None = None) -> None:
+    """summary.json; `endpoint`: what the judge's endpoint was found to accept (probe.py)."""
     record = {"judge": config.judge.name, "judge_model": run.judge_model,
+              "judge_endpoint": endpoint,
               "prompt_hash": run.prompt_hash, "window_size": config.segment.window_size,
               "window_overlap": config.segment.window_overlap, "inputs": list(config.inputs),
               "warnings": pricing.run_warnings(config.judge.name, dict(config.judge.options)),
@@ -292,6 +301,11 @@ def run_stream(config: StreamConfig, options: PipelineOptions,
         if config.out:  # a stream adds its files to a run folder: refuse only foreign files
             RunFolder(config.out, overwrite=True).check()
         check_dataset(config.bigquery)
+        spec, endpoint = negotiate(config.stages.judge)  # JudgeUnusable: it stops here
+        config = dataclasses.replace(config, stages=dataclasses.replace(config.stages,
+                                                                        judge=spec))
+        if endpoint:
+            logger.info("judge endpoint: %s", orjson.dumps(endpoint["request"]).decode())
         run = run_info(config.stages.judge)
         config = dataclasses.replace(config, stages=dataclasses.replace(
             config.stages, judge=share_limits(config.stages.judge, options)))

@@ -51,9 +51,13 @@ def schema(name: str) -> dict:
 
 
 @functools.cache
-def prompt_hash() -> str:
-    """sha256 over every prompt file and schema (first 16 hex digits), recorded on each row."""
+def prompt_hash(request_mode: str | None = None) -> str:
+    """sha256 over every prompt file and schema (first 16 hex digits), recorded on each row;
+    with the judge's request mode (capabilities.py) when it has one: a reply obtained with the
+    schema in the system message, or without logprobs, was asked differently."""
     digest = hashlib.sha256()
+    if request_mode:
+        digest.update(request_mode.encode() + b"\0")
     for name in PROMPT_FILES:
         digest.update(name.encode())
         digest.update(b"\0")

@@ -75,6 +75,10 @@ def lexical_responder(body: dict) -> dict:
     return {"reasoning": "lexical", "evidence": quotes, "label": label}
 
 
+def default_label_probs(body: dict, label: str) -> dict[str, float]:
+    return {x: 0.9 if x == label else 0.05 for x in ("ENT", "CON", "NIC")}
+
+
 class FakeOpenAI:
     """Threaded HTTP server; use as a context manager.
 
@@ -92,14 +96,23 @@ class FakeOpenAI:
         usage: (request body, usage report) -> the usage report a 200 carries, or None for a
             reply without one (providers and proxies that send null or negative counts, or
             none).
+        probe_faults: whether rt4chart's start-up probe (requests with the X-Rt4chart-Probe
+            header, see transforms/judges/probe.py) goes through `faults`, `every`, `down`,
+            `raw`, `usage` and `responder` like any request. By default it does not: it is
+            answered by `lexical_responder` (scripted responders know only their traces) and
+            recorded in `probes`, not `requests`, so that a test's fault plan
+            is about the run's calls. The probe's own tests set it.
     """
 
     def __init__(self, responder: Responder = lexical_responder, latency_s: float = 0.0,
                  faults: list[str] | None = None, every: dict[str, int] | None = None,
                  cached_fraction: float = 0.5, retry_after_s: float = 0.05,
                  label_probs: Callable[[dict, str], dict[str, float]] | None = None,
-                 raw: RawResponder | None = None, usage: UsageRewriter | None = None):
+                 raw: RawResponder | None = None, usage: UsageRewriter | None = None,
+                 probe_faults: bool = False):
         self.responder = responder
+        self.probe_faults = probe_faults
+        self.probes: list[dict] = []
         self.usage = usage
         self.raw = raw
         self.latency_s = latency_s
@@ -109,8 +122,7 @@ class FakeOpenAI:
         self.batches: dict[str, dict] = {}
         self.batch_polls = 1
         self.batch_frozen = False  # while True, batches stay in progress (a slow provider)
-        self.label_probs = label_probs or (
-            lambda body, label: {x: 0.9 if x == label else 0.05 for x in ("ENT", "CON", "NIC")})
+        self.label_probs = label_probs or default_label_probs
         self.plan = list(faults or [])
         self.every = dict(every or {})
         self.cached_fraction = cached_fraction
@@ -183,7 +195,14 @@ class FakeOpenAI:
             content = self.responder(body)
         return 200, self._completion(body, content, refusal=fault == "refusal"), {}
 
-    def _completion(self, body: dict, content: dict | str, refusal: bool) -> dict:
+    def answer_probe(self, body: dict) -> tuple[int, dict]:
+        """A start-up probe's request, outside the fault plan (see `probe_faults`)."""
+        with self._lock:
+            self.probes.append(body)
+        return 200, self._completion(body, lexical_responder(body), refusal=False, probe=True)
+
+    def _completion(self, body: dict, content: dict | str, refusal: bool,
+                    probe: bool = False) -> dict:
         text = content if isinstance(content, str) else json.dumps(content)
         # Like the provider: an answer longer than max_completion_tokens is cut off there.
         budget = body.get("max_completion_tokens") or body.get("max_tokens")
@@ -201,15 +220,15 @@ class FakeOpenAI:
             "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion",
             "created": int(time.time()), "model": body.get("model", "fake"),
             "choices": [{"index": 0, "message": message, "finish_reason": finish,
-                         "logprobs": self._logprobs(body, text) if body.get("logprobs")
+                         "logprobs": self._logprobs(body, text, probe) if body.get("logprobs")
                          and not refusal else None}],
-            "usage": usage if self.usage is None else self.usage(body, usage),
+            "usage": usage if self.usage is None or probe else self.usage(body, usage),
         }
         if reply["usage"] is None:
             del reply["usage"]
         return reply
 
-    def _logprobs(self, body: dict, text: str) -> dict:
+    def _logprobs(self, body: dict, text: str, probe: bool = False) -> dict:
         """Token log-probabilities as the provider reports them: the label's first token has
         the alternatives of `label_probs`, every other token is certain."""
         tokens = re.findall(r"\w+|\s+|[^\w\s]", text)
@@ -222,7 +241,7 @@ class FakeOpenAI:
             top = [{"token": token, "logprob": 0.0, "bytes": list(token.encode())}]
             logprob = 0.0
             if position == label_at and token in ("ENT", "CON", "NIC"):
-                probs = self.label_probs(body, token)
+                probs = (default_label_probs if probe else self.label_probs)(body, token)
                 top = [{"token": label, "logprob": math.log(p), "bytes": list(label.encode())}
                        for label, p in sorted(probs.items(), key=lambda kv: -kv[1]) if p > 0]
                 logprob = math.log(probs[token])
@@ -295,6 +314,17 @@ class FakeOpenAI:
             return 200, self.upload(content_type, raw)
         return 200, self.create_batch(json.loads(raw))
 
+    def post_chat(self, body: dict, headers: dict[str, str]) -> RawReply:
+        """The reply to a chat completion request (headers lower-cased)."""
+        if headers.get("x-rt4chart-probe") and not self.probe_faults:
+            status, payload = self.answer_probe(body)
+            return RawReply(status, json.dumps(payload), "application/json", {})
+        reply = self.raw_reply(body, headers)
+        if reply is not None:
+            return reply
+        status, payload, extra = self.answer(body)
+        return RawReply(status, json.dumps(payload), "application/json", extra)
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
@@ -332,11 +362,7 @@ class FakeOpenAI:
                 body = json.loads(raw)
                 if server.latency_s:
                     time.sleep(server.latency_s)
-                reply = server.raw_reply(body, {k.lower(): v for k, v in self.headers.items()})
-                if reply is not None:
-                    self._send_raw(reply)
-                    return
-                status, payload, headers = server.answer(body)
-                self._send(status, payload, headers)
+                self._send_raw(server.post_chat(body, {k.lower(): v
+                                                       for k, v in self.headers.items()}))
 
         return Handler

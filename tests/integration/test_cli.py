@@ -210,7 +210,8 @@ def test_console_script_and_beam_flags_pass_through(tmp_path):
 
 
 HELP = {  # command line -> what its help must show (the root's sub-commands, an option)
-    ("--help",): "{audit,stream,eval,report,annotate}", ("audit", "-h"): "--claims-per-call",
+    ("--help",): "{audit,stream,eval,report,annotate,check-judge}",
+    ("audit", "-h"): "--claims-per-call", ("check-judge", "--help"): "--base-url",
     ("stream", "--help"): "--subscription", ("eval", "--help"): "--dataset",
     ("eval", "compare", "--help"): "RUN_B", ("report", "--help"): "--max-traces",
     ("annotate", "phoenix", "--help"): "--endpoint",

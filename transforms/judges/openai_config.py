@@ -11,10 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rt4chart.transforms.judges.capabilities import LADDER, Capabilities
 from rt4chart.transforms.judges.throughput import ThroughputOptions
 
 # The judges these options configure: the direct one and the Batch API's.
 OPENAI_JUDGES = ("openai", "openai-batch")
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high")
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,18 @@ class OpenAIConfig:
     # call every breaker_probe_s tries the endpoint, and its success closes the breaker.
     breaker_after_s: float = 120.0
     breaker_probe_s: float = 30.0
+    # Sent to reasoning models (gpt-5, o3, o4-mini); dropped, like every field, by an endpoint
+    # that names it in an error. "none": never sent.
+    reasoning_effort: str = "low"
+    # Structured output: "auto" starts at strict json_schema and falls back along the ladder
+    # of capabilities.py; a ladder step (json_schema, json_object_schema, json_object, text)
+    # starts there.
+    structured: str = "auto"
+    # Probe the endpoint before the first trace (probe.py): what it accepts, whether the prompt
+    # arrives whole, its latency and capacity. The launcher passes what it found to every
+    # worker as `negotiated` (capabilities.py's text form): workers do not probe again.
+    probe: bool = True
+    negotiated: str | None = None
 
     @classmethod
     def from_options(cls, options: dict[str, str]) -> OpenAIConfig:
@@ -87,9 +101,31 @@ class OpenAIConfig:
             except ValueError as exc:
                 raise ValueError(f"openai judge option {key}={raw!r}: {exc}") from exc
         config = cls(**kwargs)
-        if config.max_concurrency < 1 or config.max_attempts < 1 or config.rate_share < 1:
-            raise ValueError("max_concurrency, max_attempts and rate_share must be >= 1")
+        config.check()
         return config
+
+    def check(self) -> None:
+        """ValueError on values out of range (now, not on a worker)."""
+        if self.max_concurrency < 1 or self.max_attempts < 1 or self.rate_share < 1:
+            raise ValueError("max_concurrency, max_attempts and rate_share must be >= 1")
+        if self.reasoning_effort not in REASONING_EFFORTS:
+            raise ValueError(f"openai judge option reasoning_effort={self.reasoning_effort!r}: "
+                             f"expected one of {', '.join(REASONING_EFFORTS)}")
+        if self.structured != "auto" and self.structured not in LADDER:
+            raise ValueError(f"openai judge option structured={self.structured!r}: expected "
+                             f"auto or one of {', '.join(LADDER)}")
+        if self.negotiated:
+            Capabilities.decode(self.negotiated)
+
+    def capabilities(self) -> Capabilities:
+        """What to send: the negotiated capabilities, else everything from the first step."""
+        if self.negotiated:
+            return Capabilities.decode(self.negotiated)
+        return Capabilities(LADDER[0] if self.structured == "auto" else self.structured)
+
+    @property
+    def effort(self) -> str | None:
+        return None if self.reasoning_effort == "none" else self.reasoning_effort
 
 
 def judge_options(options: Mapping[str, str]) -> tuple[OpenAIConfig, ThroughputOptions]:

@@ -48,11 +48,19 @@ from rt4chart.transforms.judges.call_facts import (
     READS_WINDOW,
     CallFacts,
 )
+from rt4chart.transforms.judges.capabilities import (
+    MAX_CORRECTIONS,
+    corrected,
+    error_text,
+    json_in,
+    request_body,
+)
 from rt4chart.transforms.judges.job_limits import limiter_factory
 from rt4chart.transforms.judges.logprobs import p_unsupported
 from rt4chart.transforms.judges.openai_config import OpenAIConfig, judge_options
 from rt4chart.transforms.judges.openai_faults import (
     DEADLINE_TIMEOUTS,
+    MESSAGE_CHARS,
     completion_of,
     failure_reason,
     is_endpoint_failure,
@@ -139,6 +147,7 @@ class OpenAIJudge:
         register_key_env(self.config.api_key_env)  # reasons made elsewhere are redacted too
         self.call_deadline_s = DEADLINE_TIMEOUTS * self.config.timeout_s
         self._breaker = CircuitBreaker(self.config.breaker_after_s, self.config.breaker_probe_s)
+        self.capabilities = self.config.capabilities()  # corrected by `adapt` as errors name
         if not self._api_key and not self.base_url:
             raise ValueError(
                 f"openai judge: set {self.config.api_key_env} (or --base-url for a local "
@@ -166,19 +175,33 @@ class OpenAIJudge:
 
     def _request_body(self, messages: list[dict], schema_name: str, logprobs: bool,
                       cache_key: str | None, max_tokens: int) -> dict[str, Any]:
-        """The chat completion request, as sent (directly, or in a Batch API file)."""
+        """The chat completion request, as sent (directly, or in a Batch API file): what the
+        endpoint accepts (see capabilities.py)."""
         cfg = self.config
-        body: dict[str, Any] = {
-            "model": cfg.model, "messages": messages, "temperature": cfg.temperature,
-            "seed": cfg.seed, "max_completion_tokens": max_tokens,
-            "response_format": {"type": "json_schema", "json_schema": {
-                "name": schema_name, "strict": True, "schema": prompts.schema(schema_name)}},
-        }
-        if logprobs:
-            body.update(logprobs=True, top_logprobs=cfg.top_logprobs)
-        if cache_key and cfg.prompt_cache_key:
-            body["prompt_cache_key"] = cache_key
-        return body
+        return request_body(
+            self.capabilities, model=cfg.model, messages=messages, schema_name=schema_name,
+            schema=prompts.schema(schema_name), max_tokens=max_tokens,
+            temperature=cfg.temperature, seed=cfg.seed, logprobs=logprobs,
+            top_logprobs=cfg.top_logprobs,
+            cache_key=cache_key if cfg.prompt_cache_key else None,
+            reasoning_effort=cfg.effort)
+
+    @property
+    def request_mode(self) -> str:
+        """What this judge sends (part of the run's prompt hash, see capabilities.py)."""
+        return self.capabilities.encode()
+
+    def adapt(self, exc: openai.APIStatusError) -> bool:
+        """Whether an error named a request field this judge can stop sending (it then has
+        new capabilities, logged); an endpoint's other errors stand."""
+        message, param = error_text(exc)
+        fix = corrected(self.capabilities, exc.status_code, message, param)
+        if fix is None:
+            return False
+        self.capabilities, change = fix
+        logger.warning("the judge endpoint refused a request (HTTP %d: %s): %s",
+                       exc.status_code, redact(message, self._secrets())[:MESSAGE_CHARS], change)
+        return True
 
     async def _attempt(self, messages: list[dict], schema_name: str, logprobs: bool,
                        cache_key: str | None, max_tokens: int) -> dict:
@@ -190,8 +213,8 @@ class OpenAIJudge:
                 await self._limiter.acquire(self.throughput.prompt_tokens.estimate(contents)
                                             + max_tokens)
             mark_sent()  # a prefix's followers wait from now on (prefix_gate)
-            body = self._request_body(messages, schema_name, logprobs, cache_key, max_tokens)
-            completion = await self._send(client, body)
+            completion = await self._send_adapting(client, messages, schema_name, logprobs,
+                                                   cache_key, max_tokens)
         except BaseException as exc:
             if is_endpoint_failure(exc):
                 self._breaker.failure(redact(f"{type(exc).__name__}: {exc}", self._secrets()),
@@ -205,11 +228,27 @@ class OpenAIJudge:
                                               token_count(getattr(usage, "prompt_tokens", None)))
         return self._parse(completion, schema_name)
 
-    async def _send(self, client: openai.AsyncOpenAI, body: dict[str, Any]) -> Any:
+    async def _send_adapting(self, client: openai.AsyncOpenAI, messages: list[dict],
+                             schema_name: str, logprobs: bool, cache_key: str | None,
+                             max_tokens: int, headers: dict[str, str] | None = None) -> Any:
+        """The call, sent again at once (not counted as an attempt) each time the endpoint
+        refuses a field it names; bounded, as every correction removes something."""
+        for _ in range(MAX_CORRECTIONS):
+            body = self._request_body(messages, schema_name, logprobs, cache_key, max_tokens)
+            try:
+                return await self._send(client, body, headers)
+            except openai.APIStatusError as exc:
+                if not self.adapt(exc):
+                    raise
+        raise JudgeError("the endpoint kept refusing the request's fields")
+
+    async def _send(self, client: openai.AsyncOpenAI, body: dict[str, Any],
+                    headers: dict[str, str] | None = None) -> Any:
         """One HTTP request: the chat completion, honouring the provider's rate-limit
         headers."""
         try:
-            raw = await client.chat.completions.with_raw_response.create(**body)
+            raw = await client.chat.completions.with_raw_response.create(
+                **body, extra_headers=headers)
         except openai.APIStatusError as exc:
             self._limiter = self.throughput.adopt(exc.response.headers, self._limiter)
             if exc.status_code == 429:
@@ -240,7 +279,7 @@ class OpenAIJudge:
         if getattr(message, "refusal", None):
             raise JudgeError(f"judge refused: {message.refusal:.200}")
         try:
-            data = orjson.loads(message.content or "")
+            data = orjson.loads(json_in(message.content or ""))
         except orjson.JSONDecodeError as exc:
             raise SchemaMismatch(f"response is not JSON: {exc}") from exc
         validate(data, prompts.schema(schema_name))

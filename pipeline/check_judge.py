@@ -1,0 +1,116 @@
+"""`rt4chart check-judge`: the start-up probe of `audit` (judge_check.py), then one
+decomposition and one verification of a built-in example, printing what the endpoint supports,
+the mode rt4chart will use, latencies and tokens (exit 1 when the judge cannot be used, with
+the server's message)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from typing import Any
+
+import orjson
+
+from rt4chart.pipeline.flags import add_options
+from rt4chart.pipeline.judge_check import negotiate
+from rt4chart.transforms.judges.base import JudgeError, JudgeSpec, metered
+from rt4chart.transforms.judges.judge_options import JudgeOptions
+from rt4chart.transforms.judges.openai_config import OPENAI_JUDGES
+from rt4chart.transforms.judges.probe import CLAIM, CONTEXT, QUESTION, JudgeUnusable
+from rt4chart.transforms.options_spec import from_values
+from rt4chart.transforms.redact import redact_configured
+
+ANSWER = "The city museum opened in 1990. It holds about 5,000 paintings."
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "check-judge", allow_abbrev=False,
+        help="check that a judge endpoint can be used, and how",
+        description="Probe the judge's endpoint as `audit` does before its first trace, then "
+                    "run one decomposition and one verification of a built-in example: what "
+                    "the endpoint accepts, the request rt4chart will send, latency and tokens. "
+                    "Exit 1 when the judge cannot be used.")
+    add_options(p, JudgeOptions)
+    p.add_argument("--json", action="store_true", help="print the findings as JSON")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    spec = from_values(JudgeOptions, args).spec()
+    if spec.name not in OPENAI_JUDGES:
+        print(f"rt4chart: judge {spec.name!r} is not an OpenAI-compatible endpoint: there is "
+              "nothing to probe; it is checked when a run builds it", file=sys.stderr)
+        return 1
+    try:
+        spec, found = negotiate(spec)
+        calls = asyncio.run(_example_calls(spec))
+    except (JudgeUnusable, JudgeError, ValueError) as exc:
+        print(f"rt4chart: the judge cannot be used: {redact_configured(str(exc))}",
+              file=sys.stderr)
+        return 1
+    findings = {"judge": spec.name, "options": _shown(spec), "probe": found, "calls": calls}
+    if args.json:
+        print(orjson.dumps(findings, option=orjson.OPT_INDENT_2).decode())
+    else:
+        for line in lines(findings):
+            print(line)
+    return 0
+
+
+def _shown(spec: JudgeSpec) -> dict[str, str]:
+    return {k: v for k, v in spec.options if k != "negotiated"}
+
+
+async def _example_calls(spec: JudgeSpec) -> list[dict[str, Any]]:
+    """One decomposition and one verification through the negotiated judge."""
+    judge = spec.build()
+    out = []
+    started = time.monotonic()
+    claims, usage = await metered(lambda: judge.decompose(ANSWER.split(". ")[0] + ".", ANSWER,
+                                                          QUESTION))
+    out.append({"call": "decompose", "seconds": round(time.monotonic() - started, 3),
+                "claims": [c.text for c in claims], **_tokens(usage)})
+    started = time.monotonic()
+    verdict, usage = await metered(lambda: judge.verify_local(CLAIM, CONTEXT, QUESTION))
+    out.append({"call": "verify", "seconds": round(time.monotonic() - started, 3),
+                "label": verdict.label, "evidence": list(verdict.evidence), **_tokens(usage)})
+    return out
+
+
+def _tokens(usage: Any) -> dict[str, Any]:
+    return {"prompt_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+            "cost_usd": usage.cost_usd}
+
+
+def lines(findings: dict[str, Any]) -> list[str]:
+    """check-judge's report, for people."""
+    out = [f"judge: {findings['judge']} ({', '.join(f'{k}={v}' for k, v in sorted(findings['options'].items())) or 'defaults'})"]  # noqa: E501
+    found = findings["probe"]
+    if found:
+        req = found["request"]
+        out.append(f"probe: {found['probe_calls']} call(s) in {found['probe_seconds']:.1f} s; "
+                   f"prompt counted {found['prompt_tokens_counted']} tokens (rt4chart "
+                   f"estimated {found['prompt_tokens_estimated']})")
+        out.append(f"mode: structured output {req['structured_output']}, schema bounds "
+                   f"{'sent' if req['schema_bounds'] else 'not sent'}, output limit as "
+                   f"{req['token_parameter']}, logprobs {'on' if req['logprobs'] else 'off'}, "
+                   f"not sent: {', '.join(req['dropped']) or 'nothing'}")
+        out += [f"adapted: {change}" for change in found["changes"]]
+        out += [f"note: {warning}" for warning in found["warnings"]]
+        if found["slots"]:
+            out.append(f"capacity: {found['slots']} call(s) at once ({found['slots_from']})")
+        if found["adapted_options"]:
+            out.append("options for this endpoint: " + ", ".join(
+                f"{k}={v}" for k, v in sorted(found["adapted_options"].items())))
+    for call in findings["calls"]:
+        what = (f"{len(call['claims'])} claim(s)" if call["call"] == "decompose"
+                else f"label {call['label']}, {len(call['evidence'])} quote(s)")
+        cost = "cost unknown" if call["cost_usd"] is None else f"${call['cost_usd']:.6f}"
+        out.append(f"{call['call']}: {what} in {call['seconds']:.1f} s "
+                   f"({call['prompt_tokens']} prompt + {call['output_tokens']} output tokens, "
+                   f"{cost})")
+    out.append("the judge can be used")
+    return out
