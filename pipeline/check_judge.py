@@ -76,7 +76,7 @@ async def _example_calls(spec: JudgeSpec) -> list[dict[str, Any]]:
     started = time.monotonic()
     verdict, usage = await metered(lambda: judge.verify_local(CLAIM, CONTEXT, QUESTION))
     out.append({"call": "verify", "seconds": round(time.monotonic() - started, 3),
-                "label": verdict.label, "evidence": list(verdict.evidence), **_tokens(usage)})
+                "label": verdict.label, "evidence": list(verdict.quotes), **_tokens(usage)})
     return out
 
 

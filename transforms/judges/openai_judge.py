@@ -230,25 +230,28 @@ class OpenAIJudge:
 
     async def _send_adapting(self, client: openai.AsyncOpenAI, messages: list[dict],
                              schema_name: str, logprobs: bool, cache_key: str | None,
-                             max_tokens: int, headers: dict[str, str] | None = None) -> Any:
+                             max_tokens: int, headers: dict[str, str] | None = None,
+                             timeout_s: float | None = None) -> Any:
         """The call, sent again at once (not counted as an attempt) each time the endpoint
         refuses a field it names; bounded, as every correction removes something."""
         for _ in range(MAX_CORRECTIONS):
             body = self._request_body(messages, schema_name, logprobs, cache_key, max_tokens)
             try:
-                return await self._send(client, body, headers)
+                return await self._send(client, body, headers, timeout_s)
             except openai.APIStatusError as exc:
                 if not self.adapt(exc):
                     raise
         raise JudgeError("the endpoint kept refusing the request's fields")
 
     async def _send(self, client: openai.AsyncOpenAI, body: dict[str, Any],
-                    headers: dict[str, str] | None = None) -> Any:
+                    headers: dict[str, str] | None = None, timeout_s: float | None = None
+                    ) -> Any:
         """One HTTP request: the chat completion, honouring the provider's rate-limit
         headers."""
         try:
             raw = await client.chat.completions.with_raw_response.create(
-                **body, extra_headers=headers)
+                **body, extra_headers=headers,
+                **({"timeout": timeout_s} if timeout_s is not None else {}))
         except openai.APIStatusError as exc:
             self._limiter = self.throughput.adopt(exc.response.headers, self._limiter)
             if exc.status_code == 429:
@@ -327,7 +330,14 @@ class OpenAIJudge:
                     data = await self._attempt(messages, call.schema, logprobs,
                                                cache_key_of(shared), budget)
                 except Truncated:
-                    budget = self.throughput.cut_off(call, budget)
+                    more = self.throughput.cut_off(call, budget)
+                    if more <= budget:  # at the cap already: the model does not stop
+                        raise JudgeError(
+                            f"the reply was cut off at the {budget}-token output cap "
+                            f"(max_output_tokens_cap) after {attempt.retry_state.attempt_number}"
+                            " attempt(s): the model writes on (small models loop); raise the "
+                            "cap or use a stronger model") from None
+                    budget = more
                     raise
                 if call.numbered is not None:
                     check_numbering(data, call.numbered)

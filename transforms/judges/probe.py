@@ -48,6 +48,9 @@ IGNORED_MARGIN = 6
 DROPPED_SHARE = 0.5
 # The prompt of a long call, for the timing: a window of 25 sentences and its instructions.
 LONG_PROMPT_TOKENS = 3000
+# A probe call's timeout on an endpoint of the user's own (the probe is there to find a slow
+# server, not to declare it down); a hosted API's calls keep the judge's timeout_s.
+LOCAL_PROBE_TIMEOUT_S = 900.0
 SLOW_SHARE = 0.5  # adapt when a long call would take more than this share of the timeout
 CONTEXT = ("The city museum opened in 1990 on the river bank. It holds about 4,000 paintings. "
            "Entry is free on Sundays.")
@@ -137,12 +140,19 @@ class Prober:
         before = judge.capabilities
         started = time.monotonic()
         try:
+            timeout = (max(judge.config.timeout_s, LOCAL_PROBE_TIMEOUT_S)
+                       if is_local(judge.base_url) else None)
             completion = await judge._send_adapting(client, self.messages, "verify", logprobs,
-                                                    None, max_tokens, {PROBE_HEADER: step})
+                                                    None, max_tokens, {PROBE_HEADER: step},
+                                                    timeout)
         except openai.APIStatusError as exc:
             raise self._fail(f"the judge endpoint refused the probe call: HTTP "
                              f"{exc.status_code}: {exc.message}") from None
-        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+        except openai.APITimeoutError:
+            raise self._fail(f"the judge endpoint {judge.base_url or 'api.openai.com'} did not "
+                             f"answer the probe's {step!r} call in time (timeout_s="
+                             f"{judge.config.timeout_s:g})") from None
+        except openai.APIConnectionError as exc:
             raise self._fail(f"the judge endpoint cannot be reached at "
                              f"{judge.base_url or 'api.openai.com'}: {type(exc).__name__}: "
                              f"{exc}") from None
@@ -266,6 +276,10 @@ class Prober:
                 timeout = math.ceil(3 * long_call)
                 out["timeout_s"] = str(timeout)
                 out["breaker_after_s"] = str(max(cfg.breaker_after_s, 3 * timeout))
+                # one doubling of a cut-off reply, not five: at a few tokens a second each
+                # doubling costs minutes (a small model that loops would never end)
+                out["max_output_tokens_cap"] = str(min(cfg.max_output_tokens_cap,
+                                                       2 * cfg.max_output_tokens))
                 report.warnings.append(
                     f"a slow endpoint: a {LONG_PROMPT_TOKENS}-token prompt would take about "
                     f"{long_call:.0f} s; timeout {timeout} s")
