@@ -123,8 +123,8 @@ class FakeOpenAI:
             none).
         profile: what the server rejects, as a real one does (tests/fakes/strict_profiles.py:
             "openai-reasoning", "llama-cpp-python", "no-logprobs", "strict-fields",
-            "no-json-schema", "azure", or several joined with "+"); "permissive" (the
-            default) takes any request.
+            "no-json-schema", "azure", "drops-system", or several joined with "+");
+            "permissive" (the default) takes any request.
         reasoning_tokens: a reasoning profile's hidden tokens per call at reasoning_effort
             "low" (x2 at "medium", the default, x4 at "high", none at "minimal").
         azure_deployments, azure_api_key: the azure profile's deployments and its key.
@@ -271,7 +271,8 @@ class FakeOpenAI:
         elif budget and visible > budget - hidden:
             text, finish = text[: (budget - hidden) * 4], "length"
             visible = len(text) // 4 + 1
-        prompt_tokens = sum(len(m["content"]) for m in body["messages"]) // 4 + 1
+        seen = [m for m in body["messages"] if self.profile.sees_system or m["role"] != "system"]
+        prompt_tokens = sum(len(m["content"]) for m in seen) // 4 + 1
         cached = int(prompt_tokens * self.cached_fraction)
         message = {"role": "assistant", "content": None if refusal else text,
                    "refusal": "I cannot help with that." if refusal else None}

@@ -19,6 +19,9 @@ Profiles (combine with "+", e.g. ``"azure+openai-reasoning"``):
 - ``no-json-schema``: `response_format` `json_schema` is a 400 (DeepSeek's body);
   `json_object` is accepted.
 - ``azure``: Azure OpenAI's URL and auth: see `azure_rejection`.
+- ``drops-system``: a chat template that drops the system message (llama-cpp-python's
+  ``--chat_format gemma``): accepted, but `usage.prompt_tokens` counts the other messages
+  only, as the model saw them. Combine: ``"llama-cpp-python+drops-system"``.
 
 Where each body comes from is in the README's table of server families and in the tests
 (tests/integration/test_strict_profiles.py).
@@ -154,6 +157,7 @@ class Profile:
         reasoning: hidden reasoning tokens are spent (and reported) before the answer.
         azure: Azure OpenAI's URL shape, api-key header and api-version (see
             `azure_rejection`).
+        sees_system: the model sees (and the usage report counts) the system message.
     """
 
     name: str
@@ -161,6 +165,7 @@ class Profile:
     budget_keys: tuple[str, ...] = ("max_completion_tokens", "max_tokens")
     reasoning: bool = False
     azure: bool = False
+    sees_system: bool = True
 
     def rejection(self, body: dict) -> Rejection | None:
         for check in self.checks:
@@ -185,6 +190,7 @@ PROFILES: dict[str, Profile] = {
     "strict-fields": Profile("strict-fields", (_strict_fields_check,)),
     "no-json-schema": Profile("no-json-schema", (_no_json_schema_check,)),
     "azure": Profile("azure", azure=True),
+    "drops-system": Profile("drops-system", sees_system=False),
 }
 
 
@@ -201,7 +207,8 @@ def profile_named(name: str) -> Profile:
             combined.budget_keys
         combined = replace(combined, checks=combined.checks + other.checks, budget_keys=keys,
                            reasoning=combined.reasoning or other.reasoning,
-                           azure=combined.azure or other.azure)
+                           azure=combined.azure or other.azure,
+                           sees_system=combined.sees_system and other.sees_system)
     return replace(combined, name=name)
 
 

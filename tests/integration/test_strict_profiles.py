@@ -132,6 +132,15 @@ def test_llama_cpp_python_takes_json_object_and_ignores_what_it_does_not_know():
     assert [r.status for r in server.received] == [200, 200, 200]
 
 
+def test_a_template_that_drops_the_system_message_counts_the_rest_only():
+    with FakeOpenAI(profile="llama-cpp-python") as full, \
+            FakeOpenAI(profile="llama-cpp-python+drops-system") as dropped:
+        sent = _create(full).usage.prompt_tokens
+        seen = _create(dropped).usage.prompt_tokens
+    assert sent == sum(len(m["content"]) for m in MESSAGES) // 4 + 1
+    assert seen == len(MESSAGES[1]["content"]) // 4 + 1 < sent
+
+
 def test_no_logprobs_names_the_parameter():
     with FakeOpenAI(profile="no-logprobs") as server:
         body = _rejected(server, openai.BadRequestError, logprobs=True, top_logprobs=5)
