@@ -8,6 +8,7 @@ import pytest
 from rt4chart.transforms.judges.judge_options import JudgeOptions
 from rt4chart.transforms.judges.openai_config import OpenAIConfig, with_endpoint
 from rt4chart.transforms.judges.openai_judge import OpenAIJudge
+from rt4chart.transforms.judges.pricing import price_warning
 from rt4chart.transforms.redact import configured_secrets
 
 ENDPOINT = "https://example-resource.openai.azure.com"
@@ -71,3 +72,10 @@ def test_auto_stays_offline_without_any_endpoint(monkeypatch):
     for name in (*AZURE, "OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     assert JudgeOptions().judge_name() == "offline"
+
+
+def test_the_price_warning_names_the_deployment_used(monkeypatch):
+    for name, value in {**AZURE, "AZURE_OPENAI_DEPLOYMENT": "eu-judge"}.items():
+        monkeypatch.setenv(name, value)
+    assert "eu-judge" in price_warning("openai", {})
+    assert price_warning("openai", {"model": "eu-judge", "price_model": "gpt-4o-mini"}) is None
