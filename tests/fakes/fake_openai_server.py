@@ -16,12 +16,22 @@ import math
 import re
 import threading
 import time
+import urllib.parse
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from rt4chart import prompts
 from rt4chart.transforms.judges import lexical, lexical_claims
+
+from strict_profiles import (
+    AZURE_TEST_KEY,
+    Received,
+    azure_rejection,
+    profile_named,
+    reasoning_tokens,
+)
 
 Responder = Callable[[dict], dict | str]
 
@@ -49,10 +59,29 @@ def tag(text: str, name: str) -> str | None:
     return found[-1] if found else None
 
 
+SCHEMAS = ("decompose", "verify", "verify_many", "verify_absence")
+def schema_name_of(body: dict) -> str:
+    """The reply schema a request asks for: its json_schema's name, the schema a json_object
+    request carries (llama-cpp-python), else what the prompt is about (plain-text mode)."""
+    response_format = body.get("response_format") or {}
+    if "json_schema" in response_format:
+        return response_format["json_schema"]["name"]
+    for name in SCHEMAS:
+        if response_format.get("schema") == prompts.schema(name):
+            return name
+    user, system = body["messages"][-1]["content"], body["messages"][0]["content"]
+    if tag(user, "sentence") is not None:
+        return "decompose"
+    if tag(user, "claims") is not None:
+        return "verify_many"
+    absence = prompts.load("verify_absence_system.txt").splitlines()[0]
+    return "verify_absence" if system.startswith(absence) else "verify"
+
+
 def lexical_responder(body: dict) -> dict:
     """Answer a decomposition or verification prompt as a (lexical) model would."""
     user = body["messages"][-1]["content"]
-    schema = body["response_format"]["json_schema"]["name"]
+    schema = schema_name_of(body)
     if schema == "decompose":
         return {"reasoning": "split", "claims": [
             {"text": c.text, "kind": c.kind, "fragments": list(c.fragments)}
@@ -102,6 +131,16 @@ class FakeOpenAI:
             answered by `lexical_responder` (scripted responders know only their traces) and
             recorded in `probes`, not `requests`, so that a test's fault plan
             is about the run's calls. The probe's own tests set it.
+        profile: what the server rejects, as a real one does (tests/fakes/strict_profiles.py:
+            "openai-reasoning", "llama-cpp-python", "no-logprobs", "strict-fields",
+            "no-json-schema", "azure", "drops-system", or several joined with "+");
+            "permissive" (the default) takes any request.
+        reasoning_tokens: a reasoning profile's hidden tokens per call at reasoning_effort
+            "low" (x2 at "medium", the default, x4 at "high", none at "minimal").
+        azure_deployments, azure_api_key: the azure profile's deployments and its key.
+
+    Every POST is kept in `received` (path, query, headers, body, status), rejected ones too;
+    `requests` keeps the bodies of the chat completions answered.
     """
 
     def __init__(self, responder: Responder = lexical_responder, latency_s: float = 0.0,
@@ -109,7 +148,14 @@ class FakeOpenAI:
                  cached_fraction: float = 0.5, retry_after_s: float = 0.05,
                  label_probs: Callable[[dict, str], dict[str, float]] | None = None,
                  raw: RawResponder | None = None, usage: UsageRewriter | None = None,
-                 probe_faults: bool = False):
+                 profile: str = "permissive", reasoning_tokens: int = 64,
+                 azure_deployments: tuple[str, ...] = ("judge-deploy",),
+                 azure_api_key: str = AZURE_TEST_KEY, probe_faults: bool = False):
+        self.profile = profile_named(profile)
+        self.reasoning_tokens = reasoning_tokens
+        self.azure_deployments = tuple(azure_deployments)
+        self.azure_api_key = azure_api_key
+        self.received: list[Received] = []
         self.responder = responder
         self.probe_faults = probe_faults
         self.probes: list[dict] = []
@@ -136,7 +182,12 @@ class FakeOpenAI:
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return f"{self.endpoint}/v1"
+
+    @property
+    def endpoint(self) -> str:
+        """The server's root URL (an Azure resource's endpoint, for the azure profile)."""
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
 
     def __enter__(self) -> FakeOpenAI:
         self._thread.start()
@@ -164,8 +215,35 @@ class FakeOpenAI:
                 self.statuses["raw"] += 1
         return reply
 
+    def chat(self, path: str, query: dict[str, list[str]], headers: dict[str, str],
+             body: dict) -> RawReply:
+        """The reply to one chat completion POST (the azure profile's URL and key checked
+        first, then the `raw` hook, then `answer`), recorded in `received`."""
+        rejected = azure_rejection(path, query, headers, self.azure_deployments,
+                                   self.azure_api_key) if self.profile.azure else None
+        if rejected is not None:
+            with self._lock:
+                self.statuses["rejected"] += 1
+            reply = RawReply(rejected[0], json.dumps(rejected[1]), "application/json")
+        elif headers.get("x-rt4chart-probe") and not self.probe_faults:
+            status, payload = self.answer_probe(body)
+            reply = RawReply(status, json.dumps(payload), "application/json")
+        else:
+            reply = self.raw_reply(body, headers)
+        if reply is None:
+            status, payload, extra = self.answer(body)
+            reply = RawReply(status, json.dumps(payload), "application/json", extra)
+        with self._lock:
+            self.received.append(Received(path, query, headers, body, reply.status))
+        return reply
+
     def answer(self, body: dict) -> tuple[int, dict, dict[str, str]]:
         """Status, JSON body and headers for one request."""
+        rejected = self.profile.rejection(body)
+        if rejected is not None:
+            with self._lock:
+                self.statuses["rejected"] += 1
+            return rejected[0], rejected[1], {}
         with self._lock:
             self.requests.append(body)
             n = len(self.requests)
@@ -196,7 +274,13 @@ class FakeOpenAI:
         return 200, self._completion(body, content, refusal=fault == "refusal"), {}
 
     def answer_probe(self, body: dict) -> tuple[int, dict]:
-        """A start-up probe's request, outside the fault plan (see `probe_faults`)."""
+        """A start-up probe's request, outside the fault plan (see `probe_faults`); the profile
+        rejects what it rejects, as for any request."""
+        rejected = self.profile.rejection(body)
+        if rejected is not None:
+            with self._lock:
+                self.statuses["rejected"] += 1
+            return rejected[0], rejected[1]
         with self._lock:
             self.probes.append(body)
         return 200, self._completion(body, lexical_responder(body), refusal=False, probe=True)
@@ -204,18 +288,26 @@ class FakeOpenAI:
     def _completion(self, body: dict, content: dict | str, refusal: bool,
                     probe: bool = False) -> dict:
         text = content if isinstance(content, str) else json.dumps(content)
-        # Like the provider: an answer longer than max_completion_tokens is cut off there.
-        budget = body.get("max_completion_tokens") or body.get("max_tokens")
-        finish = "stop"
-        if budget and len(text) // 4 + 1 > budget:
-            text, finish = text[: budget * 4], "length"
-        prompt_tokens = sum(len(m["content"]) for m in body["messages"]) // 4 + 1
+        # Like the provider: an answer longer than its budget (the profile's field, such as
+        # max_completion_tokens) is cut off there, after the hidden reasoning tokens.
+        budget = self.profile.budget(body)
+        hidden = reasoning_tokens(body, self.reasoning_tokens) if self.profile.reasoning else 0
+        finish, visible = "stop", len(text) // 4 + 1
+        if budget and hidden >= budget:  # the budget went on reasoning: no answer at all
+            text, hidden, finish, visible = "", budget, "length", 0
+        elif budget and visible > budget - hidden:
+            text, finish = text[: (budget - hidden) * 4], "length"
+            visible = len(text) // 4 + 1
+        seen = [m for m in body["messages"] if self.profile.sees_system or m["role"] != "system"]
+        prompt_tokens = sum(len(m["content"]) for m in seen) // 4 + 1
         cached = int(prompt_tokens * self.cached_fraction)
         message = {"role": "assistant", "content": None if refusal else text,
                    "refusal": "I cannot help with that." if refusal else None}
-        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": len(text) // 4 + 1,
-                 "total_tokens": prompt_tokens + len(text) // 4 + 1,
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": visible + hidden,
+                 "total_tokens": prompt_tokens + visible + hidden,
                  "prompt_tokens_details": {"cached_tokens": cached}}
+        if self.profile.reasoning:
+            usage["completion_tokens_details"] = {"reasoning_tokens": hidden}
         reply = {
             "id": f"chatcmpl-{len(self.requests)}", "object": "chat.completion",
             "created": int(time.time()), "model": body.get("model", "fake"),
@@ -314,17 +406,6 @@ class FakeOpenAI:
             return 200, self.upload(content_type, raw)
         return 200, self.create_batch(json.loads(raw))
 
-    def post_chat(self, body: dict, headers: dict[str, str]) -> RawReply:
-        """The reply to a chat completion request (headers lower-cased)."""
-        if headers.get("x-rt4chart-probe") and not self.probe_faults:
-            status, payload = self.answer_probe(body)
-            return RawReply(status, json.dumps(payload), "application/json", {})
-        reply = self.raw_reply(body, headers)
-        if reply is not None:
-            return reply
-        status, payload, extra = self.answer(body)
-        return RawReply(status, json.dumps(payload), "application/json", extra)
-
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
@@ -362,7 +443,8 @@ class FakeOpenAI:
                 body = json.loads(raw)
                 if server.latency_s:
                     time.sleep(server.latency_s)
-                self._send_raw(server.post_chat(body, {k.lower(): v
-                                                       for k, v in self.headers.items()}))
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+                self._send_raw(server.chat(path, query, headers, body))
 
         return Handler

@@ -9,14 +9,15 @@ from dataclasses import dataclass
 
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.judges.job_limits import LIMITERS
-from rt4chart.transforms.judges.openai_config import OPENAI_JUDGES
+from rt4chart.transforms.judges.openai_config import OPENAI_JUDGES, azure_from_env
 from rt4chart.transforms.options_spec import Flex, option
 
 logger = logging.getLogger("rt4chart")
 
 OFFLINE_NOTICE = (
-    "no judge endpoint configured (OPENAI_API_KEY / OPENAI_BASE_URL / --base-url): using the "
-    "offline judge. Its verdicts are a lexical baseline, not a model's judgement."
+    "no judge endpoint configured (OPENAI_API_KEY / OPENAI_BASE_URL / --base-url, or Azure's "
+    "AZURE_OPENAI_ENDPOINT and AZURE_OPENAI_API_KEY): using the offline judge. Its verdicts "
+    "are a lexical baseline, not a model's judgement."
 )
 OPENAI = OPENAI_JUDGES
 # The openai judge's options as flags of their own (passed to its factory as strings).
@@ -149,7 +150,7 @@ class JudgeOptions:
         if self.judge != "auto":
             return self.judge
         configured = self.base_url or os.environ.get("OPENAI_BASE_URL") or os.environ.get(
-            "OPENAI_API_KEY")
+            "OPENAI_API_KEY") or azure_from_env(os.environ)
         if not configured:
             logger.warning(OFFLINE_NOTICE)
         return "openai" if configured else "offline"

@@ -7,8 +7,8 @@ for it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rt4chart.transforms.judges.capabilities import LADDER, Capabilities
@@ -17,6 +17,9 @@ from rt4chart.transforms.judges.throughput import ThroughputOptions
 # The judges these options configure: the direct one and the Batch API's.
 OPENAI_JUDGES = ("openai", "openai-batch")
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high")
+# The variables the openai library's AzureOpenAI reads (and the deployment, by convention).
+AZURE_KEY_ENV, AZURE_ENDPOINT_ENV = "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT"
+AZURE_VERSION_ENV, AZURE_DEPLOYMENT_ENV = "OPENAI_API_VERSION", "AZURE_OPENAI_DEPLOYMENT"
 
 
 @dataclass(frozen=True)
@@ -141,3 +144,30 @@ def config_only(options: Mapping[str, str]) -> OpenAIConfig:
     (throughput tuning, the batch judge's `batch_*`) left aside."""
     known = OpenAIConfig.__dataclass_fields__
     return OpenAIConfig.from_options({k: v for k, v in options.items() if k in known})
+
+
+def azure_from_env(environ: Mapping[str, str]) -> bool:
+    """Azure OpenAI is configured by its standard variables (an endpoint and its key)."""
+    return bool(environ.get(AZURE_ENDPOINT_ENV) and environ.get(AZURE_KEY_ENV))
+
+
+def with_endpoint(config: OpenAIConfig, given: Collection[str],
+                  environ: Mapping[str, str]) -> OpenAIConfig:
+    """The config with its endpoint settled: as given when a base URL is (`base_url`, or
+    OPENAI_BASE_URL) or Azure's variables are not set; else Azure OpenAI from
+    AZURE_OPENAI_ENDPOINT, its key from AZURE_OPENAI_API_KEY and its API version from
+    OPENAI_API_VERSION, the deployment from `model` or AZURE_OPENAI_DEPLOYMENT (`given`: the
+    options set explicitly, which win over the variables). ValueError without an API version.
+    """
+    if config.base_url or environ.get("OPENAI_BASE_URL") or not azure_from_env(environ):
+        return config
+    version = config.azure_api_version or environ.get(AZURE_VERSION_ENV)
+    if not version:
+        raise ValueError(f"openai judge: Azure OpenAI ({AZURE_ENDPOINT_ENV}) needs an API "
+                         f"version: set {AZURE_VERSION_ENV} (or --judge-option "
+                         "azure_api_version=...)")
+    model = config.model if "model" in given else environ.get(AZURE_DEPLOYMENT_ENV) or \
+        config.model
+    key_env = config.api_key_env if "api_key_env" in given else AZURE_KEY_ENV
+    return replace(config, base_url=environ[AZURE_ENDPOINT_ENV], azure_api_version=version,
+                   model=model, api_key_env=key_env)

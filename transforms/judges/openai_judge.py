@@ -57,7 +57,11 @@ from rt4chart.transforms.judges.capabilities import (
 )
 from rt4chart.transforms.judges.job_limits import limiter_factory
 from rt4chart.transforms.judges.logprobs import p_unsupported
-from rt4chart.transforms.judges.openai_config import OpenAIConfig, judge_options
+from rt4chart.transforms.judges.openai_config import (
+    OpenAIConfig,
+    judge_options,
+    with_endpoint,
+)
 from rt4chart.transforms.judges.openai_faults import (
     DEADLINE_TIMEOUTS,
     MESSAGE_CHARS,
@@ -133,7 +137,9 @@ class OpenAIJudge:
     """Judge contract over ``AsyncOpenAI`` (or ``AsyncAzureOpenAI``)."""
 
     def __init__(self, options: dict[str, str] | None = None):
-        self.config, tuning = judge_options(options or {})
+        config, tuning = judge_options(options or {})
+        # Azure OpenAI from its standard variables when no base URL is given (openai_config).
+        self.config = with_endpoint(config, (options or {}).keys(), os.environ)
         self.throughput = Throughput(tuning, self.config)
         self.model = self.config.model
         self.prices: Prices | None = prices_for(self.config)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from rt4chart.transforms.judges.openai_config import OPENAI_JUDGES, config_only
+from rt4chart.transforms.judges.openai_config import OPENAI_JUDGES, config_only, with_endpoint
 
 logger = logging.getLogger("rt4chart")
 
@@ -184,7 +185,7 @@ def price_warning(name: str, options: Mapping[str, str]) -> str | None:
     other judges, which report their own costs)."""
     if name not in OPENAI_JUDGES:
         return None
-    config = config_only(options)
+    config = with_endpoint(config_only(options), options.keys(), os.environ)  # Azure's deployment
     if _resolve(config) is not None:
         return None
     return unpriced_message(config.price_model or config.model)
