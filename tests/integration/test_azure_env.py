@@ -80,11 +80,13 @@ def test_the_deployment_from_its_variable(tmp_path, audit, monkeypatch):
     assert {r.path for r in server.received} == {"/openai/deployments/eu-judge/chat/completions"}
 
 
-def test_an_unknown_deployment_is_named_in_the_reason(tmp_path, audit, monkeypatch):
+def test_an_unknown_deployment_stops_the_run_before_any_trace_with_azures_message(
+        tmp_path, audit, monkeypatch, capsys):
     with FakeOpenAI(profile="azure", azure_api_key=KEY) as server:
-        code, tables, _ = _audit(tmp_path, audit, monkeypatch, server, "--model", "gpt-4o",
-                                 "--judge-option", "max_attempts=1")
+        code, tables, out = _audit(tmp_path, audit, monkeypatch, server, "--model", "gpt-4o",
+                                   "--judge-option", "max_attempts=1")
     assert code == 1 and {r.status for r in server.received} == {404}
-    assert all(a["status"] == "incomplete" for a in tables["answers"])
-    assert all("HTTP 404" in a["reason"] and "you created the deployment" in a["reason"]
-               for a in tables["answers"])
+    assert len(server.received) == 1  # the probe's first call: no trace was started
+    assert tables == {} and not (out / "answers").exists()
+    err = capsys.readouterr().err
+    assert "HTTP 404" in err and "you created the deployment" in err and KEY not in err
