@@ -76,20 +76,25 @@ def stage_configs(args: argparse.Namespace) -> dict[str, Any]:
             "confirm": from_values(ConfirmConfig, args)}
 
 
+def stages_config(args: argparse.Namespace) -> StagesConfig:
+    """The batch stages' config (`audit`, `eval`): the judge, the windows, the stages' own."""
+    return StagesConfig(judge=judge_spec(args), segment=segment_config(args),
+                        **stage_configs(args))
+
+
 def audit_config(args: argparse.Namespace, example: str | None = None) -> AuditConfig:
     """The `audit` command's typed configuration; `example`: the bundled traces' path, audited
     with `--example` (ValueError on a bad value)."""
     inputs = tuple(args.inputs) + ((example,) if args.example and example else ())
     return AuditConfig(
-        inputs=inputs, out=args.out, judge=judge_spec(args), overwrite=args.overwrite,
-        input_format=args.input_format, segment=segment_config(args), bigquery=args.bigquery,
+        inputs=inputs, out=args.out, stages=stages_config(args), overwrite=args.overwrite,
+        input_format=args.input_format, bigquery=args.bigquery,
         reuse=args.reuse, redo=args.redo,
         allow_partial_input=args.allow_partial_input, spans=span_mapping(args),
         progress_every_s=args.progress_every,
         tables=tables_config(args),
         chunk_traces=args.chunk_traces,
         max_record_bytes=args.max_record_bytes,
-        **stage_configs(args),
     )
 
 

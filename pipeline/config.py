@@ -55,12 +55,11 @@ class StagesConfig:
 
 @dataclass(frozen=True)
 class AuditConfig:
-    """Batch: what to read, how to judge, where to write."""
+    """Batch: what to read, how to run the stages, where to write."""
 
     inputs: tuple[str, ...]
     out: str
-    judge: JudgeSpec
-    segment: SegmentConfig = SegmentConfig()
+    stages: StagesConfig  # the judge, the windows and the stages' own configs
     overwrite: bool = False
     input_format: str = "auto"
     bigquery: str | None = None
@@ -72,8 +71,6 @@ class AuditConfig:
     tables: TablesConfig = TablesConfig()  # the traces table, BigQuery's location and expiry
     chunk_traces: int | None = None  # local runs: traces per pipeline run (None: chunks.py's)
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES  # a longer line or row: a dead letter
-    verify_local: VerifyLocalConfig = VerifyLocalConfig()  # the stages' own configs
-    confirm: ConfirmConfig = ConfirmConfig()
 
     def __post_init__(self) -> None:
         if self.input_format not in INPUT_FORMATS:
@@ -93,9 +90,14 @@ class AuditConfig:
             raise ValueError(f"--chunk-traces must be >= 0, got {self.chunk_traces}")
 
     @property
-    def stages(self) -> StagesConfig:
-        return StagesConfig(self.judge, self.segment, verify_local=self.verify_local,
-                            confirm=self.confirm)
+    def judge(self) -> JudgeSpec:
+        """The stages' judge (a shorthand: `config.stages.judge`)."""
+        return self.stages.judge
+
+    @property
+    def segment(self) -> SegmentConfig:
+        """The stages' windows and limits (a shorthand: `config.stages.segment`)."""
+        return self.stages.segment
 
 
 MAX_MESSAGE_BYTES = 2 * 1024 * 1024  # a streamed trace; Pub/Sub allows up to 10 MB

@@ -91,9 +91,7 @@ def options(args: argparse.Namespace, beam_args: list[str]) -> EvalOptions:
     return EvalOptions(
         dataset=args.dataset, data=args.data, out=args.out, split=args.split, tasks=tasks,
         limit=args.limit, seed=args.seed, bootstrap=args.bootstrap, overwrite=args.overwrite,
-        label_map=_label_map(args.gold_label), judge=cli_args.judge_spec(args),
-        segment=cli_args.segment_config(args),
-        verify_local=cli_args.stage_configs(args)["verify_local"],
+        label_map=_label_map(args.gold_label), stages=cli_args.stages_config(args),
         beam_args=tuple(beam_args), config=config)
 
 

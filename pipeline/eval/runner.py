@@ -19,13 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rt4chart.pipeline import jobs
-from rt4chart.pipeline.config import AuditConfig
+from rt4chart.pipeline.config import AuditConfig, StagesConfig
 from rt4chart.pipeline.eval import loaders, report
 from rt4chart.pipeline.eval.items import build_items
 from rt4chart.pipeline.summary import read_table
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.segment import SegmentConfig
-from rt4chart.transforms.verify_local import VerifyLocalConfig
 
 logger = logging.getLogger(__name__)
 
@@ -47,9 +46,7 @@ class EvalOptions:
     bootstrap: int = 1000
     overwrite: bool = False
     label_map: dict[str, str] = field(default_factory=dict)
-    judge: JudgeSpec = JudgeSpec()
-    segment: SegmentConfig = SegmentConfig()
-    verify_local: VerifyLocalConfig = VerifyLocalConfig()
+    stages: StagesConfig = StagesConfig(JudgeSpec())  # the audit's judge, windows and stages
     beam_args: tuple[str, ...] = ()
     config: dict = field(default_factory=dict)  # the judge and window settings, for the report
 
@@ -66,6 +63,16 @@ class EvalOptions:
         bad = {v for v in self.label_map.values() if v not in loaders.LABELS}
         if bad:
             raise ValueError(f"--gold-label maps to CON or NIC, not {', '.join(sorted(bad))}")
+
+    @property
+    def judge(self) -> JudgeSpec:
+        """The audit's judge (a shorthand: `opts.stages.judge`)."""
+        return self.stages.judge
+
+    @property
+    def segment(self) -> SegmentConfig:
+        """The audit's windows and limits (a shorthand: `opts.stages.segment`)."""
+        return self.stages.segment
 
     @property
     def audited_parts(self) -> tuple[str, ...]:
@@ -116,9 +123,8 @@ def _prepare(out: Path, overwrite: bool) -> None:
 
 def run_audit(traces: Path, audit_out: Path, opts: EvalOptions) -> tuple[int, float, dict]:
     """The audit of `rt4chart audit`: (exit code, seconds, its summary.json)."""
-    config = AuditConfig(inputs=(str(traces),), out=str(audit_out), judge=opts.judge,
-                         segment=opts.segment, overwrite=True,
-                         verify_local=opts.verify_local)
+    config = AuditConfig(inputs=(str(traces),), out=str(audit_out), stages=opts.stages,
+                         overwrite=True)
     started = time.monotonic()
     result = jobs.run_audit(config, jobs.beam_options(list(opts.beam_args)))
     seconds = time.monotonic() - started
