@@ -58,6 +58,21 @@ class StagesConfig:
         return self.windowing.streaming
 
 
+class NestsStages:
+    """`judge` and `segment` of a config that nests the stages' config as `stages` (shorthands
+    for `config.stages.judge` and `config.stages.segment`)."""
+
+    stages: StagesConfig
+
+    @property
+    def judge(self) -> JudgeSpec:
+        return self.stages.judge
+
+    @property
+    def segment(self) -> SegmentConfig:
+        return self.stages.segment
+
+
 @dataclass(frozen=True)
 class AuditSwitches:
     """`audit`'s switches that shape other values rather than being one: `--example` adds the
@@ -73,7 +88,7 @@ class AuditSwitches:
 
 
 @dataclass(frozen=True)
-class AuditConfig:
+class AuditConfig(NestsStages):
     """Batch: what to read, how to run the stages, where to write."""
 
     inputs: tuple[str, ...]
@@ -134,16 +149,6 @@ class AuditConfig:
             raise ValueError(f"--progress-every must be > 0, got {self.progress_every_s}")
         if self.chunk_traces is not None and self.chunk_traces < 0:
             raise ValueError(f"--chunk-traces must be >= 0, got {self.chunk_traces}")
-
-    @property
-    def judge(self) -> JudgeSpec:
-        """The stages' judge (a shorthand: `config.stages.judge`)."""
-        return self.stages.judge
-
-    @property
-    def segment(self) -> SegmentConfig:
-        """The stages' windows and limits (a shorthand: `config.stages.segment`)."""
-        return self.stages.segment
 
 
 MAX_MESSAGE_BYTES = 2 * 1024 * 1024  # a streamed trace; Pub/Sub allows up to 10 MB

@@ -1,6 +1,7 @@
 """An option declared once, as a config dataclass field's metadata: its flags, help, type and
-default for the command line, read by `pipeline/args.py` (argparse parsers, Beam's
-`PipelineOptions` views) and `pipeline/eval/cli.py` (the audit flags an eval records).
+default for the command line. `pipeline/flags.py` lists each command's options from these;
+the argparse parsers, Beam's `PipelineOptions` views, the option strings of Beam's argv split,
+the Flex Template metadata and the README's option tables are all made from that list.
 
 No argparse here: stages under `transforms/` declare what they take, `pipeline/` decides how
 it is parsed. Validation stays in the config's `__post_init__`, so a value is checked once

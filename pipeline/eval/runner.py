@@ -19,13 +19,12 @@ from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 
 from rt4chart.pipeline import jobs
-from rt4chart.pipeline.config import AuditConfig, StagesConfig
+from rt4chart.pipeline.config import AuditConfig, NestsStages, StagesConfig
 from rt4chart.pipeline.eval import loaders, report
 from rt4chart.pipeline.eval.items import build_items
 from rt4chart.pipeline.summary import read_table
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.options_spec import option
-from rt4chart.transforms.segment import SegmentConfig
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +33,7 @@ SECRET_WORDS = ("key", "secret", "token", "password")
 
 
 @dataclass(frozen=True)
-class EvalOptions:
+class EvalOptions(NestsStages):
     """What to evaluate and how; the judge, segmentation and claims per call are the audit's."""
 
     dataset: str = option("--dataset", default=MISSING, choices=loaders.FORMATS,
@@ -77,16 +76,6 @@ class EvalOptions:
         bad = {v for v in self.label_map.values() if v not in loaders.LABELS}
         if bad:
             raise ValueError(f"--gold-label maps to CON or NIC, not {', '.join(sorted(bad))}")
-
-    @property
-    def judge(self) -> JudgeSpec:
-        """The audit's judge (a shorthand: `opts.stages.judge`)."""
-        return self.stages.judge
-
-    @property
-    def segment(self) -> SegmentConfig:
-        """The audit's windows and limits (a shorthand: `opts.stages.segment`)."""
-        return self.stages.segment
 
     @property
     def audited_parts(self) -> tuple[str, ...]:
