@@ -12,7 +12,7 @@ import argparse
 import os
 from typing import Any
 
-from rt4chart.pipeline.config import AuditConfig, StagesConfig, StreamConfig
+from rt4chart.pipeline.config import AuditConfig, AuditSwitches, StagesConfig, StreamConfig
 from rt4chart.pipeline.flags import add_audit_args, add_stream_args
 from rt4chart.pipeline.options import split_beam_args
 from rt4chart.pipeline.outputs import tables_config
@@ -76,21 +76,19 @@ def stage_configs(args: argparse.Namespace) -> dict[str, Any]:
             "confirm": from_values(ConfirmConfig, args)}
 
 
+def stages_config(args: argparse.Namespace) -> StagesConfig:
+    """The batch stages' config (`audit`, `eval`): the judge, the windows, the stages' own."""
+    return StagesConfig(judge=judge_spec(args), segment=segment_config(args),
+                        **stage_configs(args))
+
+
 def audit_config(args: argparse.Namespace, example: str | None = None) -> AuditConfig:
     """The `audit` command's typed configuration; `example`: the bundled traces' path, audited
     with `--example` (ValueError on a bad value)."""
-    inputs = tuple(args.inputs) + ((example,) if args.example and example else ())
-    return AuditConfig(
-        inputs=inputs, out=args.out, judge=judge_spec(args), overwrite=args.overwrite,
-        input_format=args.input_format, segment=segment_config(args), bigquery=args.bigquery,
-        reuse=args.reuse, redo=args.redo,
-        allow_partial_input=args.allow_partial_input, spans=span_mapping(args),
-        progress_every_s=args.progress_every,
-        tables=tables_config(args),
-        chunk_traces=args.chunk_traces,
-        max_record_bytes=args.max_record_bytes,
-        **stage_configs(args),
-    )
+    switches = from_values(AuditSwitches, args)
+    inputs = tuple(args.inputs) + ((example,) if switches.example and example else ())
+    return from_values(AuditConfig, args, inputs=inputs, stages=stages_config(args),
+                       spans=span_mapping(args), tables=tables_config(args))
 
 
 def stream_config(args: argparse.Namespace, spec: JudgeSpec) -> StreamConfig:
@@ -99,5 +97,4 @@ def stream_config(args: argparse.Namespace, spec: JudgeSpec) -> StreamConfig:
     stages = from_values(StagesConfig, args, judge=spec, segment=segment_config(args),
                          windowing=windowing, **stage_configs(args))
     return from_values(StreamConfig, args, stages=stages, alerts=from_values(AlertConfig, args),
-                       input_format=args.input_format, spans=span_mapping(args),
-                       tables=tables_config(args))
+                       spans=span_mapping(args), tables=tables_config(args))

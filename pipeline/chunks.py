@@ -43,7 +43,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from rt4chart.pipeline import graph
-from rt4chart.pipeline.config import AuditConfig
+from rt4chart.pipeline.config import DEFAULT_CHUNK_TRACES, AuditConfig
 from rt4chart.pipeline.io import ReadTraces, input_paths
 from rt4chart.pipeline.runfolder import list_files
 from rt4chart.pipeline.shards import Chunk, shard_folder, write_shards
@@ -53,21 +53,12 @@ from rt4chart.pipeline.textfiles import CHUNK_BYTES, READ_ERRORS, open_input
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_CHUNK_TRACES = 400
+__all__ = ["DEFAULT_CHUNK_TRACES", "chunk_size", "is_local"]
+
 # Runners that run a job in this process (or its local workers), holding its data in memory.
 LOCAL_RUNNERS = ("FnApiRunner", "DirectRunner", "BundleBasedDirectRunner",
                  "SwitchingDirectRunner", "PrismRunner")
 WORK = ".tmp-chunks"  # inside the staging folder; ".tmp-" files are never a run's files
-
-
-def add_chunk_args(parser) -> None:
-    """`--chunk-traces N` (argparse API, so that Beam's option parser takes it too)."""
-    parser.add_argument(
-        "--chunk-traces", "--chunk_traces", dest="chunk_traces", type=int, default=None,
-        metavar="N",
-        help="local runs: audit the input about N traces per pipeline run, so that memory does "
-             f"not grow with the input (default {DEFAULT_CHUNK_TRACES}; 0: one run over the "
-             "whole input, the default with --batch-api)")
 
 
 def chunk_size(config: AuditConfig) -> int:

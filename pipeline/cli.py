@@ -21,6 +21,7 @@ from rt4chart.pipeline import check_judge, jobs
 from rt4chart.pipeline.annotate import cli as annotate_cli
 from rt4chart.pipeline.eval import cli as eval_cli
 from rt4chart.pipeline.options import (
+    KnownOptionsParser,
     check_unknown,
     reject_unknown,
     split_beam_args,
@@ -34,11 +35,11 @@ MAX_ERROR_CHARS = 500
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
-def parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+def parsers() -> tuple[KnownOptionsParser, dict[str, KnownOptionsParser]]:
     """The root parser, and each command's parser by name."""
-    root = argparse.ArgumentParser(prog="rt4chart", allow_abbrev=False,
-                                   description="Claim-level hallucination audit of RAG traces.",
-                                   epilog="`rt4chart COMMAND --help` shows a command's options.")
+    root = KnownOptionsParser(prog="rt4chart", allow_abbrev=False,
+                              description="Claim-level hallucination audit of RAG traces.",
+                              epilog="`rt4chart COMMAND --help` shows a command's options.")
     root.add_argument("--version", action="version", version=f"rt4chart {__version__}")
     sub = root.add_subparsers(dest="command", required=True)
     commands = {"audit": cli_args.add_audit_parser(sub),

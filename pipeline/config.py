@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
 
 from rt4chart.pipeline.outputs import TablesConfig
 from rt4chart.pipeline.runfolder import check_out
 from rt4chart.pipeline.sources.detect import INPUT_FORMATS, STREAM_FORMATS
-from rt4chart.pipeline.textfiles import DEFAULT_MAX_RECORD_BYTES, MIN_RECORD_BYTES
+from rt4chart.pipeline.textfiles import DEFAULT_MAX_RECORD_BYTES, MIN_RECORD_BYTES, byte_size
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.confirm import ConfirmConfig
 from rt4chart.transforms.judges.base import JudgeSpec
@@ -17,6 +17,11 @@ from rt4chart.transforms.segment import SegmentConfig
 from rt4chart.transforms.span_mapping import SpanMapping
 from rt4chart.transforms.verify_local import VerifyLocalConfig
 from rt4chart.transforms.windows import WindowingConfig
+
+DEFAULT_CHUNK_TRACES = 400  # local runs: traces per pipeline run (pipeline/chunks.py)
+AUDIT_FORMAT_HELP = ("input format (default auto: by suffix, .parquet/.pq else JSON lines, or "
+                     "what the file says it is: OTLP JSON, OpenInference span JSON, a Phoenix "
+                     "spans export, a Langfuse export; see docs/sources.md)")
 
 
 @dataclass(frozen=True)
@@ -53,27 +58,80 @@ class StagesConfig:
         return self.windowing.streaming
 
 
+class NestsStages:
+    """`judge` and `segment` of a config that nests the stages' config as `stages` (shorthands
+    for `config.stages.judge` and `config.stages.segment`)."""
+
+    stages: StagesConfig
+
+    @property
+    def judge(self) -> JudgeSpec:
+        return self.stages.judge
+
+    @property
+    def segment(self) -> SegmentConfig:
+        return self.stages.segment
+
+
 @dataclass(frozen=True)
-class AuditConfig:
-    """Batch: what to read, how to judge, where to write."""
+class AuditSwitches:
+    """`audit`'s switches that shape other values rather than being one: `--example` adds the
+    bundled traces to the inputs, `--batch-api` turns the openai judge into its Batch API
+    variant (its state under --out)."""
+
+    example: bool = option("--example", kind="flag", default=False,
+                           help="audit the bundled example traces")
+    batch_api: bool = option(
+        "--batch-api", kind="flag", default=False,
+        help="openai judge through the Batch API: half the price, a separate rate limit, "
+             "results within 24 h; resumable (state in OUT/_batch_state)")
+
+
+@dataclass(frozen=True)
+class AuditConfig(NestsStages):
+    """Batch: what to read, how to run the stages, where to write."""
 
     inputs: tuple[str, ...]
-    out: str
-    judge: JudgeSpec
-    segment: SegmentConfig = SegmentConfig()
-    overwrite: bool = False
-    input_format: str = "auto"
-    bigquery: str | None = None
-    reuse: str | None = None  # an earlier run's output directory: reuse its judge results
-    redo: str | None = None  # an earlier run's output directory: audit its incomplete answers
-    allow_partial_input: bool = False  # a truncated input file: a dead letter, not a failure
+    out: str = option("--out", default=MISSING, parsed_default="rt4chart-out",
+                      help="output directory (default: %(default)s)")
+    stages: StagesConfig = field(kw_only=True)  # the judge, the windows and the stage configs
+    overwrite: bool = option(
+        "--overwrite", kind="flag", default=False,
+        help="replace the earlier run in --out, once this run has succeeded (it writes to a "
+             "staging folder first); files rt4chart did not write are never removed")
+    input_format: str = option("--input-format", default="auto", choices=INPUT_FORMATS,
+                               help=AUDIT_FORMAT_HELP)
+    bigquery: str | None = option(
+        "--bigquery", metavar="PROJECT:DATASET",
+        help="also write the tables to this BigQuery dataset (file loads)")
+    reuse: str | None = option(  # an earlier run's output directory: reuse its judge results
+        "--reuse", metavar="RUN_DIR",
+        help="reuse the judge results of an earlier run (its judge_cache table; a directory "
+             "or bq:PROJECT:DATASET) wherever a call's inputs, model and prompts are unchanged")
+    redo: str | None = option(  # an earlier run's output directory: audit its incomplete answers
+        "--redo", metavar="RUN_DIR",
+        help="audit again the traces whose answers were incomplete in an earlier run (batch "
+             "or stream output directory, or bq:PROJECT:DATASET), e.g. after a judge outage")
+    allow_partial_input: bool = option(  # a truncated input file: a dead letter, not a failure
+        "--allow-partial-input", kind="flag", default=False,
+        help="audit what can be read of a truncated or corrupt input file (a warning, and a "
+             "dead letter saying how far it was read) instead of failing the run")
     spans: SpanMapping = SpanMapping()  # span formats: route and trace id attributes
-    progress_every_s: float = 10.0  # seconds between progress lines while the job runs
+    progress_every_s: float = option(
+        "--progress-every", dest="progress_every", default=10.0, parse=float,
+        metavar="SECONDS",
+        help="seconds between progress lines while the job runs (default 10)")
     tables: TablesConfig = TablesConfig()  # the traces table, BigQuery's location and expiry
-    chunk_traces: int | None = None  # local runs: traces per pipeline run (None: chunks.py's)
-    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES  # a longer line or row: a dead letter
-    verify_local: VerifyLocalConfig = VerifyLocalConfig()  # the stages' own configs
-    confirm: ConfirmConfig = ConfirmConfig()
+    chunk_traces: int | None = option(  # local runs: traces per pipeline run (None: the default)
+        "--chunk-traces", "--chunk_traces", parse=int, metavar="N",
+        help="local runs: audit the input about N traces per pipeline run, so that memory does "
+             f"not grow with the input (default {DEFAULT_CHUNK_TRACES}; 0: one run over the "
+             "whole input, the default with --batch-api)")
+    max_record_bytes: int = option(  # a longer line or row: a dead letter
+        "--max-record-bytes", default=DEFAULT_MAX_RECORD_BYTES, parse=byte_size,
+        metavar="SIZE",
+        help="a record (JSONL line, Parquet row) larger than this is a dead letter, skipped "
+             "while it is read, never parsed or held whole (default 16M; units k, M, G)")
 
     def __post_init__(self) -> None:
         if self.input_format not in INPUT_FORMATS:
@@ -91,11 +149,6 @@ class AuditConfig:
             raise ValueError(f"--progress-every must be > 0, got {self.progress_every_s}")
         if self.chunk_traces is not None and self.chunk_traces < 0:
             raise ValueError(f"--chunk-traces must be >= 0, got {self.chunk_traces}")
-
-    @property
-    def stages(self) -> StagesConfig:
-        return StagesConfig(self.judge, self.segment, verify_local=self.verify_local,
-                            confirm=self.confirm)
 
 
 MAX_MESSAGE_BYTES = 2 * 1024 * 1024  # a streamed trace; Pub/Sub allows up to 10 MB
@@ -156,7 +209,17 @@ class StreamConfig:
             "Default: none."),
         help="message attribute with a unique id for Pub/Sub's own dedupe (Dataflow only; "
              "the local runner hangs with it)")
-    input_format: str = "json"  # or "otlp": spans assembled into traces (pipeline/sources)
+    input_format: str = option(  # or "otlp": spans assembled into traces (pipeline/sources)
+        "--input-format", "--input_format", default="json", metavar="|".join(STREAM_FORMATS),
+        flex=Flex(
+            "Message format",
+            "json (one trace in rt4chart's schema per message) or otlp (OTLP traces as the "
+            "OpenTelemetry Collector's googlecloudpubsub exporter publishes them, assembled by "
+            "trace id; see docs/sources.md). Default: json.",
+            regexes=("^(json|otlp)$",)),
+        help="message bodies: json (one trace in rt4chart's schema) or otlp (OTLP traces as "
+             "the OpenTelemetry Collector's googlecloudpubsub exporter publishes them, "
+             "assembled by trace id)")
     spans: SpanMapping = SpanMapping()
     tables: TablesConfig = TablesConfig()  # the traces table, BigQuery's location and expiry
     # A message over this is dead-lettered unparsed. The local runner's Pub/Sub front-end

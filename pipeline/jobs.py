@@ -141,7 +141,8 @@ def _preflight(config: AuditConfig, folder: RunFolder,
         spec, endpoint = negotiate(config.judge)  # JudgeUnusable: the run stops here
         config = dataclasses.replace(config, judge=spec)
         run = run_info(config.judge)
-        config = dataclasses.replace(config, judge=share_limits(config.judge, options))
+        config = dataclasses.replace(config, stages=dataclasses.replace(
+            config.stages, judge=share_limits(config.judge, options)))
         if config.reuse:
             check_reuse_source(config.reuse, config.out)
         redo = redo_traces(config.redo) if config.redo else []

@@ -19,7 +19,7 @@ import re
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from rt4chart.pipeline.flags import add_audit_args, add_eval_args, add_stream_args
+from rt4chart.pipeline.flags import add_audit_args, add_eval_args, add_stream_args, option_strings
 from rt4chart.transforms.redact import redact_configured
 
 _NUMBER = re.compile(r"^-\.?\d")  # a negative number is a value, not an option
@@ -109,10 +109,6 @@ def with_command_options(options: PipelineOptions, args: argparse.Namespace) -> 
     return options
 
 
-def _option_strings(parser: argparse.ArgumentParser) -> list[str]:
-    return [s for action in parser._actions for s in action.option_strings]
-
-
 def _beam_parser() -> argparse.ArgumentParser:
     """Beam's parser with every registered option (rt4chart's included): `get_all_options`
     hands it to its public `add_extra_args_fn` callback once all option classes have added
@@ -123,16 +119,42 @@ def _beam_parser() -> argparse.ArgumentParser:
 
 
 def rt4chart_option_strings() -> set[str]:
-    """Every option string of rt4chart's commands (as registered with Beam)."""
-    scratch = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    Rt4chartOptions._add_argparse_args(scratch)
-    return set(_option_strings(scratch))
+    """Every option string of rt4chart's commands (as registered with Beam): the declared
+    options' flags (`flags.py`)."""
+    return option_strings()
+
+
+class _OptionStrings:
+    """What a Beam option class's `_add_argparse_args` (Beam's hook for defining options, the
+    one rt4chart's own views override) is given instead of a parser: keeps the option strings
+    of its `add_argument` calls, in order."""
+
+    def __init__(self) -> None:
+        self.strings: list[str] = []
+
+    def add_argument(self, *flags: str, **_kwargs) -> None:
+        self.strings += [f for f in flags if f.startswith("-")]
+
+    add_value_provider_argument = add_argument  # Beam's templated options
+
+    def add_argument_group(self, *_args, **_kwargs) -> _OptionStrings:
+        return self
+
+    add_mutually_exclusive_group = add_argument_group
+
+    def get_default(self, _dest: str) -> None:
+        return None
 
 
 def beam_option_strings() -> list[str]:
-    """The option strings of Beam's own options (and of Beam plug-ins loaded), not rt4chart's."""
+    """The option strings of Beam's own options (and of Beam plug-ins loaded), not rt4chart's:
+    those of the option classes Beam's registry walks (PipelineOptions' direct subclasses)."""
+    recorder = _OptionStrings()
+    for cls in PipelineOptions.__subclasses__():
+        if cls not in (Rt4chartOptions, CommandOptions):
+            cls._add_argparse_args(recorder)
     ours = rt4chart_option_strings() | {"-h", "--help"}
-    return [s for s in _option_strings(_beam_parser()) if s not in ours]
+    return list(dict.fromkeys(s for s in recorder.strings if s not in ours))
 
 
 def _beam_tokens(parser: argparse.ArgumentParser, tokens: list[str]) -> int:
@@ -172,17 +194,40 @@ def unknown_option_message(token: str, known: list[str]) -> str:
     return f"unknown option {name}" + (f"; did you mean {close[0]}?" if close else "")
 
 
-def _all_option_strings(parser: argparse.ArgumentParser) -> list[str]:
-    """A parser's option strings, its sub-commands' included (`eval compare`)."""
-    out = _option_strings(parser)
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for sub in action.choices.values():
-                out += _all_option_strings(sub)
-    return out
+class KnownOptionsParser(argparse.ArgumentParser):
+    """An ArgumentParser that keeps its option strings, and its sub-commands' parsers, so that
+    :func:`reject_unknown` can tell an unknown option before parsing (argparse's public API
+    only: what `add_argument` returns, and `add_subparsers`' `parser_class`)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        self.option_strings: list[str] = []  # before argparse adds -h/--help
+        self.sub_parsers: list[KnownOptionsParser] = []
+        super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args, **kwargs) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        self.option_strings += action.option_strings
+        return action
+
+    def add_subparsers(self, **kwargs):
+        kwargs.setdefault("parser_class", self.new_sub_parser)
+        return super().add_subparsers(**kwargs)
+
+    def new_sub_parser(self, **kwargs) -> KnownOptionsParser:
+        """A sub-command's parser, kept (`add_subparsers` makes them with this)."""
+        parser = KnownOptionsParser(**kwargs)
+        self.sub_parsers.append(parser)
+        return parser
+
+    def all_option_strings(self) -> list[str]:
+        """The parser's option strings, its sub-commands' included (`eval compare`)."""
+        out = list(self.option_strings)
+        for sub in self.sub_parsers:
+            out += sub.all_option_strings()
+        return out
 
 
-def reject_unknown(commands: dict[str, argparse.ArgumentParser], tokens: list[str]) -> None:
+def reject_unknown(commands: dict[str, KnownOptionsParser], tokens: list[str]) -> None:
     """Exit 2 through the command's parser (its usage, then the error) on an option neither
     rt4chart nor Beam knows, named with the closest known one. Checked before the command's
     parser runs, so that the unknown option's value is not taken for an input or a
@@ -192,7 +237,7 @@ def reject_unknown(commands: dict[str, argparse.ArgumentParser], tokens: list[st
     if not words or words[0] not in commands or {"-h", "--help"} & set(tokens):
         return  # the root parser's help, version or error
     command = commands[words[0]]
-    known = _all_option_strings(command)
+    known = command.all_option_strings()
     at = tokens.index(words[0])
     for token in tokens[:at] + tokens[at + 1:]:
         if token == "--":

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
+from rt4chart.transforms.options_spec import Flex, from_values, option
+
 
 @dataclass(frozen=True)
 class TablesConfig:
@@ -24,9 +26,38 @@ class TablesConfig:
             days after the day (claims, dead letters and traces hold raw trace text).
     """
 
-    write_traces: bool = False
-    bigquery_location: str | None = None
-    partition_expiration_days: int | None = None
+    write_traces: bool = option(
+        "--write-traces", "--write_traces", kind="flag", default=False,
+        flex=Flex(
+            "Write the traces table",
+            "true: also write the traces table, each audited trace's question, contexts and "
+            "answer as received (raw text of your RAG system), so that `rt4chart report "
+            "bq:PROJECT:DATASET` shows them. Default: false.",
+            regexes=("^(true|false)$",)),
+        help="also write the traces table: each audited trace's question, contexts and answer "
+             "as received (raw text of your RAG system; lets a report from BigQuery show "
+             "them). Off by default")
+    bigquery_location: str | None = option(
+        "--bigquery-location", "--bigquery_location", metavar="LOCATION",
+        flex=Flex(
+            "BigQuery location",
+            "Where a missing dataset is created (US, EU, europe-west1, ...); the Terraform of "
+            "infra/ creates it, so this is only needed without it. An existing dataset must be "
+            "in this location.",
+            regexes=("^[A-Za-z0-9-]+$",)),
+        help="with --bigquery: create a missing dataset in this location (US, EU, "
+             "europe-west1, ...); without it a missing dataset is an error")
+    partition_expiration_days: int | None = option(
+        "--partition-expiration-days", "--partition_expiration_days", parse=int, metavar="N",
+        flex=Flex(
+            "Partition expiration (days)",
+            "BigQuery deletes each day's partition of every table this many days later, "
+            "existing tables included (claims, dead letters and traces hold raw trace text). "
+            "Default: kept.",
+            regexes=("^[1-9][0-9]*$",)),
+        help="with --bigquery: BigQuery deletes each day's partition of every table N days "
+             "later (claims, dead letters and traces hold raw trace text); applied to existing "
+             "tables too. Default: kept")
 
     def __post_init__(self) -> None:
         days = self.partition_expiration_days
@@ -42,23 +73,6 @@ class TablesConfig:
         return None if days is None else days * 86_400_000
 
 
-def add_tables_args(p: argparse.ArgumentParser) -> None:
-    """--write-traces, --bigquery-location, --partition-expiration-days."""
-    p.add_argument("--write-traces", "--write_traces", dest="write_traces", action="store_true",
-                   help="also write the traces table: each audited trace's question, contexts "
-                        "and answer as received (raw text of your RAG system; lets a report "
-                        "from BigQuery show them). Off by default")
-    p.add_argument("--bigquery-location", "--bigquery_location", dest="bigquery_location",
-                   metavar="LOCATION",
-                   help="with --bigquery: create a missing dataset in this location (US, EU, "
-                        "europe-west1, ...); without it a missing dataset is an error")
-    p.add_argument("--partition-expiration-days", "--partition_expiration_days",
-                   dest="partition_expiration_days", type=int, metavar="N",
-                   help="with --bigquery: BigQuery deletes each day's partition of every table "
-                        "N days later (claims, dead letters and traces hold raw trace text); "
-                        "applied to existing tables too. Default: kept")
-
-
 def tables_config(args: argparse.Namespace) -> TablesConfig:
     """The options' TablesConfig; ValueError for a BigQuery setting without --bigquery."""
     location = getattr(args, "bigquery_location", None)
@@ -66,4 +80,4 @@ def tables_config(args: argparse.Namespace) -> TablesConfig:
     if (location or days is not None) and not getattr(args, "bigquery", None):
         raise ValueError("--bigquery-location and --partition-expiration-days apply to "
                          "--bigquery PROJECT:DATASET")
-    return TablesConfig(bool(getattr(args, "write_traces", False)), location, days)
+    return from_values(TablesConfig, args)

@@ -1,6 +1,7 @@
 """An option declared once, as a config dataclass field's metadata: its flags, help, type and
-default for the command line, read by `pipeline/args.py` (argparse parsers, Beam's
-`PipelineOptions` views) and `pipeline/eval/cli.py` (the audit flags an eval records).
+default for the command line. `pipeline/flags.py` lists each command's options from these;
+the argparse parsers, Beam's `PipelineOptions` views, the option strings of Beam's argv split,
+the Flex Template metadata and the README's option tables are all made from that list.
 
 No argparse here: stages under `transforms/` declare what they take, `pipeline/` decides how
 it is parsed. Validation stays in the config's `__post_init__`, so a value is checked once
@@ -62,10 +63,15 @@ class Option:
 
 def option(*flags: str, default: Any = None, **spec: Any) -> Any:
     """A dataclass field declared as a command-line option: `default` is the config's default
-    (None: the option is optional), and the parser's unless `spec` gives `parsed_default`."""
+    (None: the option is optional; `dataclasses.MISSING`: the config needs a value, which the
+    parser may still default), and the parser's unless `spec` gives `parsed_default`."""
     parsed_default = spec.pop("parsed_default", default)
+    parsed_default = None if parsed_default is dataclasses.MISSING else parsed_default
+    factory = spec.pop("default_factory", None)  # a mutable default (the parser's: parsed_default)
     meta = {_KEY: Option(tuple(flags), default=parsed_default, **spec)}
-    if spec.get("required"):
+    if factory is not None:
+        return dataclasses.field(default_factory=factory, metadata=meta)
+    if spec.get("required") or default is dataclasses.MISSING:
         return dataclasses.field(metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
 
@@ -84,6 +90,11 @@ def field_option(cls: type, name: str) -> tuple[str, Option]:
     return opt.dest or name, opt
 
 
+def fields_options(cls: type, *names: str) -> tuple[tuple[str, Option], ...]:
+    """(dest, Option) of the fields `names` of `cls`, in that order."""
+    return tuple(field_option(cls, n) for n in names)
+
+
 def _value(opt: Option, raw: Any) -> Any:
     return None if opt.zero_off and raw == 0 else raw
 
@@ -91,10 +102,10 @@ def _value(opt: Option, raw: Any) -> Any:
 def from_values(cls: type, values: object, **extra: Any) -> Any:
     """`cls` built from the parsed `values` (an object with the options' dests as attributes):
     an option not given (None) keeps the config's default, a `zero_off` option given as 0 is
-    None. ValueError from the config's validation."""
+    None; a field in `extra` is taken from there. ValueError from the config's validation."""
     given = {}
     for f in dataclasses.fields(cls):
-        opt = f.metadata.get(_KEY)
+        opt = None if f.name in extra else f.metadata.get(_KEY)
         raw = None if opt is None else getattr(values, opt.dest or f.name, None)
         if raw is not None:
             given[f.name] = _value(opt, raw)

@@ -47,6 +47,7 @@ from openinference.semconv.trace import (
 )
 
 from rt4chart.schemas.spans import UNREADABLE_SPAN, Scalar, SourceSpan
+from rt4chart.transforms.options_spec import Flex, option
 
 SERVICE_NAME = "service.name"  # OpenTelemetry's resource attribute naming the application
 METADATA_PREFIX = SpanAttributes.METADATA + "."
@@ -69,9 +70,31 @@ class SpanMapping:
     """Which attributes give the route and the trace id, and (streaming) how long a trace
     waits for more spans once its root has come."""
 
-    route_attribute: str = SERVICE_NAME
-    trace_id_attribute: str | None = None
-    trace_gap_s: float = 30.0
+    route_attribute: str = option(
+        "--route-attribute", "--route_attribute", default=SERVICE_NAME,
+        flex=Flex(
+            "Route attribute",
+            "otlp: the attribute that gives a trace's route (metadata.KEY reads the root "
+            "span's metadata). Default: service.name."),
+        help="span formats: the attribute that gives a trace's route (default %(default)s; "
+             "metadata.KEY reads the root span's metadata)")
+    trace_id_attribute: str | None = option(
+        "--trace-id-attribute", "--trace_id_attribute",
+        flex=Flex(
+            "Trace id attribute",
+            "otlp: the attribute that gives a trace's id instead of the OTel trace id (e.g. "
+            "metadata.trace_id)."),
+        help="span formats: the attribute that gives a trace's id instead of the OTel trace "
+             "id (e.g. metadata.trace_id); traces without it keep theirs")
+    trace_gap_s: float = option(  # streaming only: `rt4chart stream --trace-gap`
+        "--trace-gap", "--trace_gap", dest="trace_gap", default=30.0, parse=float,
+        flex=Flex(
+            "Trace gap (s)",
+            "otlp: a trace is complete when its root span has come and no span for this many "
+            "seconds; without its root by then it is a dead letter. Default: 30.",
+            regexes=("^[0-9]+(\\.[0-9]+)?$",)),
+        help="otlp: a trace is complete when its root span has come and no span for this many "
+             "seconds (default %(default)s); without its root by then it is a dead letter")
 
     def __post_init__(self) -> None:
         if not self.route_attribute:

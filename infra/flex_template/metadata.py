@@ -1,9 +1,8 @@
 """Writes `metadata.json`, the Flex Template's parameters, from the options' declarations.
 
 A `rt4chart stream` option declared on a stage's config with a `Flex` (transforms/options_spec.py)
-is a template parameter as it declares; the parameters of options not declared yet, and the
-template's own fields, are in `metadata_base.json`. The parameters follow the order of
-`rt4chart stream`'s options.
+is a template parameter as it declares; the template's own fields are in `metadata_base.json`.
+The parameters follow the order of `rt4chart stream`'s options.
 
     python infra/flex_template/metadata.py          # rewrite metadata.json
     python infra/flex_template/metadata.py --check  # exit 1 if metadata.json is not current
@@ -16,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-from rt4chart.pipeline.flags import declared_flex, stream_dests
+from rt4chart.pipeline.flags import declared_flex
 
 HERE = Path(__file__).resolve().parent
 METADATA = HERE / "metadata.json"
@@ -26,18 +25,8 @@ BASE = HERE / "metadata_base.json"
 def build() -> dict:
     """The template's metadata: its fields, then one parameter per templated stream option."""
     base = json.loads(BASE.read_text())
-    undeclared = {p["name"]: p for p in base.pop("undeclared_parameters")}
     base.pop("_comment", None)
-    flex = declared_flex()
-    params = []
-    for dest in stream_dests():
-        if dest in flex:
-            params.append(flex[dest])
-        elif dest in undeclared:
-            params.append(undeclared.pop(dest))
-    if undeclared:
-        raise ValueError(f"metadata_base.json names no stream option: {', '.join(undeclared)}")
-    return {**base, "parameters": params}
+    return {**base, "parameters": list(declared_flex().values())}
 
 
 def render() -> str:

@@ -2,8 +2,8 @@
 `--annotate phoenix` option of `audit` (after the tables are written) and `stream` (every
 `--annotate-interval` seconds while it runs, and once more when it stops).
 
-Registered by one call each: `add_parser` (the command), `add_annotate_args` (the options of
-`audit`/`stream`); `target` turns the options into a :class:`PhoenixTarget` (or None).
+Registered by `add_parser` (the command; the options of `audit`/`stream` are declared in
+`options.py`); `target` turns the options into a :class:`PhoenixTarget` (or None).
 """
 
 from __future__ import annotations
@@ -15,9 +15,11 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from apache_beam.io.filesystems import FileSystems
 
+from rt4chart.pipeline.annotate.options import AnnotateOptions, command_options
 from rt4chart.pipeline.annotate.phoenix import (
     ENDPOINT_ENV,
     AnnotateResult,
@@ -27,31 +29,17 @@ from rt4chart.pipeline.annotate.phoenix import (
     write_back,
 )
 from rt4chart.pipeline.annotate.verdicts import (
-    DEFAULT_NAME,
     TraceVerdict,
     Verdicts,
     load_verdicts,
 )
+from rt4chart.pipeline.declared_args import add_all
 from rt4chart.pipeline.report.data import is_bigquery, table_reader
+from rt4chart.transforms.options_spec import from_values
 
 logger = logging.getLogger(__name__)
 
-SINKS = ("phoenix",)
-DEFAULT_INTERVAL_S = 60.0
-
-
-def _add_target_args(p: argparse.ArgumentParser, prefix: str) -> None:
-    p.add_argument(f"--{prefix}endpoint", dest="phoenix_endpoint", metavar="URL",
-                   help=f"Phoenix server URL, e.g. http://127.0.0.1:6006 (default: "
-                        f"${ENDPOINT_ENV}); its key, if any, is read from $PHOENIX_API_KEY")
-    p.add_argument(f"--{prefix}project", dest="phoenix_project", metavar="NAME",
-                   help="the Phoenix project holding the traces (default: default)")
-    p.add_argument("--annotation-name", dest="annotation_name", default=DEFAULT_NAME,
-                   help="the span annotation's name (default: %(default)s); a second write "
-                        "with the same name replaces the first")
-
-
-def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register `annotate phoenix` on the root parser's sub-commands."""
     p = sub.add_parser("annotate", allow_abbrev=False,
                        help="write a run's verdicts onto the traces where they are kept",
@@ -66,22 +54,9 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     ph.add_argument("source", metavar="RUN_DIR|bq:P:D",
                     help="output directory of `rt4chart audit`/`stream`, or its BigQuery "
                          "dataset as bq:PROJECT:DATASET")
-    _add_target_args(ph, "")
+    add_all(ph, command_options())
     ph.add_argument("-v", "--verbose", action="store_true")
     return p
-
-
-def add_annotate_args(p: argparse.ArgumentParser, streaming: bool = False) -> None:
-    """`--annotate phoenix` and its options, on `audit` (or `stream`, with `streaming`)."""
-    p.add_argument("--annotate", choices=SINKS,
-                   help="also write the verdicts back as span annotations (phoenix)"
-                        + (", while the stream runs" if streaming else
-                           ", once the tables are written"))
-    _add_target_args(p, "phoenix-")
-    if streaming:
-        p.add_argument("--annotate-interval", dest="annotate_interval", type=float,
-                       default=DEFAULT_INTERVAL_S, metavar="SECONDS",
-                       help="seconds between write-backs of new verdicts (default 60)")
 
 
 def target(args: argparse.Namespace) -> PhoenixTarget | None:
@@ -92,9 +67,8 @@ def target(args: argparse.Namespace) -> PhoenixTarget | None:
     if not endpoint:
         raise ValueError(f"annotate phoenix needs the Phoenix URL: give --endpoint (on audit "
                          f"and stream: --phoenix-endpoint) or set ${ENDPOINT_ENV}")
-    if getattr(args, "annotate_interval", 1.0) <= 0:
-        raise ValueError("--annotate-interval must be > 0")
-    return PhoenixTarget(endpoint, args.phoenix_project or "default", args.annotation_name)
+    opts = from_values(AnnotateOptions, args)  # ValueError on a bad --annotate-interval
+    return PhoenixTarget(endpoint, opts.phoenix_project or "default", opts.annotation_name)
 
 
 def annotate(target: PhoenixTarget, source: str, client: PhoenixClient | None = None,

@@ -160,7 +160,8 @@ def calibrate(opts: EvalOptions, write: str | None) -> dict:
     `write`); the file's content."""
     spec = opts.judge
     options = dict(spec.options) | {CALIBRATION_OPTION: "identity"}
-    opts = replace(opts, split="dev", judge=JudgeSpec.of(spec.name, options))
+    opts = replace(opts, split="dev",
+                   stages=replace(opts.stages, judge=JudgeSpec.of(spec.name, options)))
     code, report = run_eval(opts)
     if code != 0:
         raise RuntimeError("the dev audit judged no answer: nothing to fit")

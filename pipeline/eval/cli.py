@@ -19,6 +19,7 @@ from rt4chart.pipeline.eval import compare as compare_mod
 from rt4chart.pipeline.eval.report import fmt
 from rt4chart.pipeline.eval.runner import EvalOptions, redact, run_eval
 from rt4chart.pipeline.flags import SHARED, add_eval_args
+from rt4chart.transforms.options_spec import from_values
 
 
 def add_parsers(subparsers: Any) -> argparse.ArgumentParser:
@@ -88,13 +89,9 @@ def options(args: argparse.Namespace, beam_args: list[str]) -> EvalOptions:
               "model": args.model, "base_url": args.base_url,
               "window_size": args.window_size, "window_overlap": args.window_overlap,
               "audit_args": shown}
-    return EvalOptions(
-        dataset=args.dataset, data=args.data, out=args.out, split=args.split, tasks=tasks,
-        limit=args.limit, seed=args.seed, bootstrap=args.bootstrap, overwrite=args.overwrite,
-        label_map=_label_map(args.gold_label), judge=cli_args.judge_spec(args),
-        segment=cli_args.segment_config(args),
-        verify_local=cli_args.stage_configs(args)["verify_local"],
-        beam_args=tuple(beam_args), config=config)
+    return from_values(
+        EvalOptions, args, tasks=tasks, label_map=_label_map(args.gold_label),
+        stages=cli_args.stages_config(args), beam_args=tuple(beam_args), config=config)
 
 
 def _print_summary(report: dict, out: str) -> None:

@@ -15,17 +15,16 @@ import logging
 import random
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 
 from rt4chart.pipeline import jobs
-from rt4chart.pipeline.config import AuditConfig
+from rt4chart.pipeline.config import AuditConfig, NestsStages, StagesConfig
 from rt4chart.pipeline.eval import loaders, report
 from rt4chart.pipeline.eval.items import build_items
 from rt4chart.pipeline.summary import read_table
 from rt4chart.transforms.judges.base import JudgeSpec
-from rt4chart.transforms.segment import SegmentConfig
-from rt4chart.transforms.verify_local import VerifyLocalConfig
+from rt4chart.transforms.options_spec import option
 
 logger = logging.getLogger(__name__)
 
@@ -34,22 +33,33 @@ SECRET_WORDS = ("key", "secret", "token", "password")
 
 
 @dataclass(frozen=True)
-class EvalOptions:
+class EvalOptions(NestsStages):
     """What to evaluate and how; the judge, segmentation and claims per call are the audit's."""
 
-    dataset: str
-    data: str
-    out: str
-    split: str = "test"
-    tasks: tuple[str, ...] = ()
-    limit: int | None = None
-    seed: int = 0
-    bootstrap: int = 1000
-    overwrite: bool = False
-    label_map: dict[str, str] = field(default_factory=dict)
-    judge: JudgeSpec = JudgeSpec()
-    segment: SegmentConfig = SegmentConfig()
-    verify_local: VerifyLocalConfig = VerifyLocalConfig()
+    dataset: str = option("--dataset", default=MISSING, choices=loaders.FORMATS,
+                          help="the data's format")
+    data: str = option("--data", default=MISSING,
+                       help="ragtruth / ragtruth-plus-plus: the directory of the files; jsonl: "
+                            "the file")
+    out: str = option("--out", default=MISSING, help="output directory of the eval run")
+    split: str = option(
+        "--split", default="test", choices=SPLITS,
+        help="part to report on (default test; thresholds are chosen on dev, so test and all "
+             "audit both parts)")
+    tasks: tuple[str, ...] = option(  # parsed from the comma-separated text by eval/cli.py
+        "--tasks", default=(), parsed_default=None,
+        help="comma-separated task types (default: all), e.g. QA,Summary")
+    limit: int | None = option("--limit", parse=int,
+                               help="audit at most N answers (whole sources, seeded)")
+    seed: int = option("--seed", default=0, parse=int, help="limit and bootstrap seed (default 0)")
+    bootstrap: int = option("--bootstrap", default=1000, parse=int,
+                            help="bootstrap resamples for the intervals (default 1000)")
+    overwrite: bool = option("--overwrite", kind="flag", default=False,
+                             help="replace an earlier eval in --out")
+    label_map: dict[str, str] = option(  # built from the RAW=LABEL items by eval/cli.py
+        "--gold-label", dest="gold_label", default_factory=dict, parsed_default=[], kind="append",
+        metavar="RAW=CON|NIC", help="map a raw gold label to CON or NIC (repeatable)")
+    stages: StagesConfig = StagesConfig(JudgeSpec())  # the audit's judge, windows and stages
     beam_args: tuple[str, ...] = ()
     config: dict = field(default_factory=dict)  # the judge and window settings, for the report
 
@@ -116,9 +126,8 @@ def _prepare(out: Path, overwrite: bool) -> None:
 
 def run_audit(traces: Path, audit_out: Path, opts: EvalOptions) -> tuple[int, float, dict]:
     """The audit of `rt4chart audit`: (exit code, seconds, its summary.json)."""
-    config = AuditConfig(inputs=(str(traces),), out=str(audit_out), judge=opts.judge,
-                         segment=opts.segment, overwrite=True,
-                         verify_local=opts.verify_local)
+    config = AuditConfig(inputs=(str(traces),), out=str(audit_out), stages=opts.stages,
+                         overwrite=True)
     started = time.monotonic()
     result = jobs.run_audit(config, jobs.beam_options(list(opts.beam_args)))
     seconds = time.monotonic() - started

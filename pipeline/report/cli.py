@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+from typing import Any
 
 from apache_beam.io.filesystems import FileSystems
 
@@ -13,7 +14,7 @@ from rt4chart.pipeline.report.page import render
 logger = logging.getLogger(__name__)
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register the `report` command."""
     p = subparsers.add_parser(
         "report", help="write a self-contained HTML report of an audit run",

@@ -10,7 +10,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from rt4chart import prompts
 from rt4chart.pipeline import bigquery as bq
 from rt4chart.pipeline import graph
-from rt4chart.pipeline.config import AuditConfig
+from rt4chart.pipeline.config import AuditConfig, StagesConfig
 from rt4chart.pipeline.jobs import example_traces
 from rt4chart.schemas.records import RunInfo
 from rt4chart.schemas.tables import TABLES
@@ -24,7 +24,8 @@ PROJECT = "rt4chart-test"
 
 def test_audit_writes_the_same_rows_to_bigquery_and_parquet(emulator, dataset, tmp_path):
     bq.ensure_tables(emulator.client(), PROJECT, dataset, "US")
-    config = AuditConfig((example_traces(),), str(tmp_path / "out"), JudgeSpec.of("offline"),
+    config = AuditConfig(inputs=(example_traces(),), out=str(tmp_path / "out"),
+                         stages=StagesConfig(judge=JudgeSpec.of("offline")),
                          bigquery=f"{PROJECT}:{dataset}")
     run = RunInfo("offline-lexical-v2", prompts.prompt_hash())
     client = BeamBigQueryClient(emulator.endpoint, PROJECT)

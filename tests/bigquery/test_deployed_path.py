@@ -15,7 +15,7 @@ from google.cloud import bigquery
 from rt4chart import prompts
 from rt4chart.pipeline import bigquery as bq
 from rt4chart.pipeline import cli, graph
-from rt4chart.pipeline.config import AuditConfig
+from rt4chart.pipeline.config import AuditConfig, StagesConfig
 from rt4chart.pipeline.earlier import redo_traces
 from rt4chart.pipeline.jobs import write_redo_input
 from rt4chart.pipeline.outputs import TablesConfig
@@ -114,7 +114,8 @@ def _audit(emulator, dataset: str, out, inputs: tuple[str, ...], fail_on: str,
            reuse: str | None = None) -> dict[str, list[dict]]:
     """The batch audit graph with the flaky judge, to Parquet and to the emulated dataset."""
     spec = JudgeSpec.of("fake_judges:flaky", {"fail_on": fail_on})
-    config = AuditConfig(inputs, str(out), spec, bigquery=f"{PROJECT}:{dataset}", reuse=reuse,
+    config = AuditConfig(inputs=inputs, out=str(out), stages=StagesConfig(judge=spec),
+                         bigquery=f"{PROJECT}:{dataset}", reuse=reuse,
                          tables=TablesConfig(write_traces=True))
     with beam.Pipeline(options=PipelineOptions(["--runner=FnApiRunner"])) as p:
         graph.build(p, config, RunInfo("flaky", prompts.prompt_hash()),

@@ -11,7 +11,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from rt4chart import prompts
 from rt4chart.pipeline import bigquery as bq
 from rt4chart.pipeline import graph
-from rt4chart.pipeline.config import AuditConfig
+from rt4chart.pipeline.config import AuditConfig, StagesConfig
 from rt4chart.pipeline.report.data import load_run, route_totals
 from rt4chart.pipeline.report.page import render
 from rt4chart.schemas.records import RunInfo
@@ -29,9 +29,10 @@ def test_report_from_bigquery_tables_matches_the_report_from_parquet(emulator, d
     traces = tmp_path / "traces.jsonl"
     traces.write_text(json.dumps(fj.RUNNING_TRACE) + "\n")
     bq.ensure_tables(emulator.client(), PROJECT, dataset, "US")
-    config = AuditConfig((str(traces),), str(tmp_path / "out"),
-                         JudgeSpec.of("fake_judges:running_example"),
-                         segment=SegmentConfig(2, 1), bigquery=f"{PROJECT}:{dataset}")
+    config = AuditConfig(inputs=(str(traces),), out=str(tmp_path / "out"),
+                         stages=StagesConfig(judge=JudgeSpec.of("fake_judges:running_example"),
+                                             segment=SegmentConfig(2, 1)),
+                         bigquery=f"{PROJECT}:{dataset}")
     with beam.Pipeline(options=PipelineOptions(flags=[], runner="FnApiRunner")) as p:
         graph.build(p, config, RunInfo("scripted", prompts.prompt_hash()),
                     bigquery_client=BeamBigQueryClient(emulator.endpoint, PROJECT),

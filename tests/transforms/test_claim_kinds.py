@@ -12,7 +12,7 @@ import apache_beam as beam
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import BeamAssertException, assert_that
 
-from rt4chart.pipeline.config import AuditConfig
+from rt4chart.pipeline.config import AuditConfig, StagesConfig
 from rt4chart.pipeline.graph import Audit
 from rt4chart.schemas.records import RunInfo
 from rt4chart.schemas.rows import AnswerRow, ClaimRow, SpanRow
@@ -33,7 +33,8 @@ RUN = RunInfo("offline", "test-hash")
 
 
 def _config(judge: str) -> AuditConfig:
-    return AuditConfig(("-",), "-", JudgeSpec.of(judge), SegmentConfig(1, 0))
+    return AuditConfig(inputs=("-",), out="-", stages=StagesConfig(
+        judge=JudgeSpec.of(judge), segment=SegmentConfig(1, 0)))
 
 
 def _span(text: str) -> tuple[int, int]:

@@ -12,7 +12,7 @@ import apache_beam as beam
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import BeamAssertException, assert_that
 
-from rt4chart.pipeline.config import AuditConfig
+from rt4chart.pipeline.config import AuditConfig, StagesConfig
 from rt4chart.pipeline.graph import Audit
 from rt4chart.schemas.records import RunInfo
 from rt4chart.schemas.rows import AnswerRow, ClaimRow, SpanRow
@@ -22,7 +22,8 @@ from rt4chart.transforms.segment import SegmentConfig
 import fake_judges as fj
 
 SPEC = JudgeSpec.of("fake_judges:running_example")
-CONFIG = AuditConfig(("-",), "-", SPEC, SegmentConfig(window_size=2, window_overlap=1))
+CONFIG = AuditConfig(inputs=("-",), out="-", stages=StagesConfig(
+    judge=SPEC, segment=SegmentConfig(window_size=2, window_overlap=1)))
 RUN = RunInfo("scripted", "test-hash")
 
 

@@ -21,7 +21,7 @@ from rt4chart.pipeline.chunks import (
     is_local,
     shard_count,
 )
-from rt4chart.pipeline.config import AuditConfig
+from rt4chart.pipeline.config import AuditConfig, StagesConfig
 from rt4chart.pipeline.io import ReadTraces
 from rt4chart.pipeline.shards import (
     read_pickles,
@@ -35,7 +35,8 @@ from rt4chart.transforms.judges.base import JudgeSpec
 
 
 def _config(inputs=("x.jsonl",), judge="offline", **kw) -> AuditConfig:
-    return AuditConfig(inputs=tuple(inputs), out="out", judge=JudgeSpec.of(judge, {}), **kw)
+    return AuditConfig(inputs=tuple(inputs), out="out",
+                       stages=StagesConfig(judge=JudgeSpec.of(judge, {})), **kw)
 
 
 def test_every_copy_of_a_trace_id_has_the_shard_validation_would_key_it_by():

@@ -1,0 +1,25 @@
+"""The README's option tables are the declarations' (pipeline/option_tables.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rt4chart.pipeline import option_tables
+from rt4chart.pipeline.flags import AUDIT
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_readme_option_tables_are_current():
+    text = README.read_text()
+    assert option_tables.current(text) == text, (
+        "README.md's option tables are not current: run "
+        "python -m rt4chart.pipeline.option_tables README.md")
+
+
+def test_a_table_row_per_option_with_its_flag_default_and_help():
+    table = option_tables.table(AUDIT)
+    assert len(table.splitlines()) == 2 + len(AUDIT)
+    assert "| `--out OUT` | `rt4chart-out` | output directory (default: rt4chart-out) |" in table
+    assert "| `--example` |  | audit the bundled example traces |" in table  # a switch
+    assert "%(default)s" not in table
