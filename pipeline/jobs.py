@@ -139,7 +139,8 @@ def _preflight(config: AuditConfig, folder: RunFolder,
         folder.check()
         check_inputs(config.inputs)
         spec, endpoint = negotiate(config.judge)  # JudgeUnusable: the run stops here
-        config = dataclasses.replace(config, judge=spec)
+        config = dataclasses.replace(config, stages=dataclasses.replace(config.stages,
+                                                                        judge=spec))
         run = run_info(config.judge)
         config = dataclasses.replace(config, stages=dataclasses.replace(
             config.stages, judge=share_limits(config.judge, options)))
