@@ -56,6 +56,7 @@ from rt4chart.transforms.judges.openai_faults import (
     completion_of,
     failure_reason,
     is_endpoint_failure,
+    rejected_request,
 )
 from rt4chart.transforms.judges.prefix_gate import mark_sent
 from rt4chart.transforms.judges.pricing import (
@@ -102,6 +103,8 @@ def _retryable(exc: BaseException) -> bool:
     if isinstance(exc, SchemaMismatch | openai.APITimeoutError | openai.APIConnectionError):
         return True
     if isinstance(exc, openai.APIStatusError):
+        if rejected_request(exc) is not None:  # the same request would fail the same way
+            return False
         return exc.status_code in (408, 409, 429) or exc.status_code >= 500
     return False
 
