@@ -72,7 +72,7 @@ def audit(args: argparse.Namespace, beam_args: list[str]) -> int:
               file=sys.stderr)
         return 1
     if jobs.no_answer_judged(summary):
-        print(f"rt4chart: {jobs.NO_ANSWER_JUDGED}", file=sys.stderr)
+        print(f"rt4chart: {jobs.no_answer_judged_message(summary)}", file=sys.stderr)
         return 1
     return 0
 

@@ -267,6 +267,13 @@ def nothing_valid(summary: Summary) -> bool:
     return summary.traces == 0
 
 
+def no_answer_judged_message(summary: Summary) -> str:
+    """NO_ANSWER_JUDGED, with the reason most answers give (the server's own, redacted)."""
+    if not summary.incomplete_reason:
+        return NO_ANSWER_JUDGED
+    return f"{NO_ANSWER_JUDGED}; most answers say: {summary.incomplete_reason}"
+
+
 def no_answer_judged(summary: Summary) -> bool:
     """Whether a run judged none of its answers (every one incomplete): a failed run."""
     return bool(summary.traces) and summary.incomplete == summary.traces

@@ -4,7 +4,8 @@ The stages count what they do with counters that are Beam metrics and a live tal
 (`transforms/tally.py`): `rt4chart:traces_read` as records are validated (the total, known
 once the inputs are read), `traces_done` per assembled answer, `traces_dead` per record that
 ended as a dead letter (so that done reaches the total), and per judge stage `{stage}_calls`,
-`_errors`, `_input_tokens`, `_cached_tokens`, `_output_tokens`, `_cost_micro_usd`.
+`_errors`, `_input_tokens`, `_cached_tokens`, `_output_tokens`, `_cost_micro_usd`,
+`_cost_unknown`.
 
 A :class:`Reporter` thread shows them every `PROGRESS_EVERY_S` from the moment the job starts
 (the local FnApiRunner's `run()` blocks until the job is done) and once at the end: a bar
@@ -30,6 +31,7 @@ from typing import IO
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.runners.runner import PipelineResult
 
+from rt4chart.pipeline.summary import usd
 from rt4chart.schemas.records import DeadLetter
 from rt4chart.schemas.rows import DeadLetterRow
 from rt4chart.transforms import tally
@@ -85,6 +87,7 @@ class Progress:
     cached_tokens: int = 0
     output_tokens: int = 0
     cost_micro_usd: int = 0
+    cost_unknown: int = 0  # elements whose calls have no price: the cost is unknown
     total: int = 0  # records read (0: not known yet)
     dead: int = 0  # records that ended as dead letters
 
@@ -114,10 +117,15 @@ class Progress:
             return 0.0 if self.total and self.done >= self.total else None
         return elapsed_s * (self.total - self.done) / self.done
 
+    @property
+    def cost(self) -> str:
+        """As the summary says it (`summary.usd`): "cost unknown" once a call has no price."""
+        return usd(None if self.cost_unknown else self.cost_micro_usd / 1e6)
+
     def figures(self) -> str:
         return (f"{self.calls:,} judge calls ({self.errors:,} failed), {self.input_tokens:,} "
                 f"input / {self.cached_tokens:,} cached / {self.output_tokens:,} output tokens, "
-                f"${self.cost_micro_usd / 1e6:.4f}")
+                f"{self.cost}")
 
     def line(self, tail: str = "") -> str:
         traces = f"{self.done:,}/{self.total:,}" if self.total else f"{self.done:,}"
@@ -129,8 +137,7 @@ class Progress:
         filled = round(share * BAR_WIDTH)
         return (f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {self.done:,}/{self.total:,} "
                 f"traces, {self.calls:,} calls, "
-                f"{self.input_tokens + self.output_tokens:,} tokens, "
-                f"${self.cost_micro_usd / 1e6:.4f}{tail}")
+                f"{self.input_tokens + self.output_tokens:,} tokens, {self.cost}{tail}")
 
 
 def read_progress(result: PipelineResult) -> Progress:

@@ -81,6 +81,8 @@ class Summary:
     cached_share_by_stage: dict[str, float | None] = field(default_factory=dict)
     cached_share_by_task: dict[str, float | None] = field(default_factory=dict)
     pruned_calls: int = 0
+    # The most common reason answers were incomplete (redacted), for the run's final message.
+    incomplete_reason: str | None = None
 
     @property
     def traces_per_second(self) -> float:
@@ -144,7 +146,15 @@ def summarise(out: str, seconds: float) -> Summary:
         **usage_columns(Summary, usage),
         seconds=seconds,
         cached_share_by_task=cached_share_by_task(answers),
+        incomplete_reason=most_common_reason(answers),
     )
+
+
+def most_common_reason(answers: list[AnswerRow]) -> str | None:
+    """The reason most incomplete answers give (redacted), None when none is incomplete."""
+    reasons = Counter(redact_configured(a.reason) for a in answers
+                      if a.status != "ok" and a.reason)
+    return reasons.most_common(1)[0][0] if reasons else None
 
 
 def caching_lines(summary: Summary) -> list[str]:

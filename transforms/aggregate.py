@@ -6,8 +6,8 @@ label says; an answer's p_hallucinated comes from its largest claim p, on the si
 answer threshold.
 
 An answer is `incomplete` when any of its claims (or sentences) has no verdict because a judge
-call failed; it then keeps only what its decided claims prove (see `answer_label`) and never
-becomes ENT by default.
+call failed; it then carries no label (see `answer_label`): neither ENT by default nor the
+CON or NIC of its decided claims, which keep their labels in the claims table.
 """
 
 from __future__ import annotations
@@ -49,16 +49,11 @@ REDO_STAGE = "judge"
 
 
 def answer_label(labels: list[str], incomplete: bool) -> str | None:
-    """The answer's label from its decided claims.
-
-    Complete: the AND-join. Incomplete: CON if a decided claim is CON, NIC if one is NIC (the
-    answer is hallucinated whatever the missing claims say, though it might be CON), else None:
-    an unverified claim is never assumed entailed.
-    """
-    joined = and_join(labels)
-    if incomplete and joined == "ENT":
-        return None
-    return joined
+    """The answer's label: the AND-join of its claims' labels when every claim was decided;
+    None when any was not (an `incomplete` answer carries no label, CON included: a label on
+    an answer some of whose calls failed would be counted and read like a complete one's; its
+    decided claims keep their own labels in the claims table, and a redo labels it)."""
+    return None if incomplete else and_join(labels)
 
 
 def calibration(run: RunInfo) -> Calibration:

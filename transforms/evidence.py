@@ -25,6 +25,9 @@ from rt4chart.transforms.text.words import content_terms, content_words, json_ke
 # A fragment shorter than this (in letters and digits) is too unspecific to be evidence: "the"
 # or "a 1" occurs in almost any context.
 MIN_FRAGMENT_ALNUM = 4
+# A grounded quote (with the key path of its JSON line, if any) needs this many content words
+# to be evidence: one word shared with the claim is a coincidence, not a statement about it.
+MIN_QUOTE_WORDS = 2
 _ELLIPSIS_RE = re.compile(r"\[?(?:\.\s*\.\s*\.|…)\]?")
 
 
@@ -185,11 +188,14 @@ def ground(
 ) -> tuple[str, tuple[Evidence, ...], str | None]:
     """Apply the retromorphic rule to a judge's label: (label, evidence, note).
 
-    ENT and CON need at least one quote found in the context that shares a content word with
-    the claim; otherwise the claim is NIC and the note says why. NIC carries no evidence. A
-    quote's words are its own (camelCase, snake_case, kebab-case and "5pm" taken apart, see
-    `tokens`) plus, for a quote in a `"key": value` line of a JSON object, the words of its key
-    path (`keys`, by sentence index): `"street": true` under `"BusinessParking"` is evidence
+    ENT and CON need at least one quote found in the context that holds MIN_QUOTE_WORDS content
+    words of its own, or as many as the claim has if fewer (a one-word quote of prose such as
+    "The word" is no evidence for a longer claim; a field of a JSON record is), and shares a
+    content word with the claim; otherwise the claim is NIC and the note says why. NIC carries
+    no evidence. A quote's words are its own (camelCase, snake_case, kebab-case and "5pm" taken
+    apart, see `tokens`) plus, for a quote in a `"key": value` line of a JSON object, the words
+    of its key path (`keys`, by sentence index): `"street": true` under `"BusinessParking"` is
+    evidence
     about street parking.
     """
     if label == "NIC":
@@ -203,6 +209,17 @@ def ground(
     def words_of(e: Evidence) -> set[str]:
         return content_words(e.text) | keys.get(e.sentence_index, frozenset())
 
+    # A quote of one content word of prose ("The word", "the city") occurs in almost any
+    # context and says nothing for or against a claim of several that shares it: it is not
+    # evidence (a claim of one content word, "A one.", needs no more than one). In a `"key":
+    # value` line of a JSON record the key path says what the quoted field is: a field, not
+    # a stray word.
+    least = min(MIN_QUOTE_WORDS, len(claim_words))
+    evidence = tuple(e for e in evidence
+                     if e.sentence_index in keys or len(words_of(e)) >= least)
+    if not evidence:
+        return "NIC", (), (f"judge said {label} but its quotes are too short to be evidence "
+                           f"(fewer than {least} content words each)")
     if claim and not any(_about(w, claim_words) for e in evidence for w in words_of(e)):
         return "NIC", (), (
             f"judge said {label} but its quotes share no content word with the claim: "

@@ -4,7 +4,8 @@ Requests are reshuffled (so that a fan-out spreads over workers) and each is sub
 worker's shared event loop as it arrives, through one judge per worker. Every request
 gives exactly one result: the judge's answer, or a failure with its reason. Usage of every call
 goes to a side output for cost accounting, and to the Beam counters `rt4chart:{stage}_calls`,
-`_errors`, `_input_tokens`, `_cached_tokens`, `_output_tokens` and `_cost_micro_usd`, which the
+`_errors`, `_input_tokens`, `_cached_tokens`, `_output_tokens`, `_cost_micro_usd` and
+`_cost_unknown` (elements whose cost is unknown: a model with no price), which the
 job runner reads for its progress line.
 """
 
@@ -30,7 +31,7 @@ METRICS = "rt4chart"
 # Counters of every judge stage, named `{stage}_{suffix}`; the cost in millionths of a dollar,
 # as Beam counters are integers.
 USAGE_COUNTERS = ("calls", "errors", "input_tokens", "cached_tokens", "output_tokens",
-                  "cost_micro_usd")
+                  "cost_micro_usd", "cost_unknown")
 # Calls pending per DoFn instance; the judge's own concurrency limit bounds what is on the wire.
 MAX_IN_FLIGHT = 1024
 
@@ -160,16 +161,20 @@ class _UsageCounters:
     def __init__(self, stage: str, throttled: ThrottleClock):
         self._throttled = throttled  # the worker's, in its judge runtime
         counter = runtime.counter  # Beam counters the launcher can also read mid-run
-        self._calls, self._errors, self._input, self._cached, self._output, self._cost = (
-            counter(METRICS, f"{stage}_{suffix}") for suffix in USAGE_COUNTERS)
+        (self._calls, self._errors, self._input, self._cached, self._output, self._cost,
+         self._cost_unknown) = (counter(METRICS, f"{stage}_{suffix}") for suffix in USAGE_COUNTERS)
 
     def add(self, usage: Usage, errors: int) -> None:
-        self._calls.inc()
+        # The calls the usage counts (attempts, retries included), as the costs table and the
+        # summary count them: not one per element.
+        self._calls.inc(usage.calls)
         self._errors.inc(errors)
         self._input.inc(usage.input_tokens)
         self._cached.inc(usage.cached_tokens)
         self._output.inc(usage.output_tokens)
-        if usage.cost_usd is not None:  # unknown for a model with no price
+        if usage.cost_usd is None:  # a model with no price: the run's cost is unknown
+            self._cost_unknown.inc()
+        else:
             self._cost.inc(round(usage.cost_usd * 1_000_000))
         report_throttled(self._throttled)  # time held by rate limits, from this (bundle) thread
 

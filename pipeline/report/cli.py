@@ -8,7 +8,7 @@ from typing import Any
 
 from apache_beam.io.filesystems import FileSystems
 
-from rt4chart.pipeline.report.data import is_bigquery, load_run
+from rt4chart.pipeline.report.data import answer_counts, is_bigquery, load_run
 from rt4chart.pipeline.report.page import render
 
 logger = logging.getLogger(__name__)
@@ -58,6 +58,12 @@ def run(args: argparse.Namespace) -> int:
     html = render(main, other, max_traces=args.max_traces, title=args.title)
     with FileSystems.create(args.out) as fh:
         fh.write(html.encode("utf-8"))
-    print(f"report: {args.out} ({len(main.answers)} answers, "
-          f"{sum(1 for a in main.answers if a['hallucinated'])} hallucinated)")
+    print(report_line(args.out, main.answers))
     return 0
+
+
+def report_line(out: str, answers: list[dict]) -> str:
+    """The closing line: the same counts as the overview's (`answer_counts`)."""
+    total, complete, hallucinated = answer_counts(answers)
+    return (f"report: {out} ({total} answers, {complete} complete, "
+            f"{hallucinated} hallucinated)")

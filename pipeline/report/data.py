@@ -72,6 +72,15 @@ class RouteRate:
         return wilson(self.hallucinated, self.traces)
 
 
+def answer_counts(answers: Iterable[dict]) -> tuple[int, int, int]:
+    """(answers, complete, hallucinated complete answers): the counts the overview and the
+    report command's closing line both give (an incomplete answer is never counted
+    hallucinated, even one written with a label by an older run)."""
+    answers = list(answers)
+    complete = [a for a in answers if a["status"] == "ok"]
+    return len(answers), len(complete), sum(bool(a["hallucinated"]) for a in complete)
+
+
 def latest_panes(rows: Iterable[dict], key: tuple[str, ...]) -> list[dict]:
     """One row per key: the one with the highest pane_index (panes accumulate)."""
     best: dict[tuple, dict] = {}

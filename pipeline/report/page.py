@@ -15,7 +15,7 @@ from plotly.offline import get_plotlyjs
 
 from rt4chart.pipeline.report import charts
 from rt4chart.pipeline.report.compare import compare_view
-from rt4chart.pipeline.report.data import SEVERITY, Run, route_totals
+from rt4chart.pipeline.report.data import SEVERITY, Run, answer_counts, route_totals
 from rt4chart.pipeline.report.templating import render as render_template
 from rt4chart.pipeline.report.trace_view import anchor, trace_data
 from rt4chart.pipeline.summary import usd
@@ -57,9 +57,9 @@ def suspicious(run: Run) -> list[dict]:
 
 def _stats(run: Run) -> list[tuple[str, object]]:
     complete = [a for a in run.answers if a["status"] == "ok"]
-    halluc = sum(bool(a["hallucinated"]) for a in complete)
-    rate = f"{halluc / len(complete):.1%}" if complete else "n/a"
-    return [("Answers audited", len(run.answers)), ("Complete", len(complete)),
+    total, n_complete, halluc = answer_counts(run.answers)
+    rate = f"{halluc / n_complete:.1%}" if n_complete else "n/a"
+    return [("Answers audited", total), ("Complete", n_complete),
             ("Hallucinated", f"{halluc} ({rate})"),
             ("CON", sum(a["label"] == "CON" for a in complete)),
             ("NIC", sum(a["label"] == "NIC" for a in complete)),

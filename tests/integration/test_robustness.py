@@ -61,9 +61,12 @@ def test_judge_failures_make_answers_incomplete_never_ent(tmp_path, audit, stage
     assert hit["status"] == "incomplete" and hit["label"] is None and hit["hallucinated"] is None
     assert stage.replace("local", "verify_local").replace("global", "verify_global") in hit[
         "reason"]
-    # A decided contradiction still counts, though the answer is incomplete.
+    # An incomplete answer carries no label, though one of its decided claims is CON: that
+    # claim keeps its label in the claims table.
     both = answers["con-and-fail"]
-    assert both["status"] == "incomplete" and both["label"] == "CON" and both["hallucinated"]
+    assert both["status"] == "incomplete" and both["label"] is None
+    assert both["hallucinated"] is None
+    assert any(c["label"] == "CON" for c in tables["claims"] if c["trace_id"] == "con-and-fail")
     failed = [c for c in tables["claims"] if "Kyoto" in c["claim"]]
     assert failed and all(c["status"] == "judge_error" and c["label"] is None for c in failed)
     assert all(c["note"] for c in failed)

@@ -125,3 +125,36 @@ def test_claim_probability_follows_the_judge_unless_grounding_overturns_it(prepa
     for bad in (("ENT", quote, 1.5), ("ENT", quote, "0.2"), ("ENT", quote, True)):
         with pytest.raises(JudgeError, match="p_unsupported"):
             grounded_verdict(bad, context, quote[0])
+
+
+LETTER = ("The word appears in a letter of 1754. Serendipity was coined by Horace Walpole, who "
+          "took it from a Persian fairy tale.")
+
+
+@pytest.fixture
+def letter():
+    trace = Trace("t", "r", 0, "", (Document("letter", LETTER),), "")
+    return render_context(prepare(trace, SegmentConfig(2, 1)))
+
+
+@pytest.mark.parametrize("label", ["CON", "ENT"])
+@pytest.mark.parametrize("quote", ["The word", "the WORD", "a letter", "Serendipity"])
+def test_a_quote_of_one_content_word_is_not_evidence(letter, label, quote):
+    claim = "The word serendipity was coined in a letter by Horace Walpole."
+    evidence, missing = align([quote], letter)
+    assert evidence and missing == 0  # found in the context...
+    got, kept, note = ground(label, evidence, missing, 1, claim)
+    assert (got, kept) == ("NIC", ())  # ...but too short to say anything about the claim
+    assert "too short to be evidence" in note
+
+
+def test_a_specific_quote_keeps_the_label_beside_a_one_word_one(letter):
+    claim = "Serendipity was coined by Samuel Johnson."
+    evidence, missing = align(["The word", "Serendipity was coined by Horace Walpole"], letter)
+    got, kept, note = ground("CON", evidence, missing, 2, claim)
+    assert got == "CON" and [e.text for e in kept] == ["Serendipity was coined by Horace Walpole"]
+
+
+def test_a_claim_of_one_content_word_needs_no_more_in_its_quote(letter):
+    evidence, missing = align(["Serendipity"], letter)
+    assert ground("ENT", evidence, missing, 1, "Serendipity.")[0] == "ENT"

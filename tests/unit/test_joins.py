@@ -27,11 +27,14 @@ def test_and_join(labels, expected):
     assert and_join(labels) == expected
 
 
-def test_incomplete_answers_are_never_ent():
+def test_incomplete_answers_carry_no_label():
+    # An answer with a failed call is `incomplete`: no label, whatever its decided claims say.
     assert answer_label(["ENT", "ENT"], incomplete=True) is None
-    assert answer_label(["ENT", "NIC"], incomplete=True) == "NIC"
-    assert answer_label(["CON"], incomplete=True) == "CON"
+    assert answer_label(["ENT", "NIC"], incomplete=True) is None
+    assert answer_label(["CON"], incomplete=True) is None
+    assert answer_label(["CON", "NIC", "ENT"], incomplete=True) is None
     assert answer_label([], incomplete=True) is None
+    assert answer_label(["CON", "ENT"], incomplete=False) == "CON"
 
 
 def test_merge_spans_prefers_con():

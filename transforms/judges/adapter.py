@@ -6,11 +6,21 @@ of strings). Every answer, fresh from a judge or replayed from judge_cache, is c
 validated: a malformed answer is a :class:`JudgeError` (recorded as ``judge_error``), never a
 default label or an empty claim list. Every call made through :class:`TypedJudge` ends: it has
 the judge's deadline (``call_deadline_s``), and a BaseException from the judge is a JudgeError.
+
+A custom judge's call runs in a thread of its own, on an event loop of its own
+(:func:`in_own_thread`): a coroutine that blocks (``time.sleep``, a CPU loop inside ``async
+def``) then holds only its own call, which fails at its deadline as a judge_error while the
+worker's shared loop and every other call go on. The built-in judges, which never block and
+share their client, limiter and breaker across calls, run on the shared loop; a custom judge
+that holds loop-bound state across calls (a client session, an ``asyncio.Semaphore``) and never
+blocks may ask for the shared loop too with a class attribute ``shares_event_loop = True``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import threading
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
@@ -22,6 +32,7 @@ from rt4chart.transforms.judges.base import (
     Verdict,
     call_deadline_of,
     contained,
+    context_for_thread,
     start_deadline,
     stop_deadline,
 )
@@ -106,14 +117,93 @@ def _forget(task: asyncio.Task) -> None:
         task.exception()
 
 
+# Where a judge's calls run unless it says otherwise: the built-in judges' modules.
+_BUILTIN_PREFIX = "rt4chart."
+
+
+def runs_in_own_thread(judge: object) -> bool:
+    """Whether a judge's calls each run in a thread of their own (custom judges), rather than
+    on the worker's shared event loop (built-in ones, and judges with shares_event_loop)."""
+    shares = getattr(judge, "shares_event_loop", None)
+    if shares is not None:
+        return not shares
+    return not type(judge).__module__.startswith(_BUILTIN_PREFIX)
+
+
+class _ThreadCall:
+    """One judge call on an event loop of its own, in a daemon thread; its outcome is handed
+    to the caller's loop."""
+
+    def __init__(self, call: Callable[[], Awaitable[T]]):
+        self._call = call
+        self._caller = asyncio.get_running_loop()
+        self.outcome: asyncio.Future = self._caller.create_future()
+        self._context = context_for_thread()  # the element's usage meter, the call's deadline
+        self._lock = threading.Lock()
+        self._own: tuple[asyncio.AbstractEventLoop, asyncio.Task] | None = None
+        self._cancelled = False
+
+    async def _main(self) -> object:
+        with self._lock:
+            self._own = (asyncio.get_running_loop(), asyncio.current_task())
+            if self._cancelled:  # cancelled before it started: do not start the judge's call
+                raise JudgeError("the judge's call was cancelled")
+        return await contained(self._call)
+
+    def run(self) -> None:
+        result, error = None, None
+        try:
+            result = self._context.run(asyncio.run, self._main())
+        except asyncio.CancelledError:
+            error = JudgeError("the judge's call was cancelled")
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's loop as is
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the caller's loop is gone: nobody waits
+            self._caller.call_soon_threadsafe(self._settle, result, error)
+
+    def _settle(self, result: object, error: BaseException | None) -> None:
+        if self.outcome.done():
+            return
+        if error is None:
+            self.outcome.set_result(result)
+        else:
+            self.outcome.set_exception(error)
+
+    def cancel(self) -> None:
+        """Cancel the call on its own loop (a call that blocks its thread cannot see it)."""
+        with self._lock:
+            self._cancelled = True
+            own = self._own
+        if own is not None:
+            with contextlib.suppress(RuntimeError):  # its loop already closed: it ended
+                own[0].call_soon_threadsafe(own[1].cancel)
+
+
+async def in_own_thread(call: Callable[[], Awaitable[T]]) -> T:
+    """Run a judge call on a new event loop in a daemon thread of its own and await its
+    outcome: a call that blocks its thread holds no other call. Cancelled (its deadline), the
+    call is cancelled on its own loop too; one that blocks its thread for good is abandoned
+    there (a daemon thread: it does not hold the process's exit)."""
+    job = _ThreadCall(call)
+    threading.Thread(target=job.run, name="rt4chart-judge-call", daemon=True).start()
+    try:
+        return await job.outcome
+    except asyncio.CancelledError:
+        job.cancel()
+        raise
+
+
 class TypedJudge:
     """Any judge seen through the typed contract, every call under the judge's deadline.
     Cheap to build: it holds the judge only."""
 
     def __init__(self, judge: Judge):
         self.judge = judge
+        self._own_thread = runs_in_own_thread(judge)
 
     async def _call(self, call: Callable[[], Awaitable[T]]) -> T:
+        if self._own_thread:
+            return await bounded(lambda: in_own_thread(call), call_deadline_of(self.judge))
         return await bounded(call, call_deadline_of(self.judge))
 
     async def decompose(self, sentence: str, answer: str, question: str) -> list[DecomposedClaim]:

@@ -314,6 +314,35 @@ def queued() -> Iterator[None]:
         deadline.leave_queue()
 
 
+class _DeadlineFromThread:
+    """A call's deadline seen from another thread (a custom judge's call runs in a thread of
+    its own, see adapter.in_own_thread): `queued()` there reaches the deadline on its loop."""
+
+    def __init__(self, deadline: CallDeadline, loop: asyncio.AbstractEventLoop):
+        self._deadline, self._loop = deadline, loop
+
+    def _on_loop(self, method: Callable[[], None]) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed: no deadline left to move
+            self._loop.call_soon_threadsafe(method)
+
+    def enter_queue(self) -> None:
+        self._on_loop(self._deadline.enter_queue)
+
+    def leave_queue(self) -> None:
+        self._on_loop(self._deadline.leave_queue)
+
+
+def context_for_thread() -> contextvars.Context:
+    """A copy of the current context (the element's usage meter, the call's deadline) for a
+    call that runs in another thread, its deadline reached thread-safely."""
+    context = contextvars.copy_context()
+    deadline = _DEADLINE.get()
+    if isinstance(deadline, CallDeadline):
+        carrier = _DeadlineFromThread(deadline, asyncio.get_running_loop())
+        context.run(_DEADLINE.set, carrier)  # type: ignore[arg-type]
+    return context
+
+
 def check_deadline(value: object, where: str = DEADLINE_OPTION) -> float | None:
     """A call deadline in seconds: a finite number >= 0; 0 or None turns it off."""
     if value is None:

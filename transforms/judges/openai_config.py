@@ -36,6 +36,8 @@ class OpenAIConfig:
     timeout_s: float = 60.0
     max_attempts: int = 6
     backoff_initial_s: float = 0.5
+    # Also the cap on every pause a provider asks for (Retry-After, retry-after-ms,
+    # x-ratelimit-reset*): a larger ask is cut to it and logged once (ratelimit.PauseCap).
     backoff_max_s: float = 30.0
     # Providers count max_completion_tokens against tokens/min when a request is admitted, so a
     # generous reservation wastes the budget: start small and double it for a call whose answer

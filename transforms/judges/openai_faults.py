@@ -9,6 +9,7 @@ headers, the key included, in its error message).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import openai
@@ -50,6 +51,41 @@ def completion_of(raw: Any) -> Any:
                          f"{text[:REASON_CHARS]!r}")
 
 
+# What request-validation errors say, whatever the server: pydantic v2 (llama-cpp-python,
+# FastAPI-based servers: "1 validation error for ...", "Input should be 'text' or
+# 'json_object'", "Field required", "Extra inputs are not permitted"), pydantic v1 ("value is
+# not a valid ...", "field required", "extra fields not permitted"), OpenAI-style ("Unsupported
+# parameter", "Unsupported value", "Invalid value for", "Unrecognized request argument").
+_VALIDATION_RE = re.compile(
+    r"validation errors? for|input should be|field required|extra (?:inputs are|fields) not "
+    r"permitted|value is not a valid|unsupported (?:parameter|value)|invalid value for"
+    r"|unrecognized request argument", re.I)
+_REJECTING = (400, 422, 500)
+
+
+def _detail_list(body: Any) -> list[dict] | None:
+    """FastAPI's 422 body: {"detail": [{"loc": [...], "msg": "...", "type": "..."}]}."""
+    detail = body.get("detail") if isinstance(body, dict) else None
+    if isinstance(detail, list) and detail and all(
+            isinstance(d, dict) and "msg" in d for d in detail):
+        return detail
+    return None
+
+
+def rejected_request(exc: BaseException) -> str | None:
+    """The server's own reason when an HTTP 400, 422 or 500 says the request failed
+    validation (retrying the same request cannot help: not an outage); None otherwise."""
+    if not isinstance(exc, openai.APIStatusError) or exc.status_code not in _REJECTING:
+        return None
+    detail = _detail_list(exc.body)
+    if detail is not None:
+        return "; ".join(".".join(str(p) for p in d.get("loc") or ()) + ": " + str(d["msg"])
+                         for d in detail[:3])
+    message = exc.body.get("message") if isinstance(exc.body, dict) else None
+    text = str(message if message is not None else exc.message)
+    return " ".join(text.split()) if _VALIDATION_RE.search(text) else None
+
+
 def is_endpoint_failure(exc: BaseException) -> bool:
     """Whether a failed attempt says the endpoint is unwell (for the circuit breaker), rather
     than the model's answer being wrong or the call being cancelled."""
@@ -63,6 +99,9 @@ def failure_reason(exc: BaseException, attempts: int, secrets: tuple[str, ...]) 
         text = str(exc)
     elif isinstance(exc, SchemaMismatch):
         text = f"no valid answer after {attempts} attempts: {exc}"
+    elif (rejected := rejected_request(exc)) is not None:
+        message = redact(rejected, secrets)[:MESSAGE_CHARS]
+        text = f"the server rejected the request (HTTP {exc.status_code}, not retried): {message}"
     elif isinstance(exc, openai.APIStatusError):
         message = redact(str(exc.message), secrets)[:MESSAGE_CHARS]
         text = f"HTTP {exc.status_code} ({type(exc).__name__}): {message}"

@@ -68,6 +68,7 @@ from rt4chart.transforms.judges.openai_faults import (
     completion_of,
     failure_reason,
     is_endpoint_failure,
+    rejected_request,
 )
 from rt4chart.transforms.judges.prefix_gate import mark_sent
 from rt4chart.transforms.judges.pricing import (
@@ -77,6 +78,7 @@ from rt4chart.transforms.judges.pricing import (
     token_count,
 )
 from rt4chart.transforms.judges.ratelimit import (
+    PauseCap,
     RateLimiter,
     exhausted_for,
     judge_clock,
@@ -113,21 +115,25 @@ def _retryable(exc: BaseException) -> bool:
     if isinstance(exc, SchemaMismatch | openai.APITimeoutError | openai.APIConnectionError):
         return True
     if isinstance(exc, openai.APIStatusError):
+        if rejected_request(exc) is not None:  # the same request would fail the same way
+            return False
         return exc.status_code in (408, 409, 429) or exc.status_code >= 500
     return False
 
 
 class _Backoff:
-    """Tenacity wait: the provider's Retry-After on 429, else exponential backoff with jitter."""
+    """Tenacity wait: the provider's Retry-After on 429 (capped, see PauseCap), else
+    exponential backoff with jitter, never above `maximum`."""
 
-    def __init__(self, initial: float, maximum: float):
+    def __init__(self, initial: float, maximum: float, cap: PauseCap | None = None):
         self._exp = wait_exponential_jitter(initial=initial, max=maximum)
         self._max = maximum
+        self._cap = cap or PauseCap(maximum)
 
     def __call__(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
         if isinstance(exc, openai.APIStatusError) and exc.status_code == 429:
-            asked = retry_after_seconds(exc.response.headers)
+            asked = self._cap(retry_after_seconds(exc.response.headers), "retry-after")
             if asked is not None:
                 return min(self._max, asked + random.uniform(0, 0.05 + asked * 0.1))
         return self._exp(state)
@@ -154,6 +160,8 @@ class OpenAIJudge:
         self.call_deadline_s = DEADLINE_TIMEOUTS * self.config.timeout_s
         self._breaker = CircuitBreaker(self.config.breaker_after_s, self.config.breaker_probe_s)
         self.capabilities = self.config.capabilities()  # corrected by `adapt` as errors name
+        # No provider reply may pause this judge's calls longer than backoff_max_s.
+        self.pause_cap = PauseCap(self.config.backoff_max_s)
         if not self._api_key and not self.base_url:
             raise ValueError(
                 f"openai judge: set {self.config.api_key_env} (or --base-url for a local "
@@ -261,12 +269,14 @@ class OpenAIJudge:
         except openai.APIStatusError as exc:
             self._limiter = self.throughput.adopt(exc.response.headers, self._limiter)
             if exc.status_code == 429:
-                wait = retry_after_seconds(exc.response.headers)
-                wait = wait if wait is not None else exhausted_for(exc.response.headers)
-                self._limiter.pause(wait if wait is not None else 1.0)
+                headers = exc.response.headers
+                wait = self.pause_cap(retry_after_seconds(headers), "retry-after on a 429")
+                if wait is None:
+                    wait = self.pause_cap(exhausted_for(headers), "x-ratelimit-reset on a 429")
+                self._limiter.pause(wait if wait is not None else min(1.0, self.pause_cap.cap_s))
             raise
         self._limiter = self.throughput.adopt(raw.headers, self._limiter)
-        pause = exhausted_for(raw.headers)
+        pause = self.pause_cap(exhausted_for(raw.headers), "x-ratelimit-reset")
         if pause:
             self._limiter.pause(pause)
         return completion_of(raw)
@@ -327,7 +337,8 @@ class OpenAIJudge:
         budget = self.throughput.budget(call)
         async for attempt in AsyncRetrying(
             retry=retry_if_exception(_retryable),
-            wait=_Backoff(self.config.backoff_initial_s, self.config.backoff_max_s),
+            wait=_Backoff(self.config.backoff_initial_s, self.config.backoff_max_s,
+                          self.pause_cap),
             stop=stop_after_attempt(self.config.max_attempts),
             reraise=True,
         ):

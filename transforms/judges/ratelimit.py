@@ -19,7 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import datetime
 import email.utils
+import logging
+import math
 import re
 import threading
 import time
@@ -29,42 +32,95 @@ from contextlib import contextmanager
 from aiolimiter import AsyncLimiter
 from apache_beam.io.components.adaptive_throttler import ThrottlingSignaler
 
-_DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
-_UNIT_S = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+logger = logging.getLogger(__name__)
+
+# A Go-style duration as OpenAI sends in x-ratelimit-reset-*: "6m0s", "1s", "20ms", "1h2m3.5s".
+_DURATION_PART = r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)"
+_DURATION_RE = re.compile(_DURATION_PART)
+_WHOLE_DURATION_RE = re.compile(rf"(?:{_DURATION_PART})+")
+_UNIT_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+# A bare number this large in an x-ratelimit-reset header is a Unix time (some servers send
+# the moment the budget is back, as GitHub's API does), not a delay: 10^9 s is 2001-09-09, and
+# no provider asks for a 31-year wait.
+EPOCH_FLOOR_S = 1e9
 
 
-def parse_duration(value: str | None) -> float | None:
-    """Seconds in an ``x-ratelimit-reset-*`` value such as "1s", "6m0s", "20ms" or "0.5"."""
-    if not value:
+def _number(value: str) -> float | None:
+    """A finite, non-negative number, or None (garbage, negative, nan, inf)."""
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) and number >= 0 else None
+
+
+def parse_duration(value: str | None, now: float | None = None) -> float | None:
+    """Seconds in an ``x-ratelimit-reset*`` value: a duration ("1s", "6m0s", "20ms",
+    "1h2m3.5s"), seconds ("0.5"), or a Unix time (a number above EPOCH_FLOOR_S, read as the
+    moment the budget is back: the seconds from `now` to then, 0 when past). None for anything
+    else (garbage, a negative number)."""
+    if not value or not value.strip():
         return None
     value = value.strip()
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    parts = _DURATION_RE.findall(value)
-    if not parts:
+    number = _number(value)
+    if number is not None:
+        if number >= EPOCH_FLOOR_S:
+            return max(0.0, number - (time.time() if now is None else now))
+        return number
+    if not _WHOLE_DURATION_RE.fullmatch(value):
         return None
-    return sum(float(n) * _UNIT_S[u] for n, u in parts)
+    return sum(float(n) * _UNIT_S[u] for n, u in _DURATION_RE.findall(value))
 
 
-def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
-    """How long the provider asks us to wait: retry-after-ms, retry-after (s or HTTP date)."""
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return float(ms) / 1000.0
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value:
-        try:
-            return float(value)
-        except ValueError:
-            parsed = email.utils.parsedate_to_datetime(value)
-            if parsed is not None:
-                return max(0.0, parsed.timestamp() - time.time())
-    return None
+def http_date_in(value: str, now: float | None = None) -> float | None:
+    """Seconds until an HTTP date (RFC 9110: IMF-fixdate, the obsolete RFC 850 and asctime
+    forms, all in GMT), 0 when past, None when `value` is not a date."""
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if parsed.tzinfo is None:  # asctime has no zone: HTTP dates are always GMT
+        parsed = parsed.replace(tzinfo=datetime.UTC)
+    return max(0.0, parsed.timestamp() - (time.time() if now is None else now))
+
+
+def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """How long the provider asks us to wait: ``retry-after-ms`` (milliseconds, fractions
+    allowed), else ``retry-after`` as delay-seconds (fractions allowed) or an HTTP date. None
+    when neither says anything usable (absent, negative, garbage). The value is as asked:
+    callers cap it (:class:`PauseCap`)."""
+    ms = _number(headers.get("retry-after-ms") or "")
+    if ms is not None:
+        return ms / 1000.0
+    value = (headers.get("retry-after") or "").strip()
+    if not value:
+        return None
+    seconds = _number(value)
+    return seconds if seconds is not None else http_date_in(value, now)
+
+
+class PauseCap:
+    """The longest a provider may make a worker pause (the judge's `backoff_max_s`): a larger
+    ask (10^9 s, a date years ahead) is cut to it, logged once with the asked and capped
+    values, so that no reply can stall a run."""
+
+    def __init__(self, cap_s: float):
+        if not cap_s >= 0:
+            raise ValueError(f"the pause cap must be 0 or more, got {cap_s}")
+        self.cap_s = cap_s
+        self.applied = 0
+        self._logged = False
+
+    def __call__(self, asked: float | None, source: str) -> float | None:
+        if asked is None or asked <= self.cap_s:
+            return asked
+        self.applied += 1
+        if not self._logged:
+            self._logged = True
+            logger.warning("the provider asked for a %.6g s pause (%s): capped at %g s "
+                           "(backoff_max_s); further capped pauses are not logged",
+                           asked, source, self.cap_s)
+        return self.cap_s
 
 
 # When a budget is used up, wait for this share of it to come back (OpenAI's reset-* is the time
@@ -74,12 +130,14 @@ REFILL_SHARE = 0.02
 
 def exhausted_for(headers: Mapping[str, str]) -> float | None:
     """If a response says a budget is used up (remaining 0), how long to pause: until a small
-    share of it is back (`x-ratelimit-reset-*` is the time until all of it is)."""
+    share of it is back (`x-ratelimit-reset-*` is the time until all of it is). Servers that
+    send one budget without a kind (`x-ratelimit-remaining`, `x-ratelimit-reset`, the latter
+    often a Unix time) are read the same way. As asked: callers cap it (:class:`PauseCap`)."""
     waits = []
-    for kind in ("requests", "tokens"):
-        remaining = headers.get(f"x-ratelimit-remaining-{kind}")
-        if remaining is not None and remaining.strip() in ("0", "0.0"):
-            reset = parse_duration(headers.get(f"x-ratelimit-reset-{kind}"))
+    for suffix in ("-requests", "-tokens", ""):
+        remaining = _number(headers.get(f"x-ratelimit-remaining{suffix}") or "")
+        if remaining == 0:
+            reset = parse_duration(headers.get(f"x-ratelimit-reset{suffix}"))
             if reset is not None:
                 waits.append(reset * REFILL_SHARE)
     return max(waits) if waits else None
@@ -184,6 +242,8 @@ class RateLimiter:
 
     def pause(self, seconds: float) -> None:
         """Hold every call of this worker for `seconds` from now (the longest pause wins)."""
+        if not math.isfinite(seconds):  # never a pause without end
+            return
         until = time.monotonic() + max(0.0, seconds)
         if until > self._pause_until:
             self._pause_until = until
