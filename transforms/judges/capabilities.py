@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import orjson
+
 # The most corrections one call may go through: every one removes a field or steps down.
 MAX_CORRECTIONS = 12
 LADDER = ("json_schema_strict", "json_schema", "json_object_schema", "json_object", "text")
@@ -219,3 +221,30 @@ def error_text(exc: Any) -> tuple[str, str | None]:
     else:
         text = str(body) if body is not None else ""
     return f"{getattr(exc, 'message', '')} {text}".strip(), param
+
+
+def with_reasoning(schema: Any, chars: int) -> Any:
+    """The schema with its free-text `reasoning` fields bounded to `chars` characters, or
+    without them (0): most of a small local model's output, and time, goes there."""
+    if isinstance(schema, list):
+        return [with_reasoning(v, chars) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: with_reasoning(v, chars) for k, v in schema.items()}
+    props = out.get("properties")
+    if isinstance(props, dict) and "reasoning" in props:
+        if chars <= 0:
+            out["properties"] = {k: v for k, v in props.items() if k != "reasoning"}
+            out["required"] = [r for r in out.get("required", []) if r != "reasoning"]
+        else:
+            out["properties"] = {**props, "reasoning": {**props["reasoning"], "maxLength": chars}}
+    return out
+
+
+def loads_lenient(text: str) -> Any:
+    """A reply's JSON. Control characters inside strings (a raw newline in a quote, which some
+    grammar-constrained servers let through) are accepted: they change no value that matters."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text, strict=False)

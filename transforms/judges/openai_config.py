@@ -82,6 +82,12 @@ class OpenAIConfig:
     # worker as `negotiated` (capabilities.py's text form): workers do not probe again.
     probe: bool = True
     negotiated: str | None = None
+    # The longest `reasoning` a reply may write (the schemas' maxLength); 0 leaves the field out
+    # (a small local model spends most of its output, at a few tokens a second, there).
+    reasoning_chars: int = 500
+    # A retry after a malformed reply is sampled at this temperature (a server that decodes
+    # greedily repeats the same reply at temperature 0); where temperature is not sent, no change.
+    retry_temperature: float = 0.5
 
     @classmethod
     def from_options(cls, options: dict[str, str]) -> OpenAIConfig:

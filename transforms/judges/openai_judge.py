@@ -24,7 +24,6 @@ import random
 from typing import Any
 
 import openai
-import orjson
 from tenacity import (
     AsyncRetrying,
     RetryCallState,
@@ -53,7 +52,9 @@ from rt4chart.transforms.judges.capabilities import (
     corrected,
     error_text,
     json_in,
+    loads_lenient,
     request_body,
+    with_reasoning,
 )
 from rt4chart.transforms.judges.job_limits import limiter_factory
 from rt4chart.transforms.judges.logprobs import p_unsupported
@@ -65,6 +66,7 @@ from rt4chart.transforms.judges.openai_config import (
 from rt4chart.transforms.judges.openai_faults import (
     DEADLINE_TIMEOUTS,
     MESSAGE_CHARS,
+    NotACompletion,
     completion_of,
     failure_reason,
     is_endpoint_failure,
@@ -187,15 +189,21 @@ class OpenAIJudge:
             self._semaphore = asyncio.Semaphore(cfg.max_concurrency)
         return self._client
 
+    def schema(self, name: str) -> dict:
+        """A reply's JSON schema as this judge asks for it and checks it."""
+        return with_reasoning(prompts.schema(name), self.config.reasoning_chars)
+
     def _request_body(self, messages: list[dict], schema_name: str, logprobs: bool,
-                      cache_key: str | None, max_tokens: int) -> dict[str, Any]:
+                      cache_key: str | None, max_tokens: int,
+                      temperature: float | None = None) -> dict[str, Any]:
         """The chat completion request, as sent (directly, or in a Batch API file): what the
         endpoint accepts (see capabilities.py)."""
         cfg = self.config
         return request_body(
             self.capabilities, model=cfg.model, messages=messages, schema_name=schema_name,
-            schema=prompts.schema(schema_name), max_tokens=max_tokens,
-            temperature=cfg.temperature, seed=cfg.seed, logprobs=logprobs,
+            schema=self.schema(schema_name), max_tokens=max_tokens,
+            temperature=cfg.temperature if temperature is None else temperature,
+            seed=cfg.seed, logprobs=logprobs,
             top_logprobs=cfg.top_logprobs,
             cache_key=cache_key if cfg.prompt_cache_key else None,
             reasoning_effort=cfg.effort)
@@ -203,7 +211,10 @@ class OpenAIJudge:
     @property
     def request_mode(self) -> str:
         """What this judge sends (part of the run's prompt hash, see capabilities.py)."""
-        return self.capabilities.encode()
+        mode = self.capabilities.encode()
+        if self.config.reasoning_chars != OpenAIConfig.reasoning_chars:
+            mode += f";reasoning={self.config.reasoning_chars}"
+        return mode
 
     def adapt(self, exc: openai.APIStatusError) -> bool:
         """Whether an error named a request field this judge can stop sending (it then has
@@ -218,7 +229,8 @@ class OpenAIJudge:
         return True
 
     async def _attempt(self, messages: list[dict], schema_name: str, logprobs: bool,
-                       cache_key: str | None, max_tokens: int) -> dict:
+                       cache_key: str | None, max_tokens: int,
+                       temperature: float | None = None) -> dict:
         client = self._ensure_client()
         probe = await self._breaker.admit()  # BreakerOpen at once while the endpoint is down
         try:
@@ -228,7 +240,8 @@ class OpenAIJudge:
                                             + max_tokens)
             mark_sent()  # a prefix's followers wait from now on (prefix_gate)
             completion = await self._send_adapting(client, messages, schema_name, logprobs,
-                                                   cache_key, max_tokens)
+                                                   cache_key, max_tokens,
+                                                   temperature=temperature)
         except BaseException as exc:
             if is_endpoint_failure(exc):
                 self._breaker.failure(redact(f"{type(exc).__name__}: {exc}", self._secrets()),
@@ -245,11 +258,13 @@ class OpenAIJudge:
     async def _send_adapting(self, client: openai.AsyncOpenAI, messages: list[dict],
                              schema_name: str, logprobs: bool, cache_key: str | None,
                              max_tokens: int, headers: dict[str, str] | None = None,
-                             timeout_s: float | None = None) -> Any:
+                             timeout_s: float | None = None,
+                             temperature: float | None = None) -> Any:
         """The call, sent again at once (not counted as an attempt) each time the endpoint
         refuses a field it names; bounded, as every correction removes something."""
         for _ in range(MAX_CORRECTIONS):
-            body = self._request_body(messages, schema_name, logprobs, cache_key, max_tokens)
+            body = self._request_body(messages, schema_name, logprobs, cache_key, max_tokens,
+                                      temperature)
             try:
                 return await self._send(client, body, headers, timeout_s)
             except openai.APIStatusError as exc:
@@ -298,10 +313,10 @@ class OpenAIJudge:
         if getattr(message, "refusal", None):
             raise JudgeError(f"judge refused: {message.refusal:.200}")
         try:
-            data = orjson.loads(json_in(message.content or ""))
-        except orjson.JSONDecodeError as exc:
+            data = loads_lenient(json_in(message.content or ""))
+        except ValueError as exc:
             raise SchemaMismatch(f"response is not JSON: {exc}") from exc
-        validate(data, prompts.schema(schema_name))
+        validate(data, self.schema(schema_name))
         choice = completion.choices[0]
         if getattr(choice, "logprobs", None) is not None:
             data[P_KEY] = p_unsupported(message.content or "", choice.logprobs)
@@ -335,6 +350,7 @@ class OpenAIJudge:
     async def _retrying(self, messages: list[dict], call: CallFacts, logprobs: bool,
                         shared: str | None) -> dict:
         budget = self.throughput.budget(call)
+        temperature = None  # the configured one, until a reply is malformed
         async for attempt in AsyncRetrying(
             retry=retry_if_exception(_retryable),
             wait=_Backoff(self.config.backoff_initial_s, self.config.backoff_max_s,
@@ -345,7 +361,7 @@ class OpenAIJudge:
             with attempt:
                 try:
                     data = await self._attempt(messages, call.schema, logprobs,
-                                               cache_key_of(shared), budget)
+                                               cache_key_of(shared), budget, temperature)
                 except Truncated:
                     more = self.throughput.cut_off(call, budget)
                     if more <= budget:  # at the cap already: the model does not stop
@@ -355,6 +371,10 @@ class OpenAIJudge:
                             " attempt(s): the model writes on (small models loop); raise the "
                             "cap or use a stronger model") from None
                     budget = more
+                    raise
+                except SchemaMismatch as exc:
+                    if not isinstance(exc, NotACompletion):  # the model's reply, not a proxy's
+                        temperature = self.config.retry_temperature
                     raise
                 if call.numbered is not None:
                     check_numbering(data, call.numbered)

@@ -32,10 +32,9 @@ from urllib.parse import urlsplit
 
 import httpx
 import openai
-import orjson
 
 from rt4chart import prompts
-from rt4chart.transforms.judges.capabilities import error_text, json_in, step_down
+from rt4chart.transforms.judges.capabilities import error_text, json_in, loads_lenient, step_down
 from rt4chart.transforms.judges.openai_faults import MESSAGE_CHARS
 from rt4chart.transforms.judges.pricing import token_count
 from rt4chart.transforms.judges.schema_check import SchemaMismatch, validate
@@ -230,9 +229,9 @@ class Prober:
                 budget = min(cfg.max_output_tokens_cap, budget * 2)
                 continue
             try:
-                validate(orjson.loads(json_in(content)), prompts.schema("verify"))
+                validate(loads_lenient(json_in(content)), self.judge.schema("verify"))
                 break
-            except (orjson.JSONDecodeError, SchemaMismatch) as exc:
+            except (ValueError, SchemaMismatch) as exc:
                 problems.append(f"{self.judge.capabilities.structured}: {exc}")
                 lower = step_down(self.judge.capabilities)
                 if lower is None:
