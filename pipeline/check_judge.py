@@ -46,17 +46,23 @@ def run(args: argparse.Namespace) -> int:
         return 1
     try:
         spec, found = negotiate(spec)
-        calls = asyncio.run(_example_calls(spec))
-    except (JudgeUnusable, JudgeError, ValueError) as exc:
+    except (JudgeUnusable, ValueError) as exc:
         print(f"rt4chart: the judge cannot be used: {redact_configured(str(exc))}",
               file=sys.stderr)
         return 1
-    findings = {"judge": spec.name, "options": _shown(spec), "probe": found, "calls": calls}
+    calls = asyncio.run(_example_calls(spec))
+    failed = [c for c in calls if c.get("error")]
+    findings = {"judge": spec.name, "options": _shown(spec), "probe": found, "calls": calls,
+                "usable": not failed}
     if args.json:
         print(orjson.dumps(findings, option=orjson.OPT_INDENT_2).decode())
     else:
         for line in lines(findings):
             print(line)
+    if failed:
+        print(f"rt4chart: the judge cannot be used: {failed[0]['call']}: {failed[0]['error']}",
+              file=sys.stderr)
+        return 1
     return 0
 
 
@@ -65,18 +71,25 @@ def _shown(spec: JudgeSpec) -> dict[str, str]:
 
 
 async def _example_calls(spec: JudgeSpec) -> list[dict[str, Any]]:
-    """One decomposition and one verification through the negotiated judge."""
+    """One decomposition and one verification through the negotiated judge; a failed one
+    says why (the other is still made)."""
     judge = spec.build()
+    sentence = ANSWER.split(". ")[0] + "."
+    examples = {
+        "decompose": (lambda: judge.decompose(sentence, ANSWER, QUESTION),
+                      lambda claims: {"claims": [c.text for c in claims]}),
+        "verify": (lambda: judge.verify_local(CLAIM, CONTEXT, QUESTION),
+                   lambda v: {"label": v.label, "evidence": list(v.quotes)}),
+    }
     out = []
-    started = time.monotonic()
-    claims, usage = await metered(lambda: judge.decompose(ANSWER.split(". ")[0] + ".", ANSWER,
-                                                          QUESTION))
-    out.append({"call": "decompose", "seconds": round(time.monotonic() - started, 3),
-                "claims": [c.text for c in claims], **_tokens(usage)})
-    started = time.monotonic()
-    verdict, usage = await metered(lambda: judge.verify_local(CLAIM, CONTEXT, QUESTION))
-    out.append({"call": "verify", "seconds": round(time.monotonic() - started, 3),
-                "label": verdict.label, "evidence": list(verdict.quotes), **_tokens(usage)})
+    for name, (call, shown) in examples.items():
+        started = time.monotonic()
+        try:
+            result, usage = await metered(call)
+            entry = {**shown(result), **_tokens(usage)}
+        except JudgeError as exc:
+            entry = {"error": redact_configured(str(exc))}
+        out.append({"call": name, "seconds": round(time.monotonic() - started, 3), **entry})
     return out
 
 
@@ -106,11 +119,15 @@ def lines(findings: dict[str, Any]) -> list[str]:
             out.append("options for this endpoint: " + ", ".join(
                 f"{k}={v}" for k, v in sorted(found["adapted_options"].items())))
     for call in findings["calls"]:
+        if call.get("error"):
+            out.append(f"{call['call']}: failed after {call['seconds']:.1f} s: {call['error']}")
+            continue
         what = (f"{len(call['claims'])} claim(s)" if call["call"] == "decompose"
                 else f"label {call['label']}, {len(call['evidence'])} quote(s)")
         cost = "cost unknown" if call["cost_usd"] is None else f"${call['cost_usd']:.6f}"
         out.append(f"{call['call']}: {what} in {call['seconds']:.1f} s "
                    f"({call['prompt_tokens']} prompt + {call['output_tokens']} output tokens, "
                    f"{cost})")
-    out.append("the judge can be used")
+    if findings["usable"]:
+        out.append("the judge can be used")
     return out

