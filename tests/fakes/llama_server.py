@@ -25,6 +25,9 @@ PYTHON = VENV / "bin" / "python"
 MODEL_NAME = "gemma-3-270m"
 STARTUP_S = 300.0
 CONTEXT_TOKENS = 4096
+# One thread: .ci/run runs these tests beside the rest of the suite on 2 cores (llama.cpp slows
+# down badly when its threads outnumber the free cores).
+THREADS = os.environ.get("RT4CHART_LLAMA_THREADS", "1")
 
 
 def model_file() -> Path:
@@ -75,13 +78,13 @@ class LlamaServer:
         if self.kind == "llama-cpp-python":
             return [str(PYTHON), "-m", "llama_cpp.server", "--model", model, "--model_alias",
                     MODEL_NAME, "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx",
-                    str(CONTEXT_TOKENS), "--n_threads", "2",
+                    str(CONTEXT_TOKENS), "--n_threads", THREADS,
                     # keep the KV of earlier prompts, not only the last one: a trace's calls
                     # alternate between the decomposition's and the verification's prefixes
                     "--cache", "true", *self.extra]
         return [str(llama_server_binary()), "--model", model, "--alias", MODEL_NAME, "--host",
                 "127.0.0.1", "--port", str(self.port), "--ctx-size", str(CONTEXT_TOKENS),
-                "--threads", "2", "--parallel", "1", *self.extra]
+                "--threads", THREADS, "--parallel", "1", *self.extra]
 
     def __enter__(self) -> LlamaServer:
         command = self.command()
