@@ -9,6 +9,7 @@ delimiting tags.
 
 from __future__ import annotations
 
+import contextlib
 import email.parser
 import email.policy
 import json
@@ -116,6 +117,8 @@ class FakeOpenAI:
     Args:
         responder: request body -> message content (a dict to JSON-encode, or raw text).
         latency_s: seconds to wait before each answer.
+        serial: whether those waits are one at a time (a server with one slot, such as
+            llama-cpp-python's) rather than side by side.
         faults: fault kinds for the first requests, in order ("401", "429", "500",
             "malformed", "schema", "refusal"); requests after the plan get `responder`'s answer.
         every: {kind: n}: additionally, every n-th request gets that fault.
@@ -152,7 +155,9 @@ class FakeOpenAI:
                  raw: RawResponder | None = None, usage: UsageRewriter | None = None,
                  profile: str = "permissive", reasoning_tokens: int = 64,
                  azure_deployments: tuple[str, ...] = ("judge-deploy",),
-                 azure_api_key: str = AZURE_TEST_KEY, probe_faults: bool = False):
+                 azure_api_key: str = AZURE_TEST_KEY, probe_faults: bool = False,
+                 serial: bool = False):
+        self.slot = threading.Lock() if serial else contextlib.nullcontext()
         self.profile = profile_named(profile)
         self.reasoning_tokens = reasoning_tokens
         self.azure_deployments = tuple(azure_deployments)
@@ -447,7 +452,8 @@ class FakeOpenAI:
                     return
                 body = json.loads(raw)
                 if server.latency_s:
-                    time.sleep(server.latency_s)
+                    with server.slot:  # one request at a time when `serial`
+                        time.sleep(server.latency_s)
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
                 self._send_raw(server.chat(path, query, headers, body))

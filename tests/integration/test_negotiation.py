@@ -124,3 +124,15 @@ def test_a_judge_that_cannot_be_used_stops_the_run_with_the_servers_message(
     assert code == 1 and tables == {} and not (out / "answers").exists()
     err = capsys.readouterr().err
     assert "refused the probe call" in err and says in err and KEY not in err
+
+
+@pytest.mark.parametrize("serial", [True, False])
+def test_the_probe_calls_a_one_slot_server_one_call_at_a_time(serial, capsys):
+    from rt4chart.pipeline import cli
+
+    with FakeOpenAI(latency_s=0.25, serial=serial) as server:
+        code = cli.main(["check-judge", "--base-url", server.base_url, "--json"])
+    findings = json.loads(capsys.readouterr().out)
+    assert code == 0 and findings["usable"]
+    assert findings["probe"]["slots"] == (1 if serial else None)
+    assert findings["options"].get("max_concurrency") == ("1" if serial else None)

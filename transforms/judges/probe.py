@@ -43,6 +43,10 @@ from rt4chart.transforms.redact import redact
 PROBE_HEADER = "X-Rt4chart-Probe"
 PROBE_CACHE_KEY = "rt4chart-probe"
 LIMIT_TOKENS = 2
+CAPACITY_TOKENS = 16
+# Two calls at once that take this many times one call's time were served one after the other
+# (2.0 when strictly serial, about 1.0 with two slots).
+SERIAL_RATIO = 1.5
 # A reply this much over the limit, not cut off, is a server ignoring the limit's parameter.
 IGNORED_MARGIN = 6
 # A prompt counted under this share of rt4chart's own estimate lost part of its text.
@@ -255,14 +259,19 @@ class Prober:
         if slots:
             self.report.slots, self.report.slots_from = slots, "/props"
             return
-        single_started = time.monotonic()
-        await self._call("capacity", LIMIT_TOKENS)
-        single = time.monotonic() - single_started
+        # Calls long enough (CAPACITY_TOKENS of output) that a server's own overhead does not
+        # hide the queueing; the quicker of two single calls against two at once.
+        singles = []
+        for _ in range(2):
+            started = time.monotonic()
+            await self._call("capacity", CAPACITY_TOKENS)
+            singles.append(time.monotonic() - started)
+        single = min(singles)
         pair_started = time.monotonic()
-        await asyncio.gather(self._call("capacity", LIMIT_TOKENS),
-                             self._call("capacity", LIMIT_TOKENS))
+        await asyncio.gather(self._call("capacity", CAPACITY_TOKENS),
+                             self._call("capacity", CAPACITY_TOKENS))
         pair = time.monotonic() - pair_started
-        if single > 0.05 and pair >= 1.6 * single:
+        if single > 0.05 and pair >= SERIAL_RATIO * single:
             self.report.slots, self.report.slots_from = 1, "latency of two calls at once"
 
     def timing(self) -> None:
