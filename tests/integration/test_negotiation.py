@@ -136,3 +136,19 @@ def test_the_probe_calls_a_one_slot_server_one_call_at_a_time(serial, capsys):
     assert code == 0 and findings["usable"]
     assert findings["probe"]["slots"] == (1 if serial else None)
     assert findings["options"].get("max_concurrency") == ("1" if serial else None)
+
+
+def test_hidden_reasoning_that_outgrows_the_reservation_is_retried_with_more(tmp_path, audit):
+    # 300 reasoning tokens at effort "low" > the first 256-token reservation: the reply comes
+    # back empty, cut off ("length"), and is asked again with twice the budget.
+    with FakeOpenAI(fj.running_example_responder, profile="openai-reasoning",
+                    reasoning_tokens=300) as server:
+        code, tables, summary = _audit(audit, tmp_path, server)
+    assert code == 0 and all(a["status"] == "ok" for a in tables["answers"])
+    budgets = [b["max_completion_tokens"] for b in server.requests]
+    assert min(budgets) <= 256 < max(budgets)
+    assert all(b["reasoning_effort"] == "low" for b in server.requests)
+    # the hidden tokens are counted as output (and priced: o4-mini is in the price table)
+    retried = sum(1 for b in budgets if b > 256)  # each answered with its 300 hidden tokens
+    assert retried >= 23 and summary["output_tokens"] >= 300 * retried
+    assert summary["cost_usd"] is not None
