@@ -132,10 +132,10 @@ class FakeOpenAI:
             none).
         probe_faults: whether rt4chart's start-up probe (requests with the X-Rt4chart-Probe
             header, see transforms/judges/probe.py) goes through `faults`, `every`, `down`,
-            `raw`, `usage` and `responder` like any request. By default it does not: it is
-            answered by `lexical_responder` (scripted responders know only their traces) and
-            recorded in `probes`, not `requests`, so that a test's fault plan
-            is about the run's calls. The probe's own tests set it.
+            `raw`, `usage`, `latency_s` and `responder` like any request. By default it does
+            not: it is answered at once by `lexical_responder` (scripted responders know only
+            their traces) and recorded in `probes`, not `requests`, so that a test's fault
+            plan and latency are about the run's calls. The probe's own tests set it.
         profile: what the server rejects, as a real one does (tests/fakes/strict_profiles.py:
             "openai-reasoning", "llama-cpp-python", "no-logprobs", "strict-fields",
             "no-json-schema", "azure", "drops-system", or several joined with "+");
@@ -451,10 +451,11 @@ class FakeOpenAI:
                     self._send(*server.route_batch_post(path, self.headers["content-type"], raw))
                     return
                 body = json.loads(raw)
-                if server.latency_s:
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                if server.latency_s and (server.probe_faults
+                                         or not headers.get("x-rt4chart-probe")):
                     with server.slot:  # one request at a time when `serial`
                         time.sleep(server.latency_s)
-                headers = {k.lower(): v for k, v in self.headers.items()}
                 query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
                 self._send_raw(server.chat(path, query, headers, body))
 
