@@ -222,11 +222,13 @@ class BatchOpenAIJudge(OpenAIJudge):
         self._batcher: _Batcher | None = None
 
     async def _attempt(self, messages: list[dict], schema_name: str, logprobs: bool,
-                       cache_key: str | None, max_tokens: int) -> dict:
+                       cache_key: str | None, max_tokens: int,
+                       temperature: float | None = None) -> dict:
         client = self._ensure_client()
         if self._batcher is None:
             self._batcher = _Batcher(client, self.batch_config)
-        body = self._request_body(messages, schema_name, logprobs, cache_key, max_tokens)
+        body = self._request_body(messages, schema_name, logprobs, cache_key, max_tokens,
+                                  temperature)
         with queued():  # a batch takes hours by design: the wait is not the call hanging
             answer = await self._batcher.complete(body)
         completion = openai.types.chat.ChatCompletion.model_validate(answer)
