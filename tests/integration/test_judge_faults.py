@@ -172,15 +172,18 @@ def test_a_closed_port_opens_the_breaker_after_a_bounded_number_of_attempts(
     attempts = []
     send = OpenAIJudge._send
 
-    async def counted(self, client, body):
+    async def counted(self, client, body, *args, **kwargs):
         attempts.append(body["model"])
-        return await send(self, client, body)
+        return await send(self, client, body, *args, **kwargs)
 
     monkeypatch.setattr(OpenAIJudge, "_send", counted)
     records = load_traces(ragtruth_sample)[:8]
     traces = write_jsonl(tmp_path / "t.jsonl", records)
+    # With the start-up probe, a closed port stops the run before any trace; without it (an
+    # endpoint that goes away after the run started), the breaker bounds the attempts.
     code, tables, _ = audit(str(traces), *_openai(
-        f"http://127.0.0.1:{_closed_port()}/v1", *_breaker_options("breaker_probe_s=3600")))
+        f"http://127.0.0.1:{_closed_port()}/v1",
+        *_breaker_options("breaker_probe_s=3600", "probe=false")))
     assert code == 1
     assert all(a["status"] == "incomplete" for a in tables["answers"])
     assert any("circuit breaker open" in a["reason"] and "APIConnectionError" in a["reason"]
@@ -255,3 +258,11 @@ def test_an_endpoint_echoing_the_key_leaves_it_in_no_output(tmp_path, audit, cap
     assert not leaks
     printed = capsys.readouterr()
     assert KEY not in printed.out and KEY not in printed.err
+
+
+def test_a_closed_port_stops_the_run_at_the_probe_before_any_trace(
+        ragtruth_sample, tmp_path, audit, capsys):
+    traces = write_jsonl(tmp_path / "t.jsonl", load_traces(ragtruth_sample)[:2])
+    code, tables, out = audit(str(traces), *_openai(f"http://127.0.0.1:{_closed_port()}/v1"))
+    assert code == 1 and tables == {} and not (out / "answers").exists()
+    assert "cannot be reached" in capsys.readouterr().err
