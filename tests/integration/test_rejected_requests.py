@@ -8,6 +8,7 @@ import json
 import pytest
 
 from rt4chart.pipeline import cli
+from rt4chart.transforms.judges.capabilities import LADDER
 
 from fake_openai_server import FakeOpenAI, RawReply
 from testutil import write_jsonl
@@ -36,13 +37,22 @@ def api_key(monkeypatch):
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
 
 
-@pytest.mark.parametrize("status,body,said", [
-    (*LLAMA_CPP_PYTHON, "Input should be 'text' or 'json_object'"),
-    (*FASTAPI_422, "body.response_format.type: Input should be 'text' or 'json_object'"),
-    (*OPENAI_400, "Unsupported value: 'temperature' does not support 0"),
-], ids=["llama-cpp-python-500", "fastapi-422", "openai-400"])
+FASTAPI_MISSING = (422, {"detail": [{"loc": ["body", "messages", 0, "content"],
+                                     "msg": "Field required", "type": "missing"}]})
+
+
+# A refusal that names a field rt4chart can stop sending is corrected first (the request sent
+# again without it: one step down the structured-output ladder each time, or the field
+# dropped), then, when nothing is left to change, fails at once: never six attempts per step.
+@pytest.mark.parametrize("status,body,said,sent", [
+    (*LLAMA_CPP_PYTHON, "Input should be 'text' or 'json_object'", len(LADDER)),
+    (*FASTAPI_422, "body.response_format.type: Input should be 'text' or 'json_object'",
+     len(LADDER)),
+    (*OPENAI_400, "Unsupported value: 'temperature' does not support 0", 2),
+    (*FASTAPI_MISSING, "body.messages.0.content: Field required", 1),
+], ids=["llama-cpp-python-500", "fastapi-422", "openai-400", "fastapi-missing"])
 def test_a_rejected_request_fails_at_once_with_the_servers_reason(tmp_path, capsys, status,
-                                                                   body, said):
+                                                                   body, said, sent):
     def reject(_body: dict, _headers: dict) -> RawReply:
         return RawReply(status, json.dumps(body), "application/json")
 
@@ -55,7 +65,7 @@ def test_a_rejected_request_fails_at_once_with_the_servers_reason(tmp_path, caps
     err = capsys.readouterr().err
     assert code == 1
     assert server.statuses["raw"] == len(server.requests)
-    assert len(server.requests) == 1  # the one decomposition call, not six attempts
+    assert len(server.requests) == sent  # the one decomposition call and its corrections
     final = [line for line in err.splitlines() if "no answer could be judged" in line]
     assert final and said in final[0] and "not retried" in final[0], err[-2000:]
     assert KEY not in err
