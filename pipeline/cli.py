@@ -17,7 +17,7 @@ import threading
 
 from rt4chart import __version__
 from rt4chart.pipeline import args as cli_args
-from rt4chart.pipeline import check_judge, jobs
+from rt4chart.pipeline import check_judge, deploy, jobs
 from rt4chart.pipeline.annotate import cli as annotate_cli
 from rt4chart.pipeline.eval import cli as eval_cli
 from rt4chart.pipeline.options import (
@@ -63,6 +63,9 @@ def audit(args: argparse.Namespace, beam_args: list[str]) -> int:
         config = cli_args.audit_config(args, jobs.example_traces())
         options = with_command_options(jobs.beam_options(beam_args), args)
         phoenix = annotate_cli.target(args)
+        deploy.check_remote(config.inputs, config.out, config.judge, options)
+        if deploy.is_dry_run(options):
+            return _plan(deploy.audit_plan(config, options))
     summary = jobs.run_audit(config, options)
     for line in summary.lines():
         print(line)
@@ -82,6 +85,9 @@ def stream(args: argparse.Namespace, beam_args: list[str]) -> int:
         config = cli_args.stream_config(args, cli_args.judge_spec(args))
         options = with_command_options(jobs.beam_options(beam_args, streaming=True), args)
         phoenix = annotate_cli.target(args)
+        deploy.check_remote((), config.out, config.stages.judge, options)
+        if deploy.is_dry_run(options):
+            return _plan(deploy.stream_plan(config, options))
     stop = threading.Event()
 
     def _stop(signum, _frame):
@@ -105,6 +111,12 @@ def stream(args: argparse.Namespace, beam_args: list[str]) -> int:
     else:
         print(f"rt4chart: stream ended ({run.state})", file=sys.stderr)
     return 0 if run.ok else 1
+
+
+def _plan(lines: list[str]) -> int:
+    for line in lines:
+        print(redact_configured(line))
+    return 0
 
 
 class RedactingFormatter(logging.Formatter):

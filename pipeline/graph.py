@@ -129,11 +129,13 @@ def build(pipeline: beam.Pipeline, config: AuditConfig, run: RunInfo,
     unread = read.dead_letters | "ReadDeadLetterRows" >> beam.Map(rows.DeadLetterRow.of)
     tables = tables._replace(dead_letters=(tables.dead_letters, unread)
                              | "WithReadDeadLetters" >> beam.Flatten())
-    _write(tables._asdict(), config, bigquery_client, bigquery_method)
+    write_tables(tables._asdict(), config, bigquery_client, bigquery_method)
     return tables
 
 
-def _write(tables: dict, config: AuditConfig, bigquery_client, bigquery_method) -> None:
+def write_tables(tables: dict, config: AuditConfig, bigquery_client=None,
+                 bigquery_method: str | None = None) -> None:
+    """Add the writes of the audit's tables (those not None) to their sinks."""
     sinks = Sinks(config.out, bigquery=config.bigquery, bigquery_method=bigquery_method,
                   key_envs=key_envs(config.judge), tables=config.tables)
     present = {name: rows for name, rows in tables.items() if rows is not None}
@@ -153,7 +155,7 @@ def build_aggregates(pipeline: beam.Pipeline, config: AuditConfig, carry: str,
         | "CostsByRoute" >> CostsByRoute(windowing),
         "dead_letters": pipeline | "NoDeadLetters" >> beam.Create([]),
     }
-    _write(tables, config, bigquery_client, bigquery_method)
+    write_tables(tables, config, bigquery_client, bigquery_method)
 
 
 def to_message(msg: beam.io.PubsubMessage, timestamp=beam.DoFn.TimestampParam) -> Message:

@@ -11,51 +11,30 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Callable, MutableMapping
+
+from rt4chart.transforms.judges import secret_key
 
 logger = logging.getLogger(__name__)
 
 SECRET_ENV = "RT4CHART_OPENAI_SECRET"
 KEY_ENV = "OPENAI_API_KEY"
-_FULL = re.compile(r"^projects/[^/]+/secrets/[^/]+(/versions/[^/]+)?$")
-_ID = re.compile(r"^[A-Za-z0-9_-]{1,255}$")
 
 
 def version_name(secret: str, project: str | None) -> str:
-    """The resource name of the secret version to read.
+    """The resource name of the secret version to read (the judge option `api_key_secret`'s
+    rule, rt4chart.transforms.judges.secret_key).
 
     Raises:
         ValueError: the name is malformed, or a bare id is given and no project is known.
     """
-    secret = secret.strip()
-    if _FULL.match(secret):
-        return secret if "/versions/" in secret else f"{secret}/versions/latest"
-    if not _ID.match(secret):
-        raise ValueError(f"{SECRET_ENV} is neither a secret id nor projects/P/secrets/S: "
-                         f"{secret!r}")
-    if not project:
-        raise ValueError(f"{SECRET_ENV}={secret!r} is a bare id and the project is unknown")
-    return f"projects/{project}/secrets/{secret}/versions/latest"
-
-
-def _default_project() -> str | None:
-    import google.auth
-
-    return google.auth.default()[1]
-
-
-def _access(name: str) -> str:
-    from google.cloud import secretmanager
-
-    response = secretmanager.SecretManagerServiceClient().access_secret_version(name=name)
-    return response.payload.data.decode("utf-8").strip()
+    return secret_key.version_name(secret, project, SECRET_ENV)
 
 
 def export_api_key(
     env: MutableMapping[str, str] | None = None,
-    access: Callable[[str], str] = _access,
-    project: Callable[[], str | None] = _default_project,
+    access: Callable[[str], str] = secret_key.access_secret,
+    project: Callable[[], str | None] = secret_key.default_project,
 ) -> bool:
     """Set ``OPENAI_API_KEY`` in `env` (default: os.environ) from the configured secret.
 
@@ -70,7 +49,7 @@ def export_api_key(
     secret = env.get(SECRET_ENV, "").strip()
     if env.get(KEY_ENV) or not secret:
         return False
-    name = version_name(secret, None if _FULL.match(secret) else project())
+    name = version_name(secret, None if secret_key.is_full_name(secret) else project())
     value = access(name)
     if not value:
         raise ValueError(f"secret version {name} is empty")

@@ -29,6 +29,9 @@ class OpenAIConfig:
     model: str = "gpt-4o-mini"
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
+    # A Secret Manager secret holding the key, read by the judge wherever it is built (the
+    # launcher and every Dataflow worker) when `api_key_env` is unset there: secret_key.py.
+    api_key_secret: str | None = None
     azure_api_version: str | None = None
     rpm: float = 500.0
     tpm: float = 200_000.0

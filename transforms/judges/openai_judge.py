@@ -87,6 +87,7 @@ from rt4chart.transforms.judges.ratelimit import (
     retry_after_seconds,
 )
 from rt4chart.transforms.judges.schema_check import SchemaMismatch, validate
+from rt4chart.transforms.judges.secret_key import read_api_key
 from rt4chart.transforms.judges.throughput import OUTPUT_KEY, Throughput
 from rt4chart.transforms.redact import redact, register_key_env
 
@@ -158,6 +159,10 @@ class OpenAIJudge:
         self._semaphore = None
         self.base_url = self.config.base_url or os.environ.get("OPENAI_BASE_URL")
         self._api_key = os.environ.get(self.config.api_key_env)
+        if not self._api_key and self.config.api_key_secret:
+            # Into this process's environment (memory, never a file), where redaction finds it.
+            self._api_key = os.environ[self.config.api_key_env] = read_api_key(
+                self.config.api_key_secret)
         register_key_env(self.config.api_key_env)  # reasons made elsewhere are redacted too
         self.call_deadline_s = DEADLINE_TIMEOUTS * self.config.timeout_s
         self._breaker = CircuitBreaker(self.config.breaker_after_s, self.config.breaker_probe_s)
