@@ -6,6 +6,11 @@ are those of A's reported part that B also audited, matched by trace_id; their g
 (same data). Each run keeps its own dev-chosen score threshold. Paired: every resample draws
 the same sources for both runs. Use it for run-to-run stability (same judge twice) and for A/B
 tests of judges and prompts.
+
+It also says what differs between the runs (`config_diff`: every setting of the judge, the
+windows, the prompts' hash and the eval's options that is not the same, as A and B) and what
+each cost on the common answers (`cost`: judge calls, tokens and USD per 1,000 answers, per
+group), so that a change that leaves every verdict as it was but costs 58% more calls shows.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from rt4chart.pipeline.eval import measures
-from rt4chart.pipeline.eval.report import _cell, fmt, groups_of
+from rt4chart.pipeline.eval.report import _cell, _cost, fmt, groups_of
 from rt4chart.pipeline.eval.runner import read_jsonl
 
 
@@ -80,6 +85,38 @@ def changed(a: list[dict], b: list[dict]) -> list[dict]:
             if x["flagged"] != y["flagged"] or x["label"] != y["label"]]
 
 
+def _flat(settings: dict, prefix: str = "") -> dict:
+    """Nested settings as {dotted.key: value}."""
+    out = {}
+    for key, value in settings.items():
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def config_diff(report_a: dict, report_b: dict) -> dict:
+    """{setting: {"a": A's value, "b": B's value}} for every setting that differs (the judge,
+    model, windows and prompts hash of `judge`, the eval's options of `config`); a setting only
+    one run has is None in the other."""
+    a = _flat({"judge": report_a.get("judge", {}), "config": report_a.get("config", {})})
+    b = _flat({"judge": report_b.get("judge", {}), "config": report_b.get("config", {})})
+    return {k: {"a": a.get(k), "b": b.get(k)} for k in sorted({*a, *b}) if a.get(k) != b.get(k)}
+
+
+def costs(a: list[dict], b: list[dict], groups: dict) -> dict:
+    """Per group: A's and B's judge calls, tokens and USD per 1,000 common answers, and B / A."""
+    out = {}
+    for name, idx in groups.items():
+        per_a = _cost([a[i] for i in idx])["per_1000_answers"]
+        per_b = _cost([b[i] for i in idx])["per_1000_answers"]
+        out[name] = {k: {"a": per_a[k], "b": per_b[k],
+                         "ratio": per_b[k] / per_a[k] if per_a[k] and per_b[k] is not None
+                         else None} for k in per_a}
+    return out
+
+
 def compare(run_a: str, run_b: str, n_boot: int = 1000, seed: int = 0) -> dict:
     items_a, report_a = load_run(run_a)
     items_b, report_b = load_run(run_b)
@@ -88,8 +125,9 @@ def compare(run_a: str, run_b: str, n_boot: int = 1000, seed: int = 0) -> dict:
     gold = measures.Gold.of(a)
     sys_a = _system(a, report_a["thresholds"]["judge"])
     sys_b = _system(b, report_b["thresholds"]["judge"])
+    indices = groups_of(a, reported)
     groups = {name: paired(gold, sys_a, sys_b, idx, n_boot, seed)
-              for name, idx in groups_of(a, reported).items()}
+              for name, idx in indices.items()}
     flips = changed(a, b)
     return {
         "a": {"run": str(run_a), **report_a["judge"], "data": report_a["data"]["sha256"]},
@@ -97,6 +135,7 @@ def compare(run_a: str, run_b: str, n_boot: int = 1000, seed: int = 0) -> dict:
         "reported_parts": list(reported), "answers": len(a), "seed": seed, "bootstrap": n_boot,
         "groups": groups, "changed": flips,
         "agreement": 1 - len(flips) / len(a),
+        "config_diff": config_diff(report_a, report_b), "cost": costs(a, b, indices),
     }
 
 
@@ -109,6 +148,18 @@ def markdown(result: dict) -> str:
         f"{result['answers']} common answers of the {', '.join(result['reported_parts'])} part; "
         f"verdict agreement {fmt(result['agreement'])}; {len(result['changed'])} changed.", "",
     ]
+    diff = result.get("config_diff", {})
+    lines += ["## What differs", ""]
+    lines += ([f"- `{k}`: A `{v['a']}`, B `{v['b']}`" for k, v in diff.items()]
+              or ["No setting differs."])
+    lines += ["", "## Cost per 1,000 common answers", "",
+              "| group | measure | A | B | B / A |", "|---|---|---|---|---|"]
+    for name, group in result.get("cost", {}).items():
+        for k, m in group.items():
+            digits = 4 if k == "cost_usd" else 0
+            lines.append(f"| {name} | {k} | {fmt(m['a'], digits)} | {fmt(m['b'], digits)} | "
+                         f"{fmt(m['ratio'], 2)} |")
+    lines.append("")
     for name, group in result["groups"].items():
         lines += [f"## {name}", "", "| measure | A | B | B - A [95% paired] |", "|---|---|---|---|"]
         for k, m in group.items():

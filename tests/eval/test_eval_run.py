@@ -123,6 +123,33 @@ def test_compare_reports_changed_verdicts(runs, tmp_path):
     assert flip["trace_id"] in (tmp_path / "cmp" / "compare.md").read_text()
 
 
+def test_compare_says_what_changed_and_what_it_cost(runs, tmp_path):
+    """Smaller windows with more overlap: the diff names the window settings, and the calls
+    per 1,000 common answers are each run's own, from its items."""
+    a, _ = runs
+    small = tmp_path / "small"
+    assert _eval(small, "--limit", "25", "--window-size", "2", "--window-overlap", "1") == 0
+    assert eval_cli.main(["compare", str(a), str(small), "--out", str(tmp_path / "cmp"),
+                          "--bootstrap", "20"]) == 0
+    result = json.loads((tmp_path / "cmp" / "compare.json").read_text())
+    diff = result["config_diff"]
+    assert diff["judge.window_size"] == {"a": 25, "b": 2}
+    assert diff["judge.window_overlap"] == {"a": 10, "b": 1}
+    assert "judge.judge_model" not in diff  # the same offline judge
+    items = {d: [json.loads(line) for line in (d / "items.jsonl").open()] for d in (a, small)}
+    test_ids = {it["trace_id"] for it in items[a] if it["split"] == "test"}
+    calls = {d: sum(it["judge_calls"] for it in items[d] if it["trace_id"] in test_ids)
+             for d in (a, small)}
+    overall = result["cost"]["overall"]["judge_calls"]
+    assert overall["a"] == pytest.approx(calls[a] * 1000 / len(test_ids))
+    assert overall["b"] == pytest.approx(calls[small] * 1000 / len(test_ids))
+    assert overall["b"] > overall["a"] and overall["ratio"] == pytest.approx(
+        calls[small] / calls[a])
+    assert {c["trace_id"] for c in result["changed"]} <= test_ids
+    md = (tmp_path / "cmp" / "compare.md").read_text()
+    assert "`judge.window_size`: A `25`, B `2`" in md and "| overall | judge_calls |" in md
+
+
 def test_eval_jsonl_with_gold_evidence(tmp_path):
     out = tmp_path / "jsonl"
     code = eval_cli.main(["--dataset", "jsonl", "--data", str(DATA / "gold_traces.jsonl"),
