@@ -41,6 +41,7 @@ from rt4chart.pipeline.runfolder import REDO_INPUT, SUMMARY, RunFolder
 from rt4chart.pipeline.runlock import FolderLock, run_temp_folder
 from rt4chart.pipeline.sources.detect import SPAN_FORMATS
 from rt4chart.pipeline.summary import Summary, summarise
+from rt4chart.pipeline.trace_lookup import mapping_record
 from rt4chart.schemas.records import RunInfo
 from rt4chart.transforms import probability
 from rt4chart.transforms.judges import job_limits, pricing
@@ -254,6 +255,7 @@ def _write_summary(config: AuditConfig, run: RunInfo, summary: Summary, folder: 
               "judge_endpoint": endpoint,
               "prompt_hash": run.prompt_hash, "window_size": config.segment.window_size,
               "window_overlap": config.segment.window_overlap, "inputs": list(config.inputs),
+              "input_format": config.input_format, "spans": mapping_record(config.spans),
               "warnings": pricing.run_warnings(config.judge.name, dict(config.judge.options)),
               "probability": probability.record(run.calibration or probability.identity(
                   run.judge_model)),

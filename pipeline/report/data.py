@@ -2,27 +2,28 @@
 
 The answers and claims tables hold neither the question nor the context: the trace view reads
 them from `--traces`, else from the run's opt-in traces table (`--write-traces`; the way for a
-run in BigQuery), else from the run's inputs (recorded in `summary.json` by `audit`).
+run in BigQuery), else from the run's inputs (recorded in `summary.json` by `audit`, with
+their format and span mapping). Files are read as `audit` reads them, in any of its input
+formats (trace_lookup.py).
 """
 
 from __future__ import annotations
 
-import io
 import json
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from apache_beam.io.filesystems import FileSystems
 
 from rt4chart.pipeline.earlier import is_bigquery, stored_traces, table_reader
-from rt4chart.pipeline.io import is_parquet
 from rt4chart.pipeline.sinks import REDACTED_COLUMNS
-from rt4chart.pipeline.summary import read_parquet
+from rt4chart.pipeline.trace_lookup import find_traces, mapping_of
 from rt4chart.schemas.records import PreparedTrace, add_cost
 from rt4chart.transforms.joins import wilson
 from rt4chart.transforms.redact import redact_configured
 from rt4chart.transforms.segment import SegmentConfig, prepare
+from rt4chart.transforms.span_mapping import SpanMapping
 from rt4chart.transforms.validate import InvalidTrace, parse_trace
 
 logger = logging.getLogger(__name__)
@@ -155,23 +156,9 @@ def load_run(out_dir: str, traces: list[str] | None = None, bigquery_client=None
     stored = stored_traces(out_dir, wanted, bigquery_client)  # --write-traces
     paths = [] if stored else run.summary.get("inputs", [])
     run.traces = prepared(stored, wanted) if stored else (
-        read_traces(paths, wanted) if paths else {})
+        read_traces(paths, wanted, run.summary.get("input_format", "auto"),
+                    mapping_of(run.summary.get("spans"))) if paths else {})
     return run
-
-
-def _open_text(path: str) -> io.TextIOBase:
-    raw = FileSystems.open(path)  # decompresses .gz and .bz2 by suffix
-    return io.TextIOWrapper(raw, encoding="utf-8")
-
-
-def _records(path: str) -> Iterator[object]:
-    matches = [m.path for r in FileSystems.match([path]) for m in r.metadata_list]
-    for match in sorted(matches):
-        if is_parquet(match, "auto"):
-            yield from read_parquet(match).to_pylist()
-            continue
-        with _open_text(match) as fh:
-            yield from (line for line in fh if line.strip())
 
 
 def prepared(records: Iterable[object], wanted: set[str],
@@ -190,15 +177,15 @@ def prepared(records: Iterable[object], wanted: set[str],
     return found
 
 
-def read_traces(paths: Iterable[str], wanted: set[str]) -> dict[str, PreparedTrace]:
-    """The segmented traces in the files `paths` whose id is in `wanted` (see `prepared`)."""
+def read_traces(paths: Iterable[str], wanted: set[str], input_format: str = "auto",
+                spans: SpanMapping | None = None) -> dict[str, PreparedTrace]:
+    """The segmented traces in the files `paths` whose id is in `wanted`, read as `audit`
+    reads them (any input format: trace_lookup.py); a file that cannot be read is a warning
+    (the report is drawn without its traces)."""
     found: dict[str, PreparedTrace] = {}
     for path in paths:
         try:
-            records = list(_records(path))
-        except (OSError, ValueError) as exc:
+            find_traces([path], wanted, input_format, spans, found)
+        except Exception as exc:  # noqa: BLE001 - a missing or broken file: no trace views
             logger.warning("cannot read traces from %s: %s", path, exc)
-            continue
-        prepared(records, wanted, found)
     return found
-
