@@ -210,11 +210,11 @@ def test_console_script_and_beam_flags_pass_through(tmp_path):
 
 
 HELP = {  # command line -> what its help must show (the root's sub-commands, an option)
-    ("--help",): "{audit,stream,eval,report,annotate,check-judge}",
+    ("--help",): "{audit,stream,eval,report,annotate,check-judge,export}",
     ("audit", "-h"): "--claims-per-call", ("check-judge", "--help"): "--base-url",
     ("stream", "--help"): "--subscription", ("eval", "--help"): "--dataset",
     ("eval", "compare", "--help"): "RUN_B", ("report", "--help"): "--max-traces",
-    ("annotate", "phoenix", "--help"): "--endpoint",
+    ("annotate", "phoenix", "--help"): "--endpoint", ("export", "--help"): "--flagged",
 }
 TYPOS = {  # command line -> the error's last line
     ("audit", "--example", "--windw-size", "5"):
