@@ -9,6 +9,12 @@ path of `--redo` into its own folder: pipeline/redo_merge.py), until no skipped 
 reservation fits in what remains, or none is left, or a round starts none. The run's skipped
 table then holds only the traces never audited. Never above the cap; within about one trace's
 reservation below it. A remote runner (Dataflow) has no rounds: one pass.
+
+The reservation is far above what most traces cost, so a round admitting by it would leave a
+gap of many traces' cost; once a round has audited traces whose reservations are known (the
+skipped rows it audited), later rounds scale reservations by SAFETY x the largest ratio
+actual / reserved seen (never above 1): a learned bound, not a proof, which is why it keeps a
+margin of SAFETY over the worst trace seen.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from rt4chart.transforms.spend_cap import JOB, with_ledger_id
 
 logger = logging.getLogger("rt4chart")
 
+SAFETY = 1.5  # learned scale = SAFETY x the largest actual/reserved seen
 ROUND_WORK = ".tmp-round"  # inside the staging folder; ".tmp-" files are never a run's files
 
 
@@ -51,10 +58,18 @@ def remaining_budget(caps: dict[str, float], costs: list[CostRow]) -> dict[str, 
     return {key: max(0.0, cap - spent[key]) for key, cap in caps.items()}
 
 
-def fits(row: SkippedRow, budget: dict[str, float], share: int = 1) -> bool:
-    """Whether a skipped trace's reservation fits in the budget of every cap it falls under."""
-    return all(row.reservation_usd <= budget[key] / share
-               for key in (row.route, JOB) if key in budget)
+def learned_scale(reserved: dict[str, float], answers: list, scale: float) -> float:
+    """The reservations' scale for the next round: SAFETY x the largest actual / reserved of
+    the traces in `reserved` ({trace_id: unscaled reservation}) now answered, never above 1;
+    `scale` when none is known."""
+    ratios = [a.cost_usd / reserved[a.trace_id] for a in answers
+              if a.trace_id in reserved and a.cost_usd is not None and reserved[a.trace_id] > 0]
+    return min(1.0, SAFETY * max(ratios)) if ratios else scale
+
+
+def fits(reservation: float, route: str, budget: dict[str, float], share: int = 1) -> bool:
+    """Whether a reservation fits in the budget of every cap its route falls under."""
+    return all(reservation <= budget[key] / share for key in (route, JOB) if key in budget)
 
 
 def run_rounds(staged: AuditConfig, staging: str, options: PipelineOptions,
@@ -62,12 +77,16 @@ def run_rounds(staged: AuditConfig, staging: str, options: PipelineOptions,
     """Further rounds over the skipped traces in `staging` (see the module's docstring); how
     many rounds the run had in all. `run_pipelines(config)` runs one round's pipelines."""
     caps = staged.stages.caps
-    rounds, total = 1, caps.caps
+    rounds, total, ran_at, tried = 1, caps.caps, 1.0, {}
     while True:
         skipped: list[SkippedRow] = read_rows(staging, "skipped")
+        raw = {r.trace_id: r.reservation_usd / ran_at for r in skipped}  # unscaled
+        scale = learned_scale(tried, read_rows(staging, "answers"), ran_at)
         budget = remaining_budget(total, read_rows(staging, "costs"))
-        if not skipped or not any(fits(s, budget, caps.share) for s in skipped):
+        if not skipped or not any(fits(raw[r.trace_id] * scale, r.route, budget, caps.share)
+                                  for r in skipped):
             return rounds
+        tried, ran_at = raw, scale
         rounds += 1
         work = os.path.join(staging, f"{ROUND_WORK}-{rounds}")
         os.makedirs(work, exist_ok=True)
@@ -77,7 +96,7 @@ def run_rounds(staged: AuditConfig, staging: str, options: PipelineOptions,
                 fh.writelines(s.raw.replace("\n", " ") + "\n" for s in skipped)
             out = os.path.join(work, "out")
             round_caps = with_ledger_id(dataclasses.replace(
-                caps, budget=tuple(budget.items()), ledger_id=""))
+                caps, budget=tuple(budget.items()), ledger_id="", scale=scale))
             config = dataclasses.replace(
                 staged, inputs=(source,), out=out, redo=None, bigquery=None,
                 stages=dataclasses.replace(staged.stages, caps=round_caps))

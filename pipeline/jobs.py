@@ -290,8 +290,9 @@ def _write_summary(config: AuditConfig, run: RunInfo, summary: Summary, folder: 
 
 
 def nothing_valid(summary: Summary) -> bool:
-    """Whether a run had no valid trace to audit (every record dead-lettered, or none)."""
-    return summary.traces == 0
+    """Whether a run had no valid trace to audit (every record dead-lettered, or none; a
+    trace a spend cap skipped was valid)."""
+    return summary.traces == 0 and not summary.skipped
 
 
 def no_answer_judged_message(summary: Summary) -> str:

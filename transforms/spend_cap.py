@@ -71,6 +71,7 @@ class CapConfig:
     ledger_id: str = ""
     budget: tuple[tuple[str, float], ...] | None = None  # a round's remaining budget (jobs.py)
     prices: Any = None  # the judge's Prices (cap_prices), set when the job starts
+    scale: float = 1.0  # a later round's reservations x this (learned: pipeline/cap_rounds.py)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "max_usd", tuple(self.max_usd))
@@ -311,7 +312,7 @@ class CapGateFn(beam.DoFn):
         self._ledger = process_ledger(self._config, self._clock)
 
     def process(self, prepared: PreparedTrace) -> Iterator[Any]:
-        estimate = reserve_usd(prepared, self._stages, self._prices)
+        estimate = reserve_usd(prepared, self._stages, self._prices) * self._config.scale
         decision = self._ledger.admit(prepared.trace.trace_id, prepared.trace.route, estimate)
         if decision.admitted:
             yield prepared

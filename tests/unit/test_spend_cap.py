@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from rt4chart.pipeline.cap_rounds import SAFETY, fits, learned_scale, remaining_budget
 from rt4chart.pipeline.config import StagesConfig
-from rt4chart.pipeline.cap_rounds import fits, remaining_budget
 from rt4chart.schemas.records import Document, Trace
 from rt4chart.transforms.confirm import ConfirmConfig
 from rt4chart.transforms.judges.base import JudgeSpec
@@ -141,9 +141,9 @@ class _Cost:
         self.route, self.cost_usd = route, cost_usd
 
 
-class _Skipped:
-    def __init__(self, route, reservation_usd):
-        self.route, self.reservation_usd = route, reservation_usd
+class _Answer:
+    def __init__(self, trace_id, cost_usd):
+        self.trace_id, self.cost_usd = trace_id, cost_usd
 
 
 def test_rounds_budget_from_the_costs_and_what_fits():
@@ -151,6 +151,14 @@ def test_rounds_budget_from_the_costs_and_what_fits():
     budget = remaining_budget(caps, [_Cost("checkout", 0.2), _Cost("search", 0.5),
                                      _Cost("search", None)])
     assert budget == pytest.approx({JOB: 0.3, "checkout": 0.1})
-    assert fits(_Skipped("search", 0.3), budget)
-    assert not fits(_Skipped("checkout", 0.2), budget)
-    assert not fits(_Skipped("search", 0.3), budget, share=2)
+    assert fits(0.3, "search", budget)
+    assert not fits(0.2, "checkout", budget)
+    assert not fits(0.3, "search", budget, share=2)
+
+
+def test_later_rounds_learn_the_reservations_scale_with_a_margin():
+    reserved = {"a": 1.0, "b": 2.0}
+    answers = [_Answer("a", 0.1), _Answer("b", 0.4), _Answer("c", 9.0), _Answer("a", None)]
+    assert learned_scale(reserved, answers, 1.0) == pytest.approx(SAFETY * 0.2)
+    assert learned_scale({}, answers, 0.7) == 0.7  # nothing known: as it was
+    assert learned_scale({"a": 0.1}, [_Answer("a", 0.1)], 1.0) == 1.0  # never above 1
