@@ -34,7 +34,7 @@ import apache_beam as beam
 
 from rt4chart.schemas.records import PreparedTrace
 from rt4chart.schemas.rows import SkippedRow
-from rt4chart.transforms.options_spec import option
+from rt4chart.transforms.options_spec import Flex, option
 
 JOB = "*"  # the key of the whole job's cap
 MAX_USD, PER_HOUR = "max_usd", "max_usd_per_hour"
@@ -51,9 +51,10 @@ CALL_OVERHEAD_TOKENS = 20  # chat framing per call
 EVIDENCE_TOKENS = 300  # a confirm call's quoted evidence
 
 
-def _cap_items(flag: str) -> Any:
+def _cap_items(flag: str, flex: Flex | None = None) -> Any:
     return option(
         flag, dest=flag[2:].replace("-", "_"), default=(), parsed_default=[], kind="append",
+        flex=flex,
         metavar="[ROUTE=]USD",
         help=f"stop starting new traces when the judge spend would pass USD ({flag} ROUTE=USD "
              "caps one route; repeatable); the traces not audited go to the skipped table, "
@@ -66,7 +67,12 @@ class CapConfig:
     id: every gate of one job in one process shares one ledger."""
 
     max_usd: tuple[str, ...] = _cap_items("--max-usd")
-    max_usd_per_hour: tuple[str, ...] = _cap_items("--max-usd-per-hour")
+    max_usd_per_hour: tuple[str, ...] = _cap_items("--max-usd-per-hour", Flex(
+        "Spend cap per hour (USD)",
+        "Semicolon-separated [ROUTE=]USD caps on the judge spend per UTC hour (each becomes "
+        "--max-usd-per-hour); once reached, new traces go to the skipped table until the "
+        "next hour, e.g. 5;checkout=1.", name="max_usd_per_hour",
+        regexes=("^[^;=]*=?[0-9.]+(;[^;=]*=?[0-9.]+)*$",)))
     share: int = 1  # the job's worker processes (job_limits.worker_processes)
     ledger_id: str = ""
     budget: tuple[tuple[str, float], ...] | None = None  # a round's remaining budget (jobs.py)

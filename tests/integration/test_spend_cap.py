@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-from fake_openai_server import FakeOpenAI
+from fake_openai_server import FakeOpenAI, schema_name_of
 from testutil import write_jsonl
 
 PRICE = ("--judge-option", "price_input=10", "--judge-option", "price_output=40")
@@ -72,7 +72,7 @@ def test_a_cap_below_one_trace_audits_nothing_and_an_unpriced_model_is_refused(t
                                   out=tmp_path / "tiny")
         # no trace started: no judge call beyond the endpoint's probe at start
         started = [b for b in server.requests[probes:]
-                   if "decompose" in json.dumps(b.get("response_format", {}))]
+                   if schema_name_of(b) == "decompose"]
     assert code == 0 and started == []
     assert tables["answers"] == [] and len(tables["skipped"]) == 3
     assert all("max_usd" in s["detail"] for s in tables["skipped"])
