@@ -111,7 +111,10 @@ class Audit(beam.PTransform):
         if not st.caps.enabled:
             return prepared, None
         prices = st.caps.prices or cap_prices(st.judge.name, dict(st.judge.options))
-        return prepared | "CapSpend" >> CapGate(st.caps, st, prices)
+        gate = CapGate(st.caps, st, prices)
+        out = prepared | "CapSpend" >> gate
+        self.cap_alerts = gate.alerts
+        return out
 
     def _aggregates(self, answers: beam.PCollection, usage: beam.PCollection):
         windowing = self._stages.windowing
@@ -228,11 +231,15 @@ def build_stream(pipeline: beam.Pipeline, config: StreamConfig, run: RunInfo,
     if config.input_format == "otlp":  # spans -> one message per trace (pipeline/sources)
         messages, unassembled = messages | "AssembleTraces" >> otlp_traces(config)
         unread.append(unassembled)
-    tables = messages | "Audit" >> Audit(config.stages, run,
-                                         write_traces=config.tables.write_traces)
+    audit = Audit(config.stages, run, write_traces=config.tables.write_traces)
+    tables = messages | "Audit" >> audit
     tables = tables._replace(dead_letters=(tables.dead_letters, *unread)
                              | "WithReceiveDeadLetters" >> beam.Flatten())
     alerts = tables.route_rates | "RouteAlerts" >> RouteAlerts(config.alerts)
+    if tables.skipped is not None:  # and that the hour's spend cap was reached
+        cap_alerts = audit.cap_alerts | "CapAlertWindows" >> beam.WindowInto(
+            alerts.windowing.windowfn)
+        alerts = (alerts, cap_alerts) | "WithCapAlerts" >> beam.Flatten()
     sinks = Sinks(config.out, streaming=True, bigquery=config.bigquery,
                   dead_letter_topic=config.dead_letter_topic, alerts_topic=config.alerts_topic,
                   key_envs=key_envs(config.stages.judge), tables=config.tables, settle=settle)

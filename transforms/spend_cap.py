@@ -33,7 +33,7 @@ from typing import Any
 import apache_beam as beam
 
 from rt4chart.schemas.records import PreparedTrace
-from rt4chart.schemas.rows import SkippedRow
+from rt4chart.schemas.rows import AlertRow, SkippedRow
 from rt4chart.transforms.options_spec import Flex, option
 
 JOB = "*"  # the key of the whole job's cap
@@ -184,6 +184,8 @@ class Decision:
     cap_route: str = ""
     cap_usd: float = 0.0  # the process's share of that cap
     spent_usd: float = 0.0  # known spend + reservations under that cap, before this trace
+    first: bool = False  # the first refusal under that cap this hour (in this process)
+    hour_start: int = 0  # the ledger's UTC hour (seconds since the epoch; 0 in batch)
 
 
 @dataclass
@@ -191,6 +193,7 @@ class _Hour:
     start: int  # the UTC hour (seconds since the epoch, floored), or 0 for a batch run
     spent: dict[str, float] = field(default_factory=dict)  # route or JOB: known + reserved
     pending: dict[str, tuple[str, float]] = field(default_factory=dict)  # trace: route, reserved
+    refused: set[str] = field(default_factory=set)  # the caps that have refused a trace
 
 
 class CapLedger:
@@ -234,7 +237,10 @@ class CapLedger:
             spent = self._hour.spent
             for key, cap in self.caps_of(route):
                 if spent.get(key, 0.0) + reservation > cap:
-                    return Decision(False, reservation, key, cap, spent.get(key, 0.0))
+                    first = key not in self._hour.refused
+                    self._hour.refused.add(key)
+                    return Decision(False, reservation, key, cap, spent.get(key, 0.0), first,
+                                    self._hour.start)
             for key, _ in self.caps_of(route):
                 spent[key] = spent.get(key, 0.0) + reservation
             self._hour.pending[trace_id] = (route, reservation)
@@ -303,6 +309,19 @@ def skipped_row(prepared: PreparedTrace, decision: Decision, reason: str,
         skipped_at=now or datetime.now(UTC))
 
 
+def cap_alert(decision: Decision, now: datetime) -> AlertRow:
+    """The alert that an hour's cap was reached (rule max_usd_per_hour, on the alerts table and
+    topic like a rate alert; `route` is the capped route or *): threshold the cap's share,
+    rate the spend then; one per process, cap and hour (BigQuery's insert id keeps one)."""
+    start = datetime.fromtimestamp(decision.hour_start, UTC)
+    return AlertRow(route=decision.cap_route, window_start=start,
+                    window_end=datetime.fromtimestamp(decision.hour_start + 3600, UTC),
+                    rule=PER_HOUR, threshold=decision.cap_usd, baseline=None,
+                    rate=decision.spent_usd, rate_low=decision.spent_usd,
+                    rate_high=decision.spent_usd, traces=0, hallucinated=0,
+                    sample_trace_ids=(), emitted_at=now)
+
+
 class CapGateFn(beam.DoFn):
     """PreparedTrace -> itself when a cap admits it; else a SkippedRow (tag "skipped")."""
 
@@ -327,6 +346,8 @@ class CapGateFn(beam.DoFn):
         now = datetime.fromtimestamp(self._clock(), UTC)
         yield beam.pvalue.TaggedOutput("skipped", skipped_row(prepared, decision,
                                                               self._config.reason, now))
+        if decision.first and self._config.max_usd_per_hour:
+            yield beam.pvalue.TaggedOutput("alerts", cap_alert(decision, now))
 
 
 class SettleFn(beam.DoFn):
@@ -353,7 +374,9 @@ class CapGate(beam.PTransform):
         self._fn = CapGateFn(config, stages, prices, clock)
 
     def expand(self, prepared: beam.PCollection):
-        out = prepared | "Admit" >> beam.ParDo(self._fn).with_outputs("skipped", main="admitted")
+        out = prepared | "Admit" >> beam.ParDo(self._fn).with_outputs(
+            "skipped", "alerts", main="admitted")
+        self.alerts = out.alerts  # a stream's "cap reached" alerts (AlertRow)
         return out.admitted, out.skipped
 
 

@@ -6,6 +6,7 @@ import dataclasses
 
 import apache_beam as beam
 import orjson
+import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that
 
@@ -86,11 +87,18 @@ def test_stream_skips_after_the_hours_cap_and_admits_again_next_hour():
     gate.setup()
     settle.setup()
 
+    alerts = []
+
     def run(i):
-        (out,) = list(gate.process(prepared(i)))
+        out, *alert = list(gate.process(prepared(i)))
+        alerts.extend(a.value for a in alert if a.tag == "alerts")
         return out
 
     first = [run(i) for i in range(4)]
+    (alert,) = alerts  # once per hour and cap, not per skipped trace
+    assert alert.rule == PER_HOUR and alert.route == "*"
+    assert alert.window_start.timestamp() == 3600.0 * 500
+    assert alert.rate == pytest.approx(each * 2) and alert.threshold == pytest.approx(each * 2.5)
     assert [isinstance(o, beam.pvalue.TaggedOutput) for o in first] == [False, False, True, True]
     assert first[2].value.reason == PER_HOUR
     assert first[2].value.skipped_at.timestamp() == now[0]
@@ -100,6 +108,8 @@ def test_stream_skips_after_the_hours_cap_and_admits_again_next_hour():
     assert isinstance(run(5), beam.pvalue.TaggedOutput)
     now[0] += 3600  # next UTC hour
     assert not isinstance(run(6), beam.pvalue.TaggedOutput)
+    assert not isinstance(run(7), beam.pvalue.TaggedOutput)
+    assert isinstance(run(8), beam.pvalue.TaggedOutput) and len(alerts) == 2
 
 
 def test_one_ledger_per_job_in_a_process():
