@@ -37,7 +37,7 @@ def test_max_usd_stays_within_one_trace_of_the_cap_and_redo_completes(tmp_path, 
         spent = sum(c["cost_usd"] for c in tables["costs"])
         per_trace = cost_by_trace(tables)
         assert spent <= cap
-        assert spent >= cap - max(per_trace.values()) * 1.5  # within about one trace
+        assert spent >= cap - max(per_trace.values())  # within one trace of the cap
         skipped = tables["skipped"]
         assert skipped and per_trace  # the cap was reached, some were audited
         assert {s["trace_id"] for s in skipped}.isdisjoint(per_trace)
