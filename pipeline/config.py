@@ -15,6 +15,7 @@ from rt4chart.transforms.options_spec import Flex, option
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S
 from rt4chart.transforms.segment import SegmentConfig
 from rt4chart.transforms.span_mapping import SpanMapping
+from rt4chart.transforms.spend_cap import CapConfig
 from rt4chart.transforms.verify_local import VerifyLocalConfig
 from rt4chart.transforms.windows import WindowingConfig
 
@@ -52,6 +53,7 @@ class StagesConfig:
         help="seconds a trace_id is remembered (default 86400)")
     verify_local: VerifyLocalConfig = VerifyLocalConfig()
     confirm: ConfirmConfig = ConfirmConfig()
+    caps: CapConfig = CapConfig()  # --max-usd, --max-usd-per-hour (transforms/spend_cap.py)
 
     @property
     def streaming(self) -> bool:

@@ -7,7 +7,8 @@ collects every run that wrote to it (a stream and its backfills), so it is read 
 
 - `--redo`: the traces (as received, from the dead letters of stage `judge`) whose latest
   answer is still incomplete, the latest dead letter per trace. A trace redone since with
-  success is not redone again.
+  success is not redone again. And the traces of the `skipped` table (a spend cap did not let
+  them start: transforms/spend_cap.py) that have no answer since.
 - `--reuse`: the judge_cache rows of the current judge model and prompts (the only ones whose
   keys can match), one per key, read by a pipeline step in pages (not through the launcher).
 - `report`: the tables, and from the opt-in `traces` table the question and the context.
@@ -98,23 +99,48 @@ QUALIFY ROW_NUMBER() OVER (PARTITION BY trace_id ORDER BY received_at DESC) = 1
 """
 
 
+SKIPPED_SQL = """
+SELECT trace_id, raw FROM {skipped}
+WHERE trace_id NOT IN (SELECT trace_id FROM {answers})
+QUALIFY ROW_NUMBER() OVER (PARTITION BY trace_id ORDER BY skipped_at DESC) = 1
+"""
+
+
+def _bigquery_skipped(source: str, gcp) -> dict[str, str]:
+    """{trace_id: raw} of a dataset's skipped traces never answered (none without the table)."""
+    from google.api_core.exceptions import NotFound
+
+    sql = SKIPPED_SQL.format(skipped=_table_ref(source, "skipped"),
+                             answers=_table_ref(source, "answers"))
+    try:
+        return {row["trace_id"]: row["raw"] for row in query_rows(gcp, sql)}
+    except NotFound:
+        return {}
+
+
 def redo_traces(source: str, client=None) -> list[str]:
     """The traces (as received) of an earlier run's incomplete answers, the latest per trace,
-    from a run folder or a BigQuery dataset; ValueError if there is none."""
+    and of its skipped traces never answered, from a run folder or a BigQuery dataset, once
+    each; ValueError if there is none."""
     if is_bigquery(source):
         project, _ = bigquery_dataset(source)
+        gcp = bigquery_client(project, client)
         sql = REDO_SQL.format(dead_letters=_table_ref(source, "dead_letters"),
                               answers=_table_ref(source, "answers"))
-        rows = query_rows(bigquery_client(project, client), sql,
-                          [("stage", "STRING", REDO_STAGE)])
+        rows = query_rows(gcp, sql, [("stage", "STRING", REDO_STAGE)])
         latest = {row["trace_id"]: row["raw"] for row in rows}
+        skipped = _bigquery_skipped(source, gcp)
     else:
         latest = {}
         for row in read_table(source, "dead_letters").to_pylist():
             if row["stage"] == REDO_STAGE:
                 latest[row["trace_id"]] = row["raw"]
+        answered = set(read_table(source, "answers").column("trace_id").to_pylist())
+        skipped = {row["trace_id"]: row["raw"] for row in read_table(source, "skipped")
+                   .to_pylist() if row["trace_id"] not in answered}
+    latest.update({tid: raw for tid, raw in skipped.items() if tid not in latest})
     if not latest:
-        raise ValueError(f"{source} has no incomplete answer to redo")
+        raise ValueError(f"{source} has no incomplete answer nor skipped trace to redo")
     return list(latest.values())
 
 

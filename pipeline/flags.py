@@ -21,6 +21,7 @@ from rt4chart.transforms.limits import LimitsConfig
 from rt4chart.transforms.options_spec import Option, declared, field_option, fields_options
 from rt4chart.transforms.segment import SegmentConfig
 from rt4chart.transforms.span_mapping import SpanMapping
+from rt4chart.transforms.spend_cap import CapConfig
 from rt4chart.transforms.verify_local import VerifyLocalConfig
 from rt4chart.transforms.windows import WindowingConfig
 
@@ -55,6 +56,7 @@ AUDIT: Options = (
     *annotate_options(),
     *_SPANS,
     *declared(ConfirmConfig),
+    field_option(CapConfig, "max_usd"),
     field_option(AuditConfig, "chunk_traces"),
 )
 
@@ -74,6 +76,7 @@ STREAM: Options = (
     field_option(SpanMapping, "trace_gap_s"),
     *_SPANS,
     *declared(ConfirmConfig),
+    field_option(CapConfig, "max_usd_per_hour"),
 )
 
 # `rt4chart eval`'s options (and `eval calibrate`'s, which adds --write).

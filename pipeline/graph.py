@@ -23,6 +23,7 @@ from rt4chart.transforms.alerts import RouteAlerts
 from rt4chart.transforms.decompose import DecomposeClaims
 from rt4chart.transforms.rates import CostsByRoute, RatesByRoute
 from rt4chart.transforms.segment import Segment
+from rt4chart.transforms.spend_cap import CapGate, SettleFn, cap_prices
 from rt4chart.transforms.validate import ValidateTraces
 from rt4chart.transforms.verify_global import VerifyGlobal
 from rt4chart.transforms.verify_local import VerifyLocal
@@ -39,6 +40,7 @@ class AuditTables(NamedTuple):
     dead_letters: beam.PCollection[rows.DeadLetterRow]
     judge_cache: beam.PCollection[rows.JudgeCacheRow]
     traces: beam.PCollection[rows.TraceRow] | None = None  # opt-in (--write-traces)
+    skipped: beam.PCollection[rows.SkippedRow] | None = None  # with a spend cap
 
     def written(self) -> dict[str, beam.PCollection]:
         """{table name: rows} of the tables to write (an opt-in table not asked for is not)."""
@@ -70,7 +72,8 @@ class Audit(beam.PTransform):
         valid = records | "ValidateTraces" >> ValidateTraces(st.windowing, st.dedupe_horizon_s)
         segmented = valid.traces | "Segment" >> Segment(st.segment)
         run, reuse = self._run, self._reuse
-        decomposed = segmented.prepared | "DecomposeClaims" >> DecomposeClaims(
+        started, skipped = self._gate(segmented.prepared)
+        decomposed = started | "DecomposeClaims" >> DecomposeClaims(
             spec, streaming, timeout, run, reuse, st.segment.limits)
         local = decomposed.claim_sets | "VerifyLocal" >> VerifyLocal(
             spec, streaming, timeout, st.verify_local, run, reuse)
@@ -86,6 +89,8 @@ class Audit(beam.PTransform):
             | "DeadLetters" >> beam.Flatten()
             | "DeadLetterRows" >> beam.Map(DeadLetterRows())  # counted: a trace ends here
         )
+        if skipped is not None:  # a stream's hourly ledger learns the traces' actual costs
+            answers.answers | "SettleSpend" >> beam.ParDo(SettleFn(st.caps))
         rates, costs = self._aggregates(answers.answers, usage)
         return AuditTables(
             answers.answers,
@@ -96,7 +101,20 @@ class Audit(beam.PTransform):
             (decomposed.cache, local.cache, final.cache) | "JudgeCache" >> beam.Flatten(),
             (valid.traces | "TraceRows" >> beam.Map(rows.TraceRow.of))
             if self._write_traces else None,
+            skipped,
         )
+
+    def _gate(self, prepared: beam.PCollection):
+        """(the traces that start, skipped rows or None): with a spend cap, a trace starts
+        only while the cap holds its reservation (transforms/spend_cap.py)."""
+        st = self._stages
+        if not st.caps.enabled:
+            return prepared, None
+        prices = st.caps.prices or cap_prices(st.judge.name, dict(st.judge.options))
+        gate = CapGate(st.caps, st, prices)
+        out = prepared | "CapSpend" >> gate
+        self.cap_alerts = gate.alerts
+        return out
 
     def _aggregates(self, answers: beam.PCollection, usage: beam.PCollection):
         windowing = self._stages.windowing
@@ -213,11 +231,15 @@ def build_stream(pipeline: beam.Pipeline, config: StreamConfig, run: RunInfo,
     if config.input_format == "otlp":  # spans -> one message per trace (pipeline/sources)
         messages, unassembled = messages | "AssembleTraces" >> otlp_traces(config)
         unread.append(unassembled)
-    tables = messages | "Audit" >> Audit(config.stages, run,
-                                         write_traces=config.tables.write_traces)
+    audit = Audit(config.stages, run, write_traces=config.tables.write_traces)
+    tables = messages | "Audit" >> audit
     tables = tables._replace(dead_letters=(tables.dead_letters, *unread)
                              | "WithReceiveDeadLetters" >> beam.Flatten())
     alerts = tables.route_rates | "RouteAlerts" >> RouteAlerts(config.alerts)
+    if tables.skipped is not None:  # and that the hour's spend cap was reached
+        cap_alerts = audit.cap_alerts | "CapAlertWindows" >> beam.WindowInto(
+            alerts.windowing.windowfn)
+        alerts = (alerts, cap_alerts) | "WithCapAlerts" >> beam.Flatten()
     sinks = Sinks(config.out, streaming=True, bigquery=config.bigquery,
                   dead_letter_topic=config.dead_letter_topic, alerts_topic=config.alerts_topic,
                   key_envs=key_envs(config.stages.judge), tables=config.tables, settle=settle)

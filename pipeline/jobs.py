@@ -26,6 +26,7 @@ from apache_beam.runners.runner import PipelineResult
 
 from rt4chart import prompts
 from rt4chart.pipeline import graph
+from rt4chart.pipeline.cap_rounds import cap_record, run_rounds
 from rt4chart.pipeline.chunks import audit_runs, count_records
 from rt4chart.pipeline.config import AuditConfig, StreamConfig
 from rt4chart.pipeline.earlier import check_reuse_source, redo_traces
@@ -46,6 +47,7 @@ from rt4chart.schemas.records import RunInfo
 from rt4chart.transforms import probability
 from rt4chart.transforms.judges import job_limits, pricing
 from rt4chart.transforms.judges.base import JudgeSpec, calibration_of, judge_model
+from rt4chart.transforms.spend_cap import cap_prices, with_ledger_id
 
 logger = logging.getLogger("rt4chart")
 
@@ -81,6 +83,21 @@ def beam_options(beam_args: list[str], streaming: bool = False) -> PipelineOptio
 def share_limits(spec: JudgeSpec, options: PipelineOptions) -> JudgeSpec:
     """The openai judge's share of the job's rpm/tpm per worker process (job_limits.py)."""
     return job_limits.share_limits(spec, options)
+
+
+def prepare_caps(stages, options: PipelineOptions):
+    """The stages with their spend cap made ready: its prices (ValueError for a model with no
+    price: a cap never runs uncapped), this process's share (the job's worker processes, as
+    for --rpm/--tpm: job_limits.worker_processes) and a ledger id of its own."""
+    caps = stages.caps
+    if not caps.enabled:
+        return stages
+    prices = cap_prices(stages.judge.name, dict(stages.judge.options))
+    processes, how = job_limits.worker_processes(options)
+    logger.info("spend cap %s %s for the job, 1/%d per process (%s)", caps.reason,
+                caps.caps, processes, how)
+    return dataclasses.replace(stages, caps=dataclasses.replace(
+        with_ledger_id(caps), prices=prices, share=processes))
 
 
 def ensure_bigquery(spec: str, tables: TablesConfig) -> None:
@@ -143,8 +160,8 @@ def _preflight(config: AuditConfig, folder: RunFolder,
         config = dataclasses.replace(config, stages=dataclasses.replace(config.stages,
                                                                         judge=spec))
         run = run_info(config.judge)
-        config = dataclasses.replace(config, stages=dataclasses.replace(
-            config.stages, judge=share_limits(config.judge, options)))
+        config = dataclasses.replace(config, stages=prepare_caps(dataclasses.replace(
+            config.stages, judge=share_limits(config.judge, options)), options))
         if config.reuse:
             check_reuse_source(config.reuse, config.out)
         redo = redo_traces(config.redo) if config.redo else []
@@ -232,10 +249,20 @@ def _run_staged(config: AuditConfig, run: RunInfo, redo: list[str], folder: RunF
                 config.segment.window_size, config.segment.window_overlap, folder.out)
     started = time.monotonic()
     results = _run_pipelines(staged, run, options, config.progress_every_s)
+    rounds = 1
+    if staged.stages.caps.max_usd and "Dataflow" not in str(
+            options.view_as(StandardOptions).runner):
+        rounds = run_rounds(staged, folder.staging, options, lambda part: results.extend(
+            _run_pipelines(part, run, options, config.progress_every_s)))
     if redoes_into_itself(config):  # keep the rows of OUT the redo does not replace
         carry_earlier_rows(folder.out, folder.staging, staged, options)
     summary = summarise(folder.staging, time.monotonic() - started)
     summary.cached_share_by_stage, summary.pruned_calls = job_figures(results)
+    summary.spend_cap = cap_record(staged, folder.staging, rounds)
+    if summary.skipped:
+        logger.warning("spend cap %s reached: %d trace(s) not audited, in the skipped table "
+                       "(audit --redo %s audits them)", staged.stages.caps.reason,
+                       summary.skipped, folder.out)
     final_inputs = [_final_path(p, folder) for p in inputs]
     _write_summary(dataclasses.replace(config, inputs=tuple(final_inputs)), run, summary,
                    folder.staging, endpoint)
@@ -265,8 +292,9 @@ def _write_summary(config: AuditConfig, run: RunInfo, summary: Summary, folder: 
 
 
 def nothing_valid(summary: Summary) -> bool:
-    """Whether a run had no valid trace to audit (every record dead-lettered, or none)."""
-    return summary.traces == 0
+    """Whether a run had no valid trace to audit (every record dead-lettered, or none; a
+    trace a spend cap skipped was valid)."""
+    return summary.traces == 0 and not summary.skipped
 
 
 def no_answer_judged_message(summary: Summary) -> str:
@@ -318,8 +346,8 @@ def run_stream(config: StreamConfig, options: PipelineOptions,
         if endpoint:
             logger.info("judge endpoint: %s", orjson.dumps(endpoint["request"]).decode())
         run = run_info(config.stages.judge)
-        config = dataclasses.replace(config, stages=dataclasses.replace(
-            config.stages, judge=share_limits(config.stages.judge, options)))
+        config = dataclasses.replace(config, stages=prepare_caps(dataclasses.replace(
+            config.stages, judge=share_limits(config.stages.judge, options)), options))
     if config.bigquery:
         with usage_errors():
             ensure_bigquery(config.bigquery, config.tables)

@@ -38,6 +38,7 @@ from rt4chart.transforms import tally
 from rt4chart.transforms.aggregate import REDO_STAGE
 from rt4chart.transforms.judge_stage import METRICS, USAGE_COUNTERS
 from rt4chart.transforms.judges import runtime
+from rt4chart.transforms.spend_cap import TRACES_SKIPPED
 
 logger = logging.getLogger(__name__)
 
@@ -90,6 +91,7 @@ class Progress:
     cost_unknown: int = 0  # elements whose calls have no price: the cost is unknown
     total: int = 0  # records read (0: not known yet)
     dead: int = 0  # records that ended as dead letters
+    skipped: int = 0  # traces a spend cap did not let start (the skipped table)
 
     @classmethod
     def of(cls, counters: dict[str, int]) -> Progress:
@@ -100,7 +102,7 @@ class Progress:
                 if name.endswith(f"_{suffix}"):
                     totals[suffix] += value
         return cls(counters.get(TRACES_DONE, 0), **totals, total=counters.get(TRACES_READ, 0),
-                   dead=counters.get(TRACES_DEAD, 0))
+                   dead=counters.get(TRACES_DEAD, 0), skipped=counters.get(TRACES_SKIPPED, 0))
 
     def merged(self, other: Progress) -> Progress:
         """Per figure, the larger: each source may lag, neither counts what did not happen."""
@@ -109,7 +111,7 @@ class Progress:
 
     @property
     def done(self) -> int:
-        return self.traces + self.dead
+        return self.traces + self.dead + self.skipped
 
     def eta_s(self, elapsed_s: float) -> float | None:
         """Seconds left at the rate traces have been done so far; None before any is done."""
@@ -130,6 +132,8 @@ class Progress:
     def line(self, tail: str = "") -> str:
         traces = f"{self.done:,}/{self.total:,}" if self.total else f"{self.done:,}"
         dead = f" ({self.dead:,} dead letters)" if self.dead else ""
+        if self.skipped:
+            dead += f" (spend cap reached: {self.skipped:,} skipped)"
         return f"progress: {traces} traces done{dead}, {self.figures()}{tail}"
 
     def bar(self, tail: str) -> str:

@@ -66,12 +66,13 @@ def redoes_into_itself(config: AuditConfig) -> bool:
 
 
 def carry_earlier_rows(earlier: str, staging: str, config: AuditConfig,
-                       options: PipelineOptions) -> int:
+                       options: PipelineOptions, redone: bool = True) -> int:
     """Copy the rows of `earlier` that the run in `staging` does not replace into `staging`,
     then compute route_rates and costs again over the whole (see the module's docstring).
-    Returns how many earlier answers were kept."""
+    Returns how many earlier answers were kept. `redone=False` (a spend cap's next round,
+    cap_rounds.py): the earlier incomplete answers were not redone, their rows stay."""
     redone = {r["trace_id"] for r in read_table(earlier, "dead_letters").to_pylist()
-              if r["stage"] == REDO_STAGE}
+              if r["stage"] == REDO_STAGE} if redone else set()
     audited = set(read_table(staging, "answers").column("trace_id").to_pylist())
     replaced = redone | audited
     kept = 0

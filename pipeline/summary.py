@@ -83,6 +83,10 @@ class Summary:
     pruned_calls: int = 0
     # The most common reason answers were incomplete (redacted), for the run's final message.
     incomplete_reason: str | None = None
+    # Traces a spend cap did not let start (the skipped table), and the cap: {reason, cap_usd
+    # by route or *, spent_usd, rounds} (None without a cap; pipeline/jobs.py sets it).
+    skipped: int = 0
+    spend_cap: dict | None = None
 
     @property
     def traces_per_second(self) -> float:
@@ -115,6 +119,13 @@ class Summary:
         if self.incomplete:
             out.append(f"incomplete answers kept for a redo: {self.incomplete} "
                        "(rt4chart audit --redo OUT_DIR)")
+        if self.spend_cap is not None:
+            cap = self.spend_cap
+            out.append(f"spend cap {cap['reason']} {cap['cap_usd']}: spent "
+                       f"{usd(cap['spent_usd'])}; "
+                       + (f"reached, {self.skipped} trace(s) not audited, in the skipped "
+                          "table (rt4chart audit --redo OUT_DIR)" if self.skipped
+                          else "not reached"))
         for reason, n in sorted(self.dead_letter_reasons.items(), key=lambda kv: -kv[1])[:5]:
             out.append(f"  {n} x {reason}")
         return out
@@ -147,6 +158,7 @@ def summarise(out: str, seconds: float) -> Summary:
         seconds=seconds,
         cached_share_by_task=cached_share_by_task(answers),
         incomplete_reason=most_common_reason(answers),
+        skipped=len(read_rows(out, "skipped")),
     )
 
 

@@ -279,6 +279,24 @@ class DeadLetterRow:
 
 
 @dataclass(frozen=True, kw_only=True)
+class SkippedRow:
+    """A trace not audited because a spend cap was reached (transforms/spend_cap.py); --redo
+    reads it."""
+
+    trace_id: str = column("STRING", "REQUIRED")
+    route: str = column("STRING", "REQUIRED")
+    reason: str = column("STRING", "REQUIRED", "max_usd or max_usd_per_hour")
+    detail: str = column("STRING", "REQUIRED", "which cap, the spend then, the trace's need")
+    cap_route: str = column("STRING", "REQUIRED", "the capped route, or * (the whole job)")
+    cap_usd: float = column("FLOAT64", "REQUIRED", "the cap's share of the process skipping")
+    spent_usd: float = column("FLOAT64", "REQUIRED", "spent or reserved under that cap then")
+    reservation_usd: float = column("FLOAT64", "REQUIRED", "the trace's estimated cost")
+    raw: str = column("STRING", "REQUIRED", "the record as received")
+    event_time: datetime = column("TIMESTAMP", "REQUIRED")
+    skipped_at: datetime = column("TIMESTAMP", "REQUIRED")
+
+
+@dataclass(frozen=True, kw_only=True)
 class JudgeCacheRow:
     """A successful judge call's result, under its content address."""
 

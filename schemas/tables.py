@@ -16,6 +16,7 @@ from rt4chart.schemas.rows import (
     DeadLetterRow,
     JudgeCacheRow,
     RouteRateRow,
+    SkippedRow,
     TraceRow,
 )
 
@@ -153,9 +154,17 @@ TRACES = Table.of(
     partition_field="event_time", cluster_fields=("route",), insert_id=("trace_id",),
 )
 
+SKIPPED = Table.of(
+    "skipped", SkippedRow,
+    "Traces not audited because a spend cap was reached (--max-usd, --max-usd-per-hour), "
+    "with the reason and the raw record; --redo reads it.",
+    partition_field="skipped_at", cluster_fields=("route",),
+    insert_id=("trace_id", "skipped_at"),
+)
+
 TABLES: dict[str, Table] = {
     t.name: t for t in (ANSWERS, CLAIMS, ROUTE_RATES, COSTS, DEAD_LETTERS, ALERTS, JUDGE_CACHE,
-                        TRACES)
+                        TRACES, SKIPPED)
 }
 # Tables written only when asked for (`--write-traces`); created in BigQuery all the same.
 OPT_IN_TABLES = ("traces",)

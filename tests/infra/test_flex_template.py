@@ -101,6 +101,8 @@ def _sample(action: argparse.Action) -> tuple[str, object]:
         return "true", True
     if action.dest == "judge_option":
         return "timeout_s=30; price_input=0.15", ["timeout_s=30", "price_input=0.15"]
+    if action.dest == "max_usd_per_hour":  # a list too: ROUTE=USD items
+        return "5; checkout=1", ["5", "checkout=1"]
     return f"value-of-{action.dest}", f"value-of-{action.dest}"
 
 
