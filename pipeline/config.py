@@ -13,6 +13,7 @@ from rt4chart.transforms.confirm import ConfirmConfig
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.options_spec import Flex, option
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S
+from rt4chart.transforms.sampling import SamplingConfig
 from rt4chart.transforms.segment import SegmentConfig
 from rt4chart.transforms.span_mapping import SpanMapping
 from rt4chart.transforms.verify_local import VerifyLocalConfig
@@ -52,6 +53,7 @@ class StagesConfig:
         help="seconds a trace_id is remembered (default 86400)")
     verify_local: VerifyLocalConfig = VerifyLocalConfig()
     confirm: ConfirmConfig = ConfirmConfig()
+    sampling: SamplingConfig = SamplingConfig()  # which valid traces are audited
 
     @property
     def streaming(self) -> bool:

@@ -19,6 +19,7 @@ from rt4chart.transforms.confirm import ConfirmConfig
 from rt4chart.transforms.judges.judge_options import RATE_AND_PRICE, SHORTHAND, JudgeOptions
 from rt4chart.transforms.limits import LimitsConfig
 from rt4chart.transforms.options_spec import Option, declared, field_option, fields_options
+from rt4chart.transforms.sampling import SamplingConfig
 from rt4chart.transforms.segment import SegmentConfig
 from rt4chart.transforms.span_mapping import SpanMapping
 from rt4chart.transforms.verify_local import VerifyLocalConfig
@@ -55,6 +56,7 @@ AUDIT: Options = (
     *annotate_options(),
     *_SPANS,
     *declared(ConfirmConfig),
+    *declared(SamplingConfig),
     field_option(AuditConfig, "chunk_traces"),
 )
 
@@ -74,6 +76,7 @@ STREAM: Options = (
     field_option(SpanMapping, "trace_gap_s"),
     *_SPANS,
     *declared(ConfirmConfig),
+    *declared(SamplingConfig),
 )
 
 # `rt4chart eval`'s options (and `eval calibrate`'s, which adds --write).

@@ -18,10 +18,11 @@ from rt4chart.pipeline.shards import Chunk, ReadPickles, ReadShard, WritePickles
 from rt4chart.pipeline.sinks import Sinks, WriteTables, key_envs
 from rt4chart.schemas import rows
 from rt4chart.schemas.records import Message, RunInfo
-from rt4chart.transforms.aggregate import AggregateAnswers
+from rt4chart.transforms.aggregate import REDO_STAGE, AggregateAnswers
 from rt4chart.transforms.alerts import RouteAlerts
 from rt4chart.transforms.decompose import DecomposeClaims
-from rt4chart.transforms.rates import CostsByRoute, RatesByRoute
+from rt4chart.transforms.rates import CostsByRoute, RatesByRoute, dead_letter_traffic
+from rt4chart.transforms.sampling import Sample
 from rt4chart.transforms.segment import Segment
 from rt4chart.transforms.validate import ValidateTraces
 from rt4chart.transforms.verify_global import VerifyGlobal
@@ -56,8 +57,15 @@ class Audit(beam.PTransform):
     """
 
     def __init__(self, stages: StagesConfig, run: RunInfo, reuse: beam.PCollection | None = None,
-                 write_traces: bool = False, carry: str | None = None):
+                 write_traces: bool = False, carry: str | None = None,
+                 unread: tuple[beam.PCollection, ...] = (),
+                 skipped: beam.PCollection | None = None):
+        """`unread`: dead letter rows of the stages before this (reading, receiving), added to
+        the dead letters and counted in route_rates. `skipped`: Traffic records of kind
+        skipped_cap (the traces a spend cap kept from the judges), counted there too."""
         super().__init__()
+        self._unread = tuple(unread)
+        self._skipped = skipped
         self._stages = stages
         self._run = run
         self._reuse = reuse
@@ -68,7 +76,9 @@ class Audit(beam.PTransform):
         st = self._stages
         spec, streaming, timeout = st.judge, st.streaming, st.join_timeout_s
         valid = records | "ValidateTraces" >> ValidateTraces(st.windowing, st.dedupe_horizon_s)
-        segmented = valid.traces | "Segment" >> Segment(st.segment)
+        # Before any judge call: an unsampled trace is only counted (transforms/sampling.py).
+        picked, traffic = valid.traces | "Sample" >> Sample(st.sampling)
+        segmented = picked | "Segment" >> Segment(st.segment)
         run, reuse = self._run, self._reuse
         decomposed = segmented.prepared | "DecomposeClaims" >> DecomposeClaims(
             spec, streaming, timeout, run, reuse, st.segment.limits)
@@ -86,7 +96,12 @@ class Audit(beam.PTransform):
             | "DeadLetters" >> beam.Flatten()
             | "DeadLetterRows" >> beam.Map(DeadLetterRows())  # counted: a trace ends here
         )
-        rates, costs = self._aggregates(answers.answers, usage)
+        dead = (dead, *self._unread) | "AllDeadLetters" >> beam.Flatten()
+        skipped = () if self._skipped is None else (self._skipped,)
+        counted = (traffic, *skipped, dead | "DeadLetterTraffic" >> beam.FlatMap(
+            lambda row: [] if row.stage == REDO_STAGE else [dead_letter_traffic(row)]))
+        traffic = counted | "Traffic" >> beam.Flatten()
+        rates, costs = self._aggregates(answers.answers, usage, traffic)
         return AuditTables(
             answers.answers,
             answers.claims,
@@ -98,12 +113,14 @@ class Audit(beam.PTransform):
             if self._write_traces else None,
         )
 
-    def _aggregates(self, answers: beam.PCollection, usage: beam.PCollection):
+    def _aggregates(self, answers: beam.PCollection, usage: beam.PCollection,
+                    traffic: beam.PCollection):
         windowing = self._stages.windowing
         if self._carry is None:
-            return (answers | "RatesByRoute" >> RatesByRoute(windowing),
+            return ((answers, traffic) | "RatesByRoute" >> RatesByRoute(windowing),
                     usage | "CostsByRoute" >> CostsByRoute(windowing))
         answers | "CarryAnswers" >> WritePickles(self._carry, "answers")
+        traffic | "CarryTraffic" >> WritePickles(self._carry, "traffic")
         usage | "CarryUsage" >> WritePickles(self._carry, "usage")
         return None, None
 
@@ -123,12 +140,10 @@ def build(pipeline: beam.Pipeline, config: AuditConfig, run: RunInfo,
         ReadShard(chunk.shard) if chunk else
         ReadTraces(config.inputs, config.input_format, config.allow_partial_input,
                    config.spans, config.max_record_bytes))
+    unread = read.dead_letters | "ReadDeadLetterRows" >> beam.Map(rows.DeadLetterRow.of)
     tables = read.records | "Audit" >> Audit(config.stages, run, reuse,
                                              config.tables.write_traces,
-                                             chunk.carry if chunk else None)
-    unread = read.dead_letters | "ReadDeadLetterRows" >> beam.Map(rows.DeadLetterRow.of)
-    tables = tables._replace(dead_letters=(tables.dead_letters, unread)
-                             | "WithReadDeadLetters" >> beam.Flatten())
+                                             chunk.carry if chunk else None, (unread,))
     write_tables(tables._asdict(), config, bigquery_client, bigquery_method)
     return tables
 
@@ -148,9 +163,10 @@ def build_aggregates(pipeline: beam.Pipeline, config: AuditConfig, carry: str,
     and usage records every chunk left in `carry` (the same transforms as one run's). Its
     dead_letters table holds only the rows BigQuery rejects."""
     windowing = config.stages.windowing
+    counted = (pipeline | "EarlierAnswers" >> ReadPickles(carry, "answers"),
+               pipeline | "EarlierTraffic" >> ReadPickles(carry, "traffic"))
     tables = {
-        "route_rates": pipeline | "EarlierAnswers" >> ReadPickles(carry, "answers")
-        | "RatesByRoute" >> RatesByRoute(windowing),
+        "route_rates": counted | "RatesByRoute" >> RatesByRoute(windowing),
         "costs": pipeline | "EarlierUsage" >> ReadPickles(carry, "usage")
         | "CostsByRoute" >> CostsByRoute(windowing),
         "dead_letters": pipeline | "NoDeadLetters" >> beam.Create([]),
@@ -214,9 +230,8 @@ def build_stream(pipeline: beam.Pipeline, config: StreamConfig, run: RunInfo,
         messages, unassembled = messages | "AssembleTraces" >> otlp_traces(config)
         unread.append(unassembled)
     tables = messages | "Audit" >> Audit(config.stages, run,
-                                         write_traces=config.tables.write_traces)
-    tables = tables._replace(dead_letters=(tables.dead_letters, *unread)
-                             | "WithReceiveDeadLetters" >> beam.Flatten())
+                                         write_traces=config.tables.write_traces,
+                                         unread=tuple(unread))
     alerts = tables.route_rates | "RouteAlerts" >> RouteAlerts(config.alerts)
     sinks = Sinks(config.out, streaming=True, bigquery=config.bigquery,
                   dead_letter_topic=config.dead_letter_topic, alerts_topic=config.alerts_topic,
