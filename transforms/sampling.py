@@ -171,8 +171,7 @@ class _DecideFn(beam.DoFn):
 
     def __init__(self, config: SamplingConfig):
         self._config = config
-
-    def setup(self) -> None:
+        # Made where the pipeline is built, as every progress counter (judges/runtime.py).
         self._counters = {k: runtime.counter(METRICS, f"traces_{k}")
                           for k in ("seen", SAMPLED, ALWAYS)}
 
