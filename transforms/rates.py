@@ -89,7 +89,8 @@ def weighted_rate(c: RouteCounts) -> tuple[float | None, float | None, float | N
         return None, None, None
     rate = c.weight_hallucinated / c.weight
     n_eff = c.weight * c.weight / c.weight2
-    low, high = wilson(rate * n_eff, n_eff)
+    # k = rate * n_eff, written so that equal weights give exactly k = hallucinated, n = traces.
+    low, high = wilson(c.weight_hallucinated * c.weight / c.weight2, n_eff)
     return rate, low, high
 
 

@@ -113,7 +113,7 @@ class SamplingConfig:
         help="audit this share of the traces (of ROUTE; * or a bare RATE: every other route), "
              "picked by a stable hash of the trace id (repeatable; default: every trace)")
     sample_salt: str = option(
-        "--sample-salt", "--sample_salt", default="",
+        "--sample-salt", "--sample_salt", default="", parsed_default=None, metavar="SALT",
         flex=Flex("Sampling salt",
                   "Mixed into the sampling hash: another salt picks other traces. Default: "
                   "none."),
