@@ -13,31 +13,21 @@ import orjson
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.test_stream import TestStream
 from apache_beam.testing.util import assert_that
-from sampled_traces import sampled_records
+from sampled_traces import SAMPLING, expected_ids, sampled_records
 
 from rt4chart.pipeline.config import StagesConfig
 from rt4chart.pipeline.graph import Audit
 from rt4chart.schemas.records import (
     Message,
     RunInfo,
-    Trace,
 )
 from rt4chart.transforms.judges.base import JudgeSpec
-from rt4chart.transforms.sampling import UNSAMPLED, SamplingConfig
 from rt4chart.transforms.windows import WindowingConfig
 
 RUN = RunInfo("keyword", "test")
 SPEC = JudgeSpec.of("fake_judges:keyword", {})
 # The bundle-based direct runner, named: the default would first try to download Prism.
 STREAMING = PipelineOptions(flags=[], streaming=True, runner="BundleBasedDirectRunner")
-SAMPLING = SamplingConfig(sample=("0.1",), always=("metadata.feedback=down",))
-
-
-def expected_ids(records: list[dict], config: SamplingConfig = SAMPLING) -> set[str]:
-    """The trace ids the decision picks, from the records alone."""
-    return {r["trace_id"] for r in records if config.decide(Trace(
-        r["trace_id"], r["route"], 0, "", (), "",
-        metadata=tuple(r["metadata"].items()))) != UNSAMPLED}
 
 
 def _keep(path: str):
