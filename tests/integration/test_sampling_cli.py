@@ -4,10 +4,13 @@ the traffic accounting in route_rates and summary.json, and an exact --redo."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 
 from sampled_traces import SAMPLING_ARGS, expected_ids, sampled_records
 
+from rt4chart.pipeline.report.data import load_run
+from rt4chart.pipeline.report.page import render
 from rt4chart.schemas.records import NO_ROUTE
 from rt4chart.transforms.sampling import SamplingConfig
 
@@ -49,6 +52,13 @@ def test_a_run_and_a_run_in_chunks_audit_the_same_traces(tmp_path, audit):
         # Sampled at 0.1: weight 10; always: 1.
         weights = {a["sample_weight"] for a in tables["answers"]}
         assert weights == {1.0, 10.0}
+    # The report shows seen versus audited per route.
+    html = render(load_run(str(runs[0][2])), None, max_traces=5, title="t")
+    for route in ("checkout", "search", "help"):
+        row = re.search(f'<tr data-route="{route}">.*?</tr>', html, re.S).group(0)
+        seen = re.search(r'<td class="seen">(\d+)</td><td class="audited">(\d+)</td>', row)
+        assert (int(seen.group(1)), int(seen.group(2))) == (
+            by_route[route]["seen"], by_route[route]["audited"])
 
 
 CTX = "Tokyo is the capital of Japan. It has about 14 million inhabitants."
