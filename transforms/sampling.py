@@ -32,7 +32,8 @@ from rt4chart.transforms.options_spec import Flex, option
 METRICS = "rt4chart"
 ANY_ROUTE = "*"
 SAMPLED, ALWAYS, UNSAMPLED = "sampled", "always", "unsampled"
-_TRACE_FIELDS = tuple(f.name for f in dataclasses.fields(Trace) if f.name != "metadata")
+_TRACE_FIELDS = tuple(f.name for f in dataclasses.fields(Trace)
+                      if f.name not in ("metadata", "sample_weight"))
 
 
 def parse_rate(text: str) -> float:

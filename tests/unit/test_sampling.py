@@ -112,3 +112,16 @@ def test_bad_values_are_usage_errors_naming_the_option(args, named, tmp_path, ca
     assert code == 2
     assert named in capsys.readouterr().err
     assert not (tmp_path / "out").exists()  # nothing ran
+
+
+def test_stream_takes_the_same_options():
+    from rt4chart.pipeline import args as cli_args
+
+    parsed, _ = cli.parser().parse_known_args([
+        "stream", "--subscription", "projects/p/subscriptions/s", "--out", "o",
+        "--sample", "checkout=0.2", "--sample", "0.01", "--sample-salt", "s",
+        "--always", "metadata.feedback=down"])
+    config = cli_args.stream_config(parsed, cli_args.judge_spec(parsed))
+    sampling = config.stages.sampling
+    assert (sampling.rate("checkout"), sampling.rate("other")) == (0.2, 0.01)
+    assert sampling.sample_salt == "s" and sampling.always == ("metadata.feedback=down",)
