@@ -288,9 +288,10 @@ def _write_summary(config: AuditConfig, run: RunInfo, summary: Summary, folder: 
 
 
 def nothing_valid(summary: Summary) -> bool:
-    """Whether a run had no valid trace to audit (every record dead-lettered, or none); valid
-    traces all left out by sampling are not that (they were seen and counted)."""
-    return summary.traces == 0 and summary.seen == 0
+    """Whether a run had no valid trace to audit (every record dead-lettered, or none); a run
+    that audited nothing because sampling left its traces out is not that (they were seen
+    and counted)."""
+    return summary.traces == 0 and summary.unsampled == 0
 
 
 def no_answer_judged_message(summary: Summary) -> str:

@@ -125,3 +125,12 @@ def test_stream_takes_the_same_options():
     sampling = config.stages.sampling
     assert (sampling.rate("checkout"), sampling.rate("other")) == (0.2, 0.01)
     assert sampling.sample_salt == "s" and sampling.always == ("metadata.feedback=down",)
+
+
+def test_a_run_that_sampling_left_empty_is_not_nothing_valid():
+    from rt4chart.pipeline.jobs import nothing_valid
+    from rt4chart.pipeline.summary import Summary
+
+    assert not nothing_valid(Summary(traces=0, seen=5))  # --sample 0: all seen, none picked
+    assert nothing_valid(Summary(traces=0, seen=1, sampled=1))  # picked, then dead-lettered
+    assert nothing_valid(Summary())
