@@ -23,6 +23,7 @@ from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.judges.judge_options import JudgeOptions
 from rt4chart.transforms.limits import LimitsConfig
 from rt4chart.transforms.options_spec import from_values
+from rt4chart.transforms.sampling import SamplingConfig
 from rt4chart.transforms.segment import SegmentConfig
 from rt4chart.transforms.spend_cap import CapConfig
 from rt4chart.transforms.verify_local import VerifyLocalConfig
@@ -74,7 +75,8 @@ def segment_config(args: argparse.Namespace) -> SegmentConfig:
 def stage_configs(args: argparse.Namespace) -> dict[str, Any]:
     """The stages' own configs that `audit`, `stream` and `eval` share, by StagesConfig field."""
     return {"verify_local": from_values(VerifyLocalConfig, args),
-            "confirm": from_values(ConfirmConfig, args), "caps": from_values(CapConfig, args)}
+            "confirm": from_values(ConfirmConfig, args), "caps": from_values(CapConfig, args),
+            "sampling": from_values(SamplingConfig, args)}
 
 
 def stages_config(args: argparse.Namespace) -> StagesConfig:

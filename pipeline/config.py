@@ -13,6 +13,7 @@ from rt4chart.transforms.confirm import ConfirmConfig
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.options_spec import Flex, option
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S
+from rt4chart.transforms.sampling import SamplingConfig
 from rt4chart.transforms.segment import SegmentConfig
 from rt4chart.transforms.span_mapping import SpanMapping
 from rt4chart.transforms.spend_cap import CapConfig
@@ -54,6 +55,7 @@ class StagesConfig:
     verify_local: VerifyLocalConfig = VerifyLocalConfig()
     confirm: ConfirmConfig = ConfirmConfig()
     caps: CapConfig = CapConfig()  # --max-usd, --max-usd-per-hour (transforms/spend_cap.py)
+    sampling: SamplingConfig = SamplingConfig()  # which valid traces are audited
 
     @property
     def streaming(self) -> bool:

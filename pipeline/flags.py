@@ -19,6 +19,7 @@ from rt4chart.transforms.confirm import ConfirmConfig
 from rt4chart.transforms.judges.judge_options import RATE_AND_PRICE, SHORTHAND, JudgeOptions
 from rt4chart.transforms.limits import LimitsConfig
 from rt4chart.transforms.options_spec import Option, declared, field_option, fields_options
+from rt4chart.transforms.sampling import SamplingConfig
 from rt4chart.transforms.segment import SegmentConfig
 from rt4chart.transforms.span_mapping import SpanMapping
 from rt4chart.transforms.spend_cap import CapConfig
@@ -57,6 +58,7 @@ AUDIT: Options = (
     *_SPANS,
     *declared(ConfirmConfig),
     field_option(CapConfig, "max_usd"),
+    *declared(SamplingConfig),
     field_option(AuditConfig, "chunk_traces"),
 )
 
@@ -77,6 +79,7 @@ STREAM: Options = (
     *_SPANS,
     *declared(ConfirmConfig),
     field_option(CapConfig, "max_usd_per_hour"),
+    *declared(SamplingConfig),
 )
 
 # `rt4chart eval`'s options (and `eval calibrate`'s, which adds --write).

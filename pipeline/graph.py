@@ -18,10 +18,16 @@ from rt4chart.pipeline.shards import Chunk, ReadPickles, ReadShard, WritePickles
 from rt4chart.pipeline.sinks import Sinks, WriteTables, key_envs
 from rt4chart.schemas import rows
 from rt4chart.schemas.records import Message, RunInfo
-from rt4chart.transforms.aggregate import AggregateAnswers
+from rt4chart.transforms.aggregate import REDO_STAGE, AggregateAnswers
 from rt4chart.transforms.alerts import RouteAlerts
 from rt4chart.transforms.decompose import DecomposeClaims
-from rt4chart.transforms.rates import CostsByRoute, RatesByRoute
+from rt4chart.transforms.rates import (
+    CostsByRoute,
+    RatesByRoute,
+    dead_letter_traffic,
+    skipped_traffic,
+)
+from rt4chart.transforms.sampling import Sample
 from rt4chart.transforms.segment import Segment
 from rt4chart.transforms.spend_cap import CapGate, SettleFn, cap_prices
 from rt4chart.transforms.validate import ValidateTraces
@@ -58,8 +64,13 @@ class Audit(beam.PTransform):
     """
 
     def __init__(self, stages: StagesConfig, run: RunInfo, reuse: beam.PCollection | None = None,
-                 write_traces: bool = False, carry: str | None = None):
+                 write_traces: bool = False, carry: str | None = None,
+                 unread: tuple[beam.PCollection, ...] = ()):
+        """`unread`: dead letter rows of the stages before this (reading, receiving), added to
+        the dead letters and counted in route_rates, as are the traces a spend cap kept from
+        the judges (the skipped table)."""
         super().__init__()
+        self._unread = tuple(unread)
         self._stages = stages
         self._run = run
         self._reuse = reuse
@@ -70,7 +81,9 @@ class Audit(beam.PTransform):
         st = self._stages
         spec, streaming, timeout = st.judge, st.streaming, st.join_timeout_s
         valid = records | "ValidateTraces" >> ValidateTraces(st.windowing, st.dedupe_horizon_s)
-        segmented = valid.traces | "Segment" >> Segment(st.segment)
+        # Before any judge call: an unsampled trace is only counted (transforms/sampling.py).
+        picked, traffic = valid.traces | "Sample" >> Sample(st.sampling)
+        segmented = picked | "Segment" >> Segment(st.segment)
         run, reuse = self._run, self._reuse
         started, skipped = self._gate(segmented.prepared)
         decomposed = started | "DecomposeClaims" >> DecomposeClaims(
@@ -91,7 +104,13 @@ class Audit(beam.PTransform):
         )
         if skipped is not None:  # a stream's hourly ledger learns the traces' actual costs
             answers.answers | "SettleSpend" >> beam.ParDo(SettleFn(st.caps))
-        rates, costs = self._aggregates(answers.answers, usage)
+        dead = (dead, *self._unread) | "AllDeadLetters" >> beam.Flatten()
+        capped = () if skipped is None else (
+            skipped | "SkippedTraffic" >> beam.Map(skipped_traffic),)
+        counted = (traffic, *capped, dead | "DeadLetterTraffic" >> beam.FlatMap(
+            lambda row: [] if row.stage == REDO_STAGE else [dead_letter_traffic(row)]))
+        traffic = counted | "Traffic" >> beam.Flatten()
+        rates, costs = self._aggregates(answers.answers, usage, traffic)
         return AuditTables(
             answers.answers,
             answers.claims,
@@ -116,12 +135,14 @@ class Audit(beam.PTransform):
         self.cap_alerts = gate.alerts
         return out
 
-    def _aggregates(self, answers: beam.PCollection, usage: beam.PCollection):
+    def _aggregates(self, answers: beam.PCollection, usage: beam.PCollection,
+                    traffic: beam.PCollection):
         windowing = self._stages.windowing
         if self._carry is None:
-            return (answers | "RatesByRoute" >> RatesByRoute(windowing),
+            return ((answers, traffic) | "RatesByRoute" >> RatesByRoute(windowing),
                     usage | "CostsByRoute" >> CostsByRoute(windowing))
         answers | "CarryAnswers" >> WritePickles(self._carry, "answers")
+        traffic | "CarryTraffic" >> WritePickles(self._carry, "traffic")
         usage | "CarryUsage" >> WritePickles(self._carry, "usage")
         return None, None
 
@@ -141,12 +162,10 @@ def build(pipeline: beam.Pipeline, config: AuditConfig, run: RunInfo,
         ReadShard(chunk.shard) if chunk else
         ReadTraces(config.inputs, config.input_format, config.allow_partial_input,
                    config.spans, config.max_record_bytes))
+    unread = read.dead_letters | "ReadDeadLetterRows" >> beam.Map(rows.DeadLetterRow.of)
     tables = read.records | "Audit" >> Audit(config.stages, run, reuse,
                                              config.tables.write_traces,
-                                             chunk.carry if chunk else None)
-    unread = read.dead_letters | "ReadDeadLetterRows" >> beam.Map(rows.DeadLetterRow.of)
-    tables = tables._replace(dead_letters=(tables.dead_letters, unread)
-                             | "WithReadDeadLetters" >> beam.Flatten())
+                                             chunk.carry if chunk else None, (unread,))
     write_tables(tables._asdict(), config, bigquery_client, bigquery_method)
     return tables
 
@@ -166,9 +185,10 @@ def build_aggregates(pipeline: beam.Pipeline, config: AuditConfig, carry: str,
     and usage records every chunk left in `carry` (the same transforms as one run's). Its
     dead_letters table holds only the rows BigQuery rejects."""
     windowing = config.stages.windowing
+    counted = (pipeline | "EarlierAnswers" >> ReadPickles(carry, "answers"),
+               pipeline | "EarlierTraffic" >> ReadPickles(carry, "traffic"))
     tables = {
-        "route_rates": pipeline | "EarlierAnswers" >> ReadPickles(carry, "answers")
-        | "RatesByRoute" >> RatesByRoute(windowing),
+        "route_rates": counted | "RatesByRoute" >> RatesByRoute(windowing),
         "costs": pipeline | "EarlierUsage" >> ReadPickles(carry, "usage")
         | "CostsByRoute" >> CostsByRoute(windowing),
         "dead_letters": pipeline | "NoDeadLetters" >> beam.Create([]),
@@ -231,10 +251,9 @@ def build_stream(pipeline: beam.Pipeline, config: StreamConfig, run: RunInfo,
     if config.input_format == "otlp":  # spans -> one message per trace (pipeline/sources)
         messages, unassembled = messages | "AssembleTraces" >> otlp_traces(config)
         unread.append(unassembled)
-    audit = Audit(config.stages, run, write_traces=config.tables.write_traces)
+    audit = Audit(config.stages, run, write_traces=config.tables.write_traces,
+                  unread=tuple(unread))
     tables = messages | "Audit" >> audit
-    tables = tables._replace(dead_letters=(tables.dead_letters, *unread)
-                             | "WithReceiveDeadLetters" >> beam.Flatten())
     alerts = tables.route_rates | "RouteAlerts" >> RouteAlerts(config.alerts)
     if tables.skipped is not None:  # and that the hour's spend cap was reached
         cap_alerts = audit.cap_alerts | "CapAlertWindows" >> beam.WindowInto(

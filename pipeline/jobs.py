@@ -29,7 +29,7 @@ from rt4chart.pipeline import graph
 from rt4chart.pipeline.cap_rounds import cap_record, run_rounds
 from rt4chart.pipeline.chunks import audit_runs, count_records
 from rt4chart.pipeline.config import AuditConfig, StreamConfig
-from rt4chart.pipeline.earlier import check_reuse_source, redo_traces
+from rt4chart.pipeline.earlier import check_reuse_source, is_bigquery, redo_traces
 from rt4chart.pipeline.inputs import resolve_inputs
 from rt4chart.pipeline.io import check_inputs
 from rt4chart.pipeline.judge_check import negotiate
@@ -47,6 +47,7 @@ from rt4chart.schemas.records import RunInfo
 from rt4chart.transforms import probability
 from rt4chart.transforms.judges import job_limits, pricing
 from rt4chart.transforms.judges.base import JudgeSpec, calibration_of, judge_model
+from rt4chart.transforms.sampling import NO_SAMPLING, SamplingConfig
 from rt4chart.transforms.spend_cap import cap_prices, with_ledger_id
 
 logger = logging.getLogger("rt4chart")
@@ -121,6 +122,26 @@ def check_dataset(spec: str | None) -> None:
         parse_dataset(spec)
 
 
+def check_redo_sampling(source: str, sampling: SamplingConfig) -> None:
+    """A redo re-decides each trace's sample and weight: it must sample as the earlier run did
+    (its summary.json's `sampling`; a run without one sampled nothing), or it would leave out,
+    or weigh otherwise, traces the earlier run picked. A BigQuery source has no summary: not
+    checked. ValueError naming the options when they differ."""
+    if is_bigquery(source):
+        return
+    path = FileSystems.join(source.rstrip("/"), SUMMARY)
+    earlier = NO_SAMPLING.summary()
+    if FileSystems.exists(path):
+        with FileSystems.open(path) as fh:
+            earlier = orjson.loads(fh.read()).get("sampling") or earlier
+    if earlier != sampling.summary():
+        raise ValueError(
+            f"--redo {source}: give the --sample, --sample-salt and --always of the earlier "
+            f"run (it sampled {earlier['rates'] or 'nothing'}, always {earlier['always']}); "
+            f"this run has {sampling.summary()['rates'] or 'none'}, always "
+            f"{list(sampling.always)}")
+
+
 def write_redo_input(traces: list[str], folder: str) -> str:
     """The traces to redo as a JSONL file under FOLDER/_redo/ (one trace a line); its path."""
     path = FileSystems.join(folder.rstrip("/"), *REDO_INPUT.split("/"))
@@ -165,6 +186,8 @@ def _preflight(config: AuditConfig, folder: RunFolder,
         if config.reuse:
             check_reuse_source(config.reuse, config.out)
         redo = redo_traces(config.redo) if config.redo else []
+        if config.redo:
+            check_redo_sampling(config.redo, config.stages.sampling)
         check_dataset(config.bigquery)
     if config.bigquery:  # an error of BigQuery's (access, quota) fails the run
         with usage_errors():  # a missing dataset without --bigquery-location: a usage error
@@ -286,15 +309,18 @@ def _write_summary(config: AuditConfig, run: RunInfo, summary: Summary, folder: 
               "warnings": pricing.run_warnings(config.judge.name, dict(config.judge.options)),
               "probability": probability.record(run.calibration or probability.identity(
                   run.judge_model)),
-              **summary.__dict__, "traces_per_second": summary.traces_per_second}
+              "sampling": config.stages.sampling.summary(),
+              **summary.__dict__, "unsampled": summary.unsampled,
+              "traces_per_second": summary.traces_per_second}
     with FileSystems.create(FileSystems.join(folder, SUMMARY)) as fh:
         fh.write(orjson.dumps(record, option=orjson.OPT_INDENT_2))
 
 
 def nothing_valid(summary: Summary) -> bool:
-    """Whether a run had no valid trace to audit (every record dead-lettered, or none; a
-    trace a spend cap skipped was valid)."""
-    return summary.traces == 0 and not summary.skipped
+    """Whether a run had no valid trace to audit (every record dead-lettered, or none); a run
+    that audited nothing because sampling left its traces out, or a spend cap skipped them, is
+    not that (they were valid, seen and counted)."""
+    return summary.traces == 0 and summary.unsampled == 0 and not summary.skipped
 
 
 def no_answer_judged_message(summary: Summary) -> str:

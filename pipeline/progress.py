@@ -46,6 +46,7 @@ PROGRESS_EVERY_S = 10.0
 TRACES_DONE = "traces_done"
 TRACES_READ = "traces_read"
 TRACES_DEAD = "traces_dead"
+SAMPLING_COUNTERS = ("seen", "sampled", "always")  # traces_seen, ... (transforms/sampling.py)
 BAR_WIDTH = 24
 
 
@@ -92,6 +93,9 @@ class Progress:
     total: int = 0  # records read (0: not known yet)
     dead: int = 0  # records that ended as dead letters
     skipped: int = 0  # traces a spend cap did not let start (the skipped table)
+    seen: int = 0  # valid traces that reached the sampling decision (transforms/sampling.py)
+    sampled: int = 0  # picked by the rate
+    always: int = 0  # picked by an always-audit rule
 
     @classmethod
     def of(cls, counters: dict[str, int]) -> Progress:
@@ -102,7 +106,8 @@ class Progress:
                 if name.endswith(f"_{suffix}"):
                     totals[suffix] += value
         return cls(counters.get(TRACES_DONE, 0), **totals, total=counters.get(TRACES_READ, 0),
-                   dead=counters.get(TRACES_DEAD, 0), skipped=counters.get(TRACES_SKIPPED, 0))
+                   dead=counters.get(TRACES_DEAD, 0), skipped=counters.get(TRACES_SKIPPED, 0),
+                   **{k: counters.get(f"traces_{k}", 0) for k in SAMPLING_COUNTERS})
 
     def merged(self, other: Progress) -> Progress:
         """Per figure, the larger: each source may lag, neither counts what did not happen."""
@@ -110,8 +115,22 @@ class Progress:
                            for f in fields(self)})
 
     @property
+    def unsampled(self) -> int:
+        """Traces left out by sampling: they end at the decision (never less than 0 while the
+        counters of one decision are read between their increments)."""
+        return max(0, self.seen - self.sampled - self.always)
+
+    @property
     def done(self) -> int:
-        return self.traces + self.dead + self.skipped
+        return self.traces + self.dead + self.skipped + self.unsampled
+
+    def sampling(self) -> str:
+        """`, sampling: seen S, sampled N, always A, audited D` once a trace was left out or
+        picked by a rule; empty otherwise."""
+        if not (self.unsampled or self.always):
+            return ""
+        return (f", sampling: seen {self.seen:,}, sampled {self.sampled:,}, always "
+                f"{self.always:,}, audited {self.traces:,}")
 
     def eta_s(self, elapsed_s: float) -> float | None:
         """Seconds left at the rate traces have been done so far; None before any is done."""
@@ -134,7 +153,8 @@ class Progress:
         dead = f" ({self.dead:,} dead letters)" if self.dead else ""
         if self.skipped:
             dead += f" (spend cap reached: {self.skipped:,} skipped)"
-        return f"progress: {traces} traces done{dead}, {self.figures()}{tail}"
+        return (f"progress: {traces} traces done{dead}{self.sampling()}, {self.figures()}"
+                f"{tail}")
 
     def bar(self, tail: str) -> str:
         share = min(1.0, self.done / self.total) if self.total else 0.0

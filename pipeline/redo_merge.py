@@ -46,10 +46,11 @@ from rt4chart.pipeline.runfolder import run_folder_path
 from rt4chart.pipeline.shards import append_pickles
 from rt4chart.pipeline.summary import read_rows, read_table
 from rt4chart.pipeline.tablefiles import OpenFile, partition_folder, table_files
-from rt4chart.schemas.records import UsageRecord
+from rt4chart.schemas.records import Traffic, UsageRecord
 from rt4chart.schemas.rows import usage_of
 from rt4chart.schemas.tables import TABLES, arrow_schema
 from rt4chart.transforms.aggregate import REDO_STAGE
+from rt4chart.transforms.rates import dead_letter_traffic
 
 logger = logging.getLogger(__name__)
 
@@ -119,6 +120,23 @@ def _usage_records(costs: Iterable) -> list[UsageRecord]:
             for c in costs]
 
 
+_DECIDED = ("seen", "sampled", "always", "skipped_cap")
+
+
+def _traffic_records(rates: Iterable, dead: Iterable) -> list[Traffic]:
+    """The traffic of the whole run: what the earlier run's sampling decided (its route_rates'
+    counts, at each window's start: a redone trace was seen once, by it) and every dead letter
+    now in the run (the earlier ones kept and the redo's)."""
+    last: dict[tuple, object] = {}
+    for r in rates:  # panes accumulate: the last of each window holds its counts
+        key = (r.route, r.window_start, r.window_end)
+        if key not in last or r.pane_index > last[key].pane_index:
+            last[key] = r
+    out = [Traffic(r.route, int(r.window_start.timestamp() * 1_000_000), kind, n)
+           for r in last.values() for kind in _DECIDED if (n := getattr(r, kind) or 0)]
+    return out + [dead_letter_traffic(d) for d in dead if d.stage != REDO_STAGE]
+
+
 def _recompute_aggregates(earlier: str, staging: str, config: AuditConfig,
                           options: PipelineOptions) -> None:
     """route_rates and costs of the staging folder, again, over every answer it now holds and
@@ -128,7 +146,10 @@ def _recompute_aggregates(earlier: str, staging: str, config: AuditConfig,
     try:
         carry = os.path.join(work, "carry")
         usage = _usage_records([*read_rows(earlier, "costs"), *read_rows(staging, "costs")])
-        for name, items in (("answers", read_rows(staging, "answers")), ("usage", usage)):
+        traffic = _traffic_records(read_rows(earlier, "route_rates"),
+                                   read_rows(staging, "dead_letters"))
+        for name, items in (("answers", read_rows(staging, "answers")), ("usage", usage),
+                            ("traffic", traffic)):
             append_pickles(os.path.join(carry, name, "0.pkl"),
                            (pickle.dumps(x, protocol=pickle.HIGHEST_PROTOCOL) for x in items))
         _remove_tables(staging, AGGREGATES)

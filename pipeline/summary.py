@@ -87,6 +87,18 @@ class Summary:
     # by route or *, spent_usd, rounds} (None without a cap; pipeline/jobs.py sets it).
     skipped: int = 0
     spend_cap: dict | None = None
+    # Traffic (transforms/sampling.py), summed over route_rates: seen - sampled - always were
+    # left out by sampling (`unsampled`).
+    seen: int = 0
+    sampled: int = 0
+    always: int = 0
+    audited: int = 0
+    skipped_cap: int = 0
+    dead_lettered: int = 0
+
+    @property
+    def unsampled(self) -> int:
+        return self.seen - self.sampled - self.always
 
     @property
     def traces_per_second(self) -> float:
@@ -115,6 +127,10 @@ class Summary:
             + usd(self.cost_usd),
             f"dead letters: {self.dead_letters}",
         ]
+        if self.unsampled or self.always:
+            out.append(f"sampling: {self.seen} traces seen, {self.sampled} sampled, "
+                       f"{self.always} always audited, {self.audited} audited; "
+                       f"{self.unsampled} left out by sampling")
         out += caching_lines(self)
         if self.incomplete:
             out.append(f"incomplete answers kept for a redo: {self.incomplete} "
@@ -159,7 +175,22 @@ def summarise(out: str, seconds: float) -> Summary:
         cached_share_by_task=cached_share_by_task(answers),
         incomplete_reason=most_common_reason(answers),
         skipped=len(read_rows(out, "skipped")),
+        **traffic_totals(read_table(out, "route_rates").to_pylist()),
     )
+
+
+TRAFFIC = ("seen", "sampled", "always", "audited", "skipped_cap", "dead_lettered")
+
+
+def traffic_totals(rates: list[dict]) -> dict[str, int]:
+    """The run's traffic: route_rates' traffic columns summed over the last pane of each route
+    and window (panes accumulate; a batch run has one), NULL (rows before sampling) as 0."""
+    last: dict[tuple, dict] = {}
+    for row in rates:
+        key = (row["route"], row["window_start"], row["window_end"])
+        if key not in last or row["pane_index"] > last[key]["pane_index"]:
+            last[key] = row
+    return {k: sum(r[k] or 0 for r in last.values()) for k in TRAFFIC}
 
 
 def most_common_reason(answers: list[AnswerRow]) -> str | None:

@@ -57,6 +57,9 @@ class Trace:
     # Instruction-like text aimed at an evaluator found in it ("where: snippet", see
     # transforms/injection.py); audited as usual, marked suspicious_input.
     suspicious: tuple[str, ...] = ()
+    # Picked by --sample at rate p: 1/p, its weight in route_rates.rate_weighted (1 when it was
+    # picked by an --always rule or there is no sampling; see transforms/sampling.py).
+    sample_weight: float = 1.0
 
     @property
     def day(self) -> str:
@@ -279,6 +282,28 @@ class DeadLetter:
     raw: str
     trace_id: str | None = None
     route: str | None = None
+
+
+NO_ROUTE = "(no route)"  # route_rates' route of the dead letters that name none
+TRAFFIC_KINDS = ("seen", "sampled", "always", "skipped_cap", "dead_lettered")
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """One trace counted in route_rates' traffic columns (`kind`, one of TRAFFIC_KINDS): seen
+    by the sampling decision, picked by the rate or by an always rule, skipped by a spend cap,
+    or dead-lettered. `event_time_us` None (a dead letter): counted in the window of the
+    element's own timestamp."""
+
+    route: str
+    event_time_us: int | None
+    kind: str
+    count: int = 1  # an earlier run's route_rates counts, carried whole (redo_merge.py)
+
+    def __post_init__(self) -> None:
+        if self.kind not in TRAFFIC_KINDS:
+            raise ValueError(f"traffic kind must be one of {', '.join(TRAFFIC_KINDS)}, got "
+                             f"{self.kind!r}")
 
 
 @dataclass(frozen=True)

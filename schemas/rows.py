@@ -122,6 +122,9 @@ class AnswerRow:
     p_threshold: float | None = column(
         "FLOAT64", description="the run's answer threshold: hallucinated <=> p_hallucinated >= "
         "it (rt4chart.transforms.probability)")
+    sample_weight: float | None = column(
+        "FLOAT64", description="1/rate of a trace picked by --sample, 1 for --always or no "
+        "sampling: its weight in route_rates.rate_weighted")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -216,6 +219,21 @@ class RouteRateRow(WindowColumns, _Route):
     # Added after the first release: NULLABLE, so that an existing table can take it.
     suspicious: int | None = column(
         "INT64", description="answers marked suspicious_input (incomplete ones too)")
+    # Traffic (transforms/sampling.py): seen - sampled - always were left out by sampling.
+    seen: int | None = column("INT64", description="valid traces that reached the sampling "
+                              "decision")
+    sampled: int | None = column("INT64", description="traces picked by the --sample rate")
+    always: int | None = column("INT64", description="traces picked by an --always rule")
+    audited: int | None = column("INT64", description="answers: complete + incomplete")
+    skipped_cap: int | None = column("INT64", description="picked but not audited: a spend cap")
+    dead_lettered: int | None = column(
+        "INT64", description="dead letters of the route (every stage; audited answers' judge "
+        "dead letters not)")
+    rate_weighted: float | None = column(
+        "FLOAT64", description="Horvitz-Thompson rate of complete answers, weight sample_weight")
+    rate_weighted_low: float | None = column(
+        "FLOAT64", description="95% Wilson interval at Kish's effective sample size")
+    rate_weighted_high: float | None = column("FLOAT64")
 
 
 @dataclass(frozen=True, kw_only=True)

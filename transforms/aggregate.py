@@ -151,7 +151,7 @@ def answer_rows(
         generator=t.generator, audited_at=audited_at or datetime.now(UTC), late=t.late,
         partial=claim_set.prepared.partial, partial_reason=claim_set.prepared.partial_reason,
         suspicious_input=bool(t.suspicious), suspicious_snippets=t.suspicious,
-        p_threshold=probability.answer_threshold(cal),
+        p_threshold=probability.answer_threshold(cal), sample_weight=t.sample_weight,
     )
     return answer, rows
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 import apache_beam as beam
 from apache_beam.coders import VarIntCoder
@@ -11,8 +11,15 @@ from apache_beam.transforms.userstate import ReadModifyWriteStateSpec
 from apache_beam.typehints import Any as AnyHint
 from apache_beam.typehints import Tuple
 
-from rt4chart.schemas.records import Usage, UsageRecord
-from rt4chart.schemas.rows import AnswerRow, CostRow, RouteRateRow, usage_columns, usage_of
+from rt4chart.schemas.records import NO_ROUTE, Traffic, Usage, UsageRecord
+from rt4chart.schemas.rows import (
+    AnswerRow,
+    CostRow,
+    DeadLetterRow,
+    RouteRateRow,
+    usage_columns,
+    usage_of,
+)
 from rt4chart.transforms.joins import wilson
 from rt4chart.transforms.windows import BATCH, WindowingConfig, window_columns
 
@@ -23,7 +30,12 @@ _RANK = {"CON": 0, "NIC": 1}
 
 @dataclass(frozen=True)
 class RouteCounts:
-    """Counts of one route and window; incomplete answers are counted apart from the rate."""
+    """Counts of one route and window; incomplete answers are counted apart from the rate.
+
+    The traffic counts (seen .. dead_lettered) come from Traffic records (sampling.py); the
+    weighted sums over complete answers (`weight`: Σw, `weight2`: Σw², `weight_hallucinated`:
+    Σw·[label != ENT]) give the Horvitz-Thompson rate and Kish's effective sample size.
+    """
 
     traces: int = 0
     hallucinated: int = 0
@@ -33,30 +45,53 @@ class RouteCounts:
     usage: Usage = Usage()
     samples: tuple[tuple[int, str], ...] = ()  # (CON 0 / NIC 1, trace_id), worst first
     suspicious: int = 0  # answers marked suspicious_input, incomplete ones too
+    seen: int = 0
+    sampled: int = 0
+    always: int = 0
+    skipped_cap: int = 0
+    dead_lettered: int = 0
+    weight: float = 0.0
+    weight2: float = 0.0
+    weight_hallucinated: float = 0.0
 
     @property
     def total(self) -> int:
         return self.traces + self.incomplete
 
     def merge(self, other: RouteCounts) -> RouteCounts:
-        return RouteCounts(
-            self.traces + other.traces, self.hallucinated + other.hallucinated,
-            self.con + other.con, self.nic + other.nic, self.incomplete + other.incomplete,
-            self.usage + other.usage, tuple(sorted({*self.samples, *other.samples})[:SAMPLES]),
-            self.suspicious + other.suspicious,
-        )
+        summed = {f.name: getattr(self, f.name) + getattr(other, f.name)
+                  for f in fields(self) if f.name != "samples"}
+        return RouteCounts(**summed,
+                           samples=tuple(sorted({*self.samples, *other.samples})[:SAMPLES]))
 
 
-def counts_of(answer: AnswerRow) -> RouteCounts:
-    """One answer row as counts."""
+def counts_of(element: AnswerRow | Traffic) -> RouteCounts:
+    """One answer row, or one Traffic record, as counts."""
+    if isinstance(element, Traffic):
+        return RouteCounts(**{element.kind: element.count})
+    answer = element
     usage = usage_of(answer)
     suspicious = int(bool(answer.suspicious_input))
     if answer.status != "ok":
         return RouteCounts(incomplete=1, usage=usage, suspicious=suspicious)
     label = answer.label
     samples = ((_RANK[label], answer.trace_id),) if label in _RANK else ()
-    return RouteCounts(1, int(label != "ENT"), int(label == "CON"), int(label == "NIC"), 0, usage,
-                       samples, suspicious)
+    w = 1.0 if answer.sample_weight is None else answer.sample_weight  # rows before sampling
+    bad = int(label != "ENT")
+    return RouteCounts(1, bad, int(label == "CON"), int(label == "NIC"), 0, usage,
+                       samples, suspicious, weight=w, weight2=w * w, weight_hallucinated=w * bad)
+
+
+def weighted_rate(c: RouteCounts) -> tuple[float | None, float | None, float | None]:
+    """(rate, low, high): Σw·h / Σw, and the Wilson interval at n_eff = (Σw)² / Σw² (the
+    number audited, discounted for unequal weights; n when all weights are equal)."""
+    if not c.weight:
+        return None, None, None
+    rate = c.weight_hallucinated / c.weight
+    n_eff = c.weight * c.weight / c.weight2
+    # k = rate * n_eff, written so that equal weights give exactly k = hallucinated, n = traces.
+    low, high = wilson(c.weight_hallucinated * c.weight / c.weight2, n_eff)
+    return rate, low, high
 
 
 class RouteCountsFn(beam.CombineFn):
@@ -65,8 +100,8 @@ class RouteCountsFn(beam.CombineFn):
     def create_accumulator(self) -> RouteCounts:
         return RouteCounts()
 
-    def add_input(self, acc: RouteCounts, answer: AnswerRow) -> RouteCounts:
-        return acc.merge(counts_of(answer))
+    def add_input(self, acc: RouteCounts, element: AnswerRow | Traffic) -> RouteCounts:
+        return acc.merge(counts_of(element))
 
     def merge_accumulators(self, accs) -> RouteCounts:
         return functools.reduce(RouteCounts.merge, accs, RouteCounts())
@@ -78,12 +113,16 @@ class RouteCountsFn(beam.CombineFn):
 def rate_row(route: str, window: dict, c: RouteCounts, late: int = 0) -> RouteRateRow:
     """The rate row of a route's counts in a window (`window`: the window columns)."""
     low, high = wilson(c.hallucinated, c.traces)
+    w_rate, w_low, w_high = weighted_rate(c)
     return RouteRateRow(
         route=route, **window, traces=c.traces, hallucinated=c.hallucinated,
         rate=c.hallucinated / c.traces if c.traces else None, rate_low=low,
         rate_high=high, con=c.con, nic=c.nic, incomplete=c.incomplete,
         late=late, **usage_columns(RouteRateRow, c.usage),
         sample_trace_ids=tuple(t for _, t in c.samples), suspicious=c.suspicious,
+        seen=c.seen, sampled=c.sampled, always=c.always, audited=c.total,
+        skipped_cap=c.skipped_cap, dead_lettered=c.dead_lettered, rate_weighted=w_rate,
+        rate_weighted_low=w_low, rate_weighted_high=w_high,
     )
 
 
@@ -118,15 +157,37 @@ class _Restamp(beam.DoFn):
     def setup(self) -> None:
         self._late = beam.metrics.Metrics.counter(METRICS, f"late_{self._name}")
 
-    def process(self, element: AnswerRow | UsageRecord):
-        if element.late:
+    def process(self, element: AnswerRow | UsageRecord | Traffic):
+        if getattr(element, "late", False):
             self._late.inc()  # audited and written, but its window has closed: not aggregated
             return
-        yield beam.window.TimestampedValue(element, self._event_s(element))
+        event_s = self._event_s(element)
+        # No event time (a dead letter's Traffic): the window of the element's own timestamp.
+        yield element if event_s is None else beam.window.TimestampedValue(element, event_s)
+
+
+def _event_s(element: AnswerRow | Traffic) -> float | None:
+    if isinstance(element, Traffic):
+        return None if element.event_time_us is None else element.event_time_us / 1e6
+    return element.event_time.timestamp()
+
+
+def dead_letter_traffic(row: DeadLetterRow) -> Traffic:
+    """A dead letter row as traffic of its route (NO_ROUTE when it names none), in the window
+    of its received_at: a dead letter has no event time of its own."""
+    return Traffic(row.route or NO_ROUTE, int(row.received_at.timestamp() * 1_000_000),
+                   "dead_lettered")
+
+
+def skipped_traffic(row) -> Traffic:
+    """A skipped row (a trace a spend cap kept from the judges, SkippedRow) as traffic of its
+    route, in the window of its event time."""
+    return Traffic(row.route, int(row.event_time.timestamp() * 1_000_000), "skipped_cap")
 
 
 class RatesByRoute(beam.PTransform):
-    """Answer rows -> one rate row per (route, event-time window) and firing.
+    """Answer rows (and Traffic records, sampling.py) -> one rate row per (route, event-time
+    window) and firing.
 
     Rows of answers that arrived after their window closed (`late`) are counted in the
     `late_answers` metric and left out.
@@ -136,10 +197,12 @@ class RatesByRoute(beam.PTransform):
         super().__init__()
         self._windowing = windowing
 
-    def expand(self, answers: beam.PCollection[AnswerRow]) -> beam.PCollection[RouteRateRow]:
+    def expand(self, answers) -> beam.PCollection[RouteRateRow]:
+        if isinstance(answers, tuple | list):  # (answers, traffic): counted together
+            answers = answers | "WithTraffic" >> beam.Flatten()
         return (
             answers
-            | "EventTime" >> beam.ParDo(_Restamp(lambda a: a.event_time.timestamp(), "answers"))
+            | "EventTime" >> beam.ParDo(_Restamp(_event_s, "answers"))
             | "Window" >> self._windowing.window_into()
             | "KeyRoute" >> beam.Map(lambda a: (a.route, a))
             | "Count" >> beam.CombinePerKey(RouteCountsFn())

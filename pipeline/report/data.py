@@ -63,6 +63,10 @@ class RouteRate:
     cached_tokens: int
     output_tokens: int
     cost_usd: float | None  # None: a judge model with no price
+    # Traffic (transforms/sampling.py): valid traces seen by the sampling decision, answers
+    # (complete + incomplete); 0 in a run written before sampling.
+    seen: int = 0
+    audited: int = 0
 
     @property
     def rate(self) -> float | None:
@@ -93,7 +97,7 @@ def latest_panes(rows: Iterable[dict], key: tuple[str, ...]) -> list[dict]:
 
 
 _SUMMED = ("traces", "hallucinated", "con", "nic", "incomplete", "input_tokens",
-           "cached_tokens", "output_tokens", "cost_usd")
+           "cached_tokens", "output_tokens", "cost_usd", "seen", "audited")
 
 
 def route_totals(route_rates: list[dict]) -> list[RouteRate]:
@@ -103,7 +107,7 @@ def route_totals(route_rates: list[dict]) -> list[RouteRate]:
         acc = totals.setdefault(row["route"], dict.fromkeys(_SUMMED, 0))
         for name in _SUMMED:
             acc[name] = (add_cost(acc[name], row[name]) if name == "cost_usd"
-                         else acc[name] + (row[name] or 0))
+                         else acc[name] + (row.get(name) or 0))
     return [RouteRate(route, **acc) for route, acc in sorted(totals.items())]
 
 

@@ -38,7 +38,7 @@ def _answers() -> list[dict]:
         "prompt_hash": "ab" * 32, "task": "QA", "generator": "llama-2-7b",
         "audited_at": dt.datetime(2024, 5, 1, 9, 31, 2, 654321, tzinfo=UTC), "late": False,
         "partial": False, "partial_reason": None, "suspicious_input": False,
-        "suspicious_snippets": [], "p_threshold": 0.5,
+        "suspicious_snippets": [], "p_threshold": 0.5, "sample_weight": 1.0,
     }
     return [
         {**common, "trace_id": "t-1", "event_time": dt.datetime(2024, 5, 1, 9, 30, tzinfo=UTC),
@@ -94,11 +94,16 @@ def _route_rates() -> list[dict]:
         {"route": "support-bot", **_window(1), "traces": 40, "hallucinated": 6, "rate": 0.15,
          "rate_low": 0.0706, "rate_high": 0.2908, "con": 4, "nic": 2, "incomplete": 1,
          "late": 0, "input_tokens": 48000, "cached_tokens": 0, "output_tokens": 12000,
-         "cost_usd": 0.0144, "sample_trace_ids": ["t-1", "t-9"], "suspicious": 1},
+         "cost_usd": 0.0144, "sample_trace_ids": ["t-1", "t-9"], "suspicious": 1,
+         "seen": 400, "sampled": 38, "always": 3, "audited": 41, "skipped_cap": 0,
+         "dead_lettered": 1, "rate_weighted": 0.17, "rate_weighted_low": 0.07,
+         "rate_weighted_high": 0.33},
         {"route": "search", **_window(2), "traces": 0, "hallucinated": 0, "rate": None,
          "rate_low": None, "rate_high": None, "con": 0, "nic": 0, "incomplete": 2, "late": 1,
          "input_tokens": 0, "cached_tokens": 0, "output_tokens": 0, "cost_usd": 0.0,
-         "sample_trace_ids": [], "suspicious": 0},
+         "sample_trace_ids": [], "suspicious": 0, "seen": None, "sampled": None,
+         "always": None, "audited": None, "skipped_cap": None, "dead_lettered": None,
+         "rate_weighted": None, "rate_weighted_low": None, "rate_weighted_high": None},
     ]
 
 

@@ -103,6 +103,9 @@ def _sample(action: argparse.Action) -> tuple[str, object]:
         return "timeout_s=30; price_input=0.15", ["timeout_s=30", "price_input=0.15"]
     if action.dest == "max_usd_per_hour":  # a list too: ROUTE=USD items
         return "5; checkout=1", ["5", "checkout=1"]
+    if isinstance(action, argparse._AppendAction):  # a list parameter: ;-separated items
+        return f"a-{action.dest}=1; b-{action.dest}=2", [f"a-{action.dest}=1",
+                                                         f"b-{action.dest}=2"]
     return f"value-of-{action.dest}", f"value-of-{action.dest}"
 
 

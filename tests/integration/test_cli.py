@@ -253,7 +253,8 @@ def test_help_on_every_command_and_typos_through_the_console_script(tmp_path):
     (["report", "R", "--titl", "x"],  # no prefix matching: a misspelt option is an error
      "rt4chart report: error: unknown option --titl; did you mean --title?"),
     (["stream", "--subscription", "projects/p/subscriptions/s", "--example"],
-     "rt4chart stream: error: unknown option --example"),  # audit's, not stream's
+     # audit's, not stream's (the closest of stream's own is --sample)
+     "rt4chart stream: error: unknown option --example; did you mean --sample?"),
     (["report", "R", "S"], "rt4chart report: error: unrecognized arguments: S"),
 ])
 def test_unknown_options_of_every_command_exit_2(argv, message, capsys):

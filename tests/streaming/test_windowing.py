@@ -194,7 +194,9 @@ def _rate(route: str, window: int, hallucinated: int, traces: int,
         rate_low=low, rate_high=high, con=hallucinated, nic=0, incomplete=0, late=0,
         input_tokens=0, cached_tokens=0, output_tokens=0, cost_usd=0.0,
         sample_trace_ids=tuple(f"{route}-{window}-{i}" for i in range(min(hallucinated, 5))),
-        suspicious=0)
+        suspicious=0, seen=traces, sampled=traces, always=0, audited=traces, skipped_cap=0,
+        dead_lettered=0, rate_weighted=hallucinated / traces, rate_weighted_low=low,
+        rate_weighted_high=high)
 
 
 def test_relative_alert_needs_a_baseline_a_jump_and_enough_traces():

@@ -52,6 +52,11 @@ def _rate(route: str, day: datetime, counts: tuple[int, int, int, int, int], n: 
         rate_high=high, con=con, nic=nic, incomplete=incomplete, late=0,
         input_tokens=100 * n, cached_tokens=10 * n, output_tokens=n, cost_usd=0.25 * n,
         sample_trace_ids=samples, suspicious=0,
+        # No Traffic records fed: only the answers' own counts; weights 1 (rows before
+        # sampling), so the weighted rate is the rate.
+        seen=0, sampled=0, always=0, audited=traces + incomplete, skipped_cap=0,
+        dead_lettered=0, rate_weighted=hallucinated / traces, rate_weighted_low=low,
+        rate_weighted_high=high,
     )
 
 
