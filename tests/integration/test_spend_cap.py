@@ -48,6 +48,12 @@ def test_max_usd_stays_within_one_trace_of_the_cap_and_redo_completes(tmp_path, 
         assert summary["skipped"] == len(skipped)
         assert summary["spend_cap"]["reached"] and summary["spend_cap"]["rounds"] >= 2
         assert abs(summary["spend_cap"]["spent_usd"] - spent) < 1e-9
+        # The traffic columns after the rounds: every trace seen once, the audited ones and
+        # those the cap left in `skipped`, and the summary's totals the same.
+        rates = tables["route_rates"]
+        assert sum(r["seen"] for r in rates) == 20 == summary["seen"]
+        assert sum(r["audited"] for r in rates) == len(per_trace) == summary["audited"]
+        assert sum(r["skipped_cap"] for r in rates) == len(skipped) == summary["skipped_cap"]
 
         code, redone, _ = audit("--redo", str(out), "--judge", "openai", "--base-url",
                                 server.base_url, "--model", "m", *PRICE,
@@ -76,3 +82,6 @@ def test_a_cap_below_one_trace_audits_nothing_and_an_unpriced_model_is_refused(t
     assert code == 0 and started == []
     assert tables["answers"] == [] and len(tables["skipped"]) == 3
     assert all("max_usd" in s["detail"] for s in tables["skipped"])
+    by_route = {r["route"]: r for r in tables["route_rates"]}
+    assert {r: (v["seen"], v["audited"], v["skipped_cap"]) for r, v in by_route.items()} == {
+        "search": (2, 0, 2), "checkout": (1, 0, 1)}
