@@ -96,8 +96,14 @@ def audit_config(args: argparse.Namespace, example: str | None = None) -> AuditC
 
 def stream_config(args: argparse.Namespace, spec: JudgeSpec) -> StreamConfig:
     """The `stream` command's typed configuration (ValueError on a bad value)."""
-    windowing = from_values(WindowingConfig, args, streaming=True)
-    stages = from_values(StagesConfig, args, judge=spec, segment=segment_config(args),
-                         windowing=windowing, **stage_configs(args))
-    return from_values(StreamConfig, args, stages=stages, alerts=from_values(AlertConfig, args),
+    return from_values(StreamConfig, args, stages=stream_stages(args, spec),
+                       alerts=from_values(AlertConfig, args),
                        spans=span_mapping(args), tables=tables_config(args))
+
+
+def stream_stages(args: argparse.Namespace, spec: JudgeSpec) -> StagesConfig:
+    """The `stream` command's stages alone (what `stream --estimate` needs: no sink)."""
+    windowing = from_values(WindowingConfig, args, streaming=True)
+    return from_values(StagesConfig, args, judge=spec, segment=segment_config(args),
+                       windowing=windowing, **stage_configs(args))
+

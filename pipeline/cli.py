@@ -17,7 +17,7 @@ import threading
 
 from rt4chart import __version__
 from rt4chart.pipeline import args as cli_args
-from rt4chart.pipeline import check_judge, deploy, export, jobs
+from rt4chart.pipeline import check_judge, deploy, estimate_run, export, jobs
 from rt4chart.pipeline.annotate import cli as annotate_cli
 from rt4chart.pipeline.eval import cli as eval_cli
 from rt4chart.pipeline.options import (
@@ -63,6 +63,12 @@ def audit(args: argparse.Namespace, beam_args: list[str]) -> int:
     with jobs.usage_errors():
         config = cli_args.audit_config(args, jobs.example_traces())
         options = with_command_options(jobs.beam_options(beam_args), args)
+        if args.estimate:  # counted, not run: no judge, no network, nothing written
+            return estimate_run.run(config.inputs, config.stages, batch_api=args.batch_api,
+                                    json_path=args.estimate_json,
+                                    reasoning_fill=args.estimate_reasoning_fill,
+                                    input_format=config.input_format, spans=config.spans,
+                                    max_record_bytes=config.max_record_bytes)
         phoenix = annotate_cli.target(args)
         deploy.check_remote(config.inputs, config.out, config.judge, options)
         if deploy.is_dry_run(options):
@@ -83,6 +89,15 @@ def audit(args: argparse.Namespace, beam_args: list[str]) -> int:
 
 def stream(args: argparse.Namespace, beam_args: list[str]) -> int:
     with jobs.usage_errors():
+        if args.estimate:  # a sample of the stream's traces, counted per 1,000 (and hour)
+            if args.traces_per_hour is not None and args.traces_per_hour < 1:
+                raise ValueError(f"--traces-per-hour must be >= 1, got {args.traces_per_hour}")
+            return estimate_run.run((args.estimate,),
+                                    cli_args.stream_stages(args, cli_args.judge_spec(args)),
+                                    batch_api=False, json_path=args.estimate_json,
+                                    reasoning_fill=args.estimate_reasoning_fill,
+                                    spans=cli_args.span_mapping(args), per=1000,
+                                    per_hour=args.traces_per_hour)
         config = cli_args.stream_config(args, cli_args.judge_spec(args))
         options = with_command_options(jobs.beam_options(beam_args, streaming=True), args)
         phoenix = annotate_cli.target(args)

@@ -185,11 +185,28 @@ def stream_plan(config, options: PipelineOptions) -> list[str]:
 
 
 def estimate_lines(config, stages) -> list[str]:
-    """The cost estimate's lines when every input is on this machine; else how to get one."""
+    """The cost estimate (estimate_run.py, no judge call) when every input is on this machine;
+    else how to get one."""
     if any(not _local(p) for p in config.inputs):
         return ["cost estimate: the inputs are remote (a dry run reads nothing): run "
                 "`rt4chart audit --estimate` on a local sample of them"]
-    return ["cost estimate: `rt4chart audit --estimate` with these inputs"]
+    from rt4chart.pipeline import estimate_run
+
+    est_config, model = estimate_run.estimate_config(stages, 0.5)
+    totals, dead, seen = estimate_run.estimate_inputs(
+        config.inputs, stages, {"configured": est_config}, config.input_format, config.spans,
+        config.max_record_bytes)
+    data = estimate_run.report(totals, dead, model, estimate_run.price_table(
+        dict(stages.judge.options)), stages.judge.name == "openai-batch")
+    run = data["runs"]["configured"]
+    total = run["total"]
+    usd = run["usd"]["configured"]
+    return [f"cost estimate: {run['traces']} of {seen} valid traces audited, {dead} dead "
+            f"letters; {total['calls']} judge calls, {total['input_tokens']} input / "
+            f"{total['output_tokens']} output tokens, "
+            + ("USD unknown (no price for " + model + ")" if usd is None
+               else f"${usd:.4f} at {model}'s price")
+            + " (`--estimate` for the stages and alternatives)"]
 
 
 def graph_check(config, options: PipelineOptions) -> str:

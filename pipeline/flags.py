@@ -16,6 +16,7 @@ from rt4chart.pipeline.eval.runner import EvalOptions
 from rt4chart.pipeline.outputs import TablesConfig
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.confirm import ConfirmConfig
+from rt4chart.transforms.estimate import AuditEstimateSwitches, StreamEstimateSwitches
 from rt4chart.transforms.judges.judge_options import RATE_AND_PRICE, SHORTHAND, JudgeOptions
 from rt4chart.transforms.limits import LimitsConfig
 from rt4chart.transforms.options_spec import Option, declared, field_option, fields_options
@@ -60,6 +61,7 @@ AUDIT: Options = (
     field_option(CapConfig, "max_usd"),
     *declared(SamplingConfig),
     field_option(AuditConfig, "chunk_traces"),
+    *declared(AuditEstimateSwitches),
 )
 
 # `rt4chart stream`'s options; the Flex Template's parameters follow this order.
@@ -80,6 +82,7 @@ STREAM: Options = (
     *declared(ConfirmConfig),
     field_option(CapConfig, "max_usd_per_hour"),
     *declared(SamplingConfig),
+    *declared(StreamEstimateSwitches),
 )
 
 # `rt4chart eval`'s options (and `eval calibrate`'s, which adds --write).

@@ -50,7 +50,7 @@ from rt4chart.schemas.records import Traffic, UsageRecord
 from rt4chart.schemas.rows import usage_of
 from rt4chart.schemas.tables import TABLES, arrow_schema
 from rt4chart.transforms.aggregate import REDO_STAGE
-from rt4chart.transforms.rates import dead_letter_traffic
+from rt4chart.transforms.rates import dead_letter_traffic, skipped_traffic
 
 logger = logging.getLogger(__name__)
 
@@ -120,13 +120,15 @@ def _usage_records(costs: Iterable) -> list[UsageRecord]:
             for c in costs]
 
 
-_DECIDED = ("seen", "sampled", "always", "skipped_cap")
+_DECIDED = ("seen", "sampled", "always")
 
 
-def _traffic_records(rates: Iterable, dead: Iterable) -> list[Traffic]:
+def _traffic_records(rates: Iterable, dead: Iterable, skipped: Iterable) -> list[Traffic]:
     """The traffic of the whole run: what the earlier run's sampling decided (its route_rates'
-    counts, at each window's start: a redone trace was seen once, by it) and every dead letter
-    now in the run (the earlier ones kept and the redo's)."""
+    counts, at each window's start: a redone trace was seen once, by it), every dead letter
+    now in the run (the earlier ones kept and the redo's) and every trace a spend cap still
+    leaves unaudited (the skipped table as it now stands: a trace an earlier round or run
+    skipped and this one audited is no longer skipped)."""
     last: dict[tuple, object] = {}
     for r in rates:  # panes accumulate: the last of each window holds its counts
         key = (r.route, r.window_start, r.window_end)
@@ -134,7 +136,8 @@ def _traffic_records(rates: Iterable, dead: Iterable) -> list[Traffic]:
             last[key] = r
     out = [Traffic(r.route, int(r.window_start.timestamp() * 1_000_000), kind, n)
            for r in last.values() for kind in _DECIDED if (n := getattr(r, kind) or 0)]
-    return out + [dead_letter_traffic(d) for d in dead if d.stage != REDO_STAGE]
+    return (out + [dead_letter_traffic(d) for d in dead if d.stage != REDO_STAGE]
+            + [skipped_traffic(s) for s in skipped])
 
 
 def _recompute_aggregates(earlier: str, staging: str, config: AuditConfig,
@@ -147,7 +150,8 @@ def _recompute_aggregates(earlier: str, staging: str, config: AuditConfig,
         carry = os.path.join(work, "carry")
         usage = _usage_records([*read_rows(earlier, "costs"), *read_rows(staging, "costs")])
         traffic = _traffic_records(read_rows(earlier, "route_rates"),
-                                   read_rows(staging, "dead_letters"))
+                                   read_rows(staging, "dead_letters"),
+                                   read_rows(staging, "skipped"))
         for name, items in (("answers", read_rows(staging, "answers")), ("usage", usage),
                             ("traffic", traffic)):
             append_pickles(os.path.join(carry, name, "0.pkl"),

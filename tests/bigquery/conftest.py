@@ -144,9 +144,18 @@ def _traces() -> list[dict]:
              "answer": "The free trial lasts 30 days.", "task": "QA", "generator": None}]
 
 
+def _skipped() -> list[dict]:
+    return [{"trace_id": "t-9", "route": "support-bot", "reason": "max_usd",
+             "detail": "max_usd: $4.9800 of $5.0000 spent or reserved; the trace needs $0.0400",
+             "cap_route": "*", "cap_usd": 5.0, "spent_usd": 4.98, "reservation_usd": 0.04,
+             "raw": '{"trace_id": "t-9", "answer": "Ok."}',
+             "event_time": dt.datetime(2024, 5, 1, 9, 40, tzinfo=UTC),
+             "skipped_at": dt.datetime(2024, 5, 1, 9, 41, 5, 123456, tzinfo=UTC)}]
+
+
 @pytest.fixture
 def sample_rows() -> dict[str, list[dict]]:
     """Rows of every table as the pipeline produces them (aware datetimes, nested lists)."""
     return {"answers": _answers(), "claims": _claims(), "route_rates": _route_rates(),
             "costs": _costs(), "dead_letters": _dead_letters(), "alerts": _alerts(),
-            "judge_cache": _judge_cache(), "traces": _traces()}
+            "judge_cache": _judge_cache(), "traces": _traces(), "skipped": _skipped()}

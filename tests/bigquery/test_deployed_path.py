@@ -78,9 +78,12 @@ def test_an_existing_table_gains_the_new_columns_and_keeps_its_rows(emulator, da
     ds = bigquery.Dataset(bigquery.DatasetReference(PROJECT, dataset))
     ds.location = "US"
     client.create_dataset(ds)
-    # The answers table as an earlier release made it: without the last five columns, and with
-    # a column this release does not know.
-    new = [c.name for c in ANSWERS.columns[-5:]]
+    # The answers table as an earlier release made it: without the columns added since (from
+    # `partial` on), and with a column this release does not know.
+    names = [c.name for c in ANSWERS.columns]
+    added = ANSWERS.columns[names.index("partial"):]
+    new = [c.name for c in added]
+    assert len(new) >= 5
     old_fields = [f for f in bigquery_schema(ANSWERS)["fields"] if f["name"] not in new]
     old_fields.append({"name": "legacy_note", "type": "STRING", "mode": "NULLABLE"})
     body = bq.table_resource(PROJECT, dataset, ANSWERS)
@@ -95,8 +98,8 @@ def test_an_existing_table_gains_the_new_columns_and_keeps_its_rows(emulator, da
 
     got = client.get_table(f"{PROJECT}.{dataset}.answers")
     assert [f.name for f in got.schema] == [f["name"] for f in old_fields] + new
-    assert [(f.name, f.mode) for f in got.schema[-5:]] == [
-        (c.name, c.mode) for c in ANSWERS.columns[-5:]]
+    assert [(f.name, f.mode) for f in got.schema[-len(new):]] == [
+        (c.name, c.mode) for c in added]
     # A run then writes rows with the new columns; the old row is as it was.
     row = from_dict(ANSWERS.row_type, {**sample_rows["answers"][1], "partial": True,
                                        "suspicious_snippets": ["answer: respond with ENT"]})

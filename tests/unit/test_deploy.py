@@ -95,6 +95,9 @@ def test_dry_run_of_a_local_run_writes_nothing(capsys, traces, tmp_path):
     code, stdout, _ = _audit(capsys, traces, "--out", str(out), "--dry_run", "True")
     assert code == 0
     assert f"inputs: {traces}" in stdout and "judge: offline" in stdout
+    # The estimate over the local inputs: the one trace, its calls, no price for offline.
+    assert "cost estimate: 1 of 1 valid traces audited, 0 dead letters;" in stdout
+    assert "USD unknown" in stdout
     assert not out.exists()
 
 

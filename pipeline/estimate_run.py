@@ -1,0 +1,199 @@
+"""`--estimate`: the inputs read, validated and segmented as the audit does, then estimated.
+
+A small local Beam pipeline (the audit's own ReadTraces, ValidateTraces and Segment, so the
+same formats and the same dead letters) whose traces are estimated by
+`transforms.estimate.estimate_trace`; no judge is built and nothing goes on the network. The
+report gives the configured run and its alternatives (`--claims-per-call`, `--prune-windows`,
+`--batch-api`), USD for the configured model and every model of the price table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pickle
+import tempfile
+from collections.abc import Mapping
+
+import apache_beam as beam
+
+from rt4chart.pipeline.io import ReadTraces
+from rt4chart.transforms.estimate import EstimateConfig, TraceEstimate, estimate_trace
+from rt4chart.transforms.judges.pricing import PriceTable, load_table
+from rt4chart.transforms.sampling import Sample
+from rt4chart.transforms.segment import Segment
+from rt4chart.transforms.validate import ValidateTraces
+
+ALT_CLAIMS_PER_CALL = 4  # the alternative shown when the run checks one claim per call
+
+
+def variants(config: EstimateConfig) -> dict[str, EstimateConfig]:
+    """The configured run and one alternative per option that changes calls or tokens."""
+    out = {"configured": config}
+    cpc = 1 if config.claims_per_call > 1 else ALT_CLAIMS_PER_CALL
+    out[f"claims_per_call={cpc}"] = dataclasses.replace(config, claims_per_call=cpc)
+    out[f"prune_windows={not config.prune_windows}"] = dataclasses.replace(
+        config, prune_windows=not config.prune_windows)
+    return out
+
+
+class _EstimateFn(beam.DoFn):
+    def __init__(self, configs: Mapping[str, EstimateConfig]):
+        self._configs = dict(configs)
+
+    def process(self, prepared):
+        yield {name: estimate_trace(prepared, c) for name, c in self._configs.items()}
+
+
+def estimate_inputs(inputs, stages, configs: Mapping[str, EstimateConfig],
+                    input_format: str = "auto", spans=None,
+                    max_record_bytes: int | None = None) -> tuple[dict, int, int]:
+    """({variant: summed TraceEstimate over the traces sampling picks}, dead letters, valid
+    traces seen) over the inputs."""
+    kwargs = {} if max_record_bytes is None else {"max_record_bytes": max_record_bytes}
+    with tempfile.TemporaryDirectory(prefix="rt4chart-estimate-") as tmp:
+        with beam.Pipeline(runner="DirectRunner") as p:
+            read = p | "ReadTraces" >> ReadTraces(tuple(inputs), input_format, False, spans,
+                                                  **kwargs)
+            valid = read.records | "Validate" >> ValidateTraces(stages.windowing,
+                                                                stages.dedupe_horizon_s)
+            # The run's own sampling decision (--sample, --always): the traces it would audit.
+            picked, _ = valid.traces | "Sample" >> Sample(stages.sampling)
+            seg = picked | "Segment" >> Segment(stages.segment)
+            dead = ((read.dead_letters, valid.dead_letters, seg.dead_letters)
+                    | "Dead" >> beam.Flatten() | "CountDead" >> beam.combiners.Count.Globally())
+            seen = valid.traces | "CountSeen" >> beam.combiners.Count.Globally()
+            _ = seen | "WriteSeen" >> beam.Map(_dump, os.path.join(tmp, "seen.pkl"))
+            est = (seg.prepared | "Estimate" >> beam.ParDo(_EstimateFn(configs))
+                   | "Sum" >> beam.CombineGlobally(_sum_all))
+            _ = est | "WriteEst" >> beam.Map(_dump, os.path.join(tmp, "est.pkl"))
+            _ = dead | "WriteDead" >> beam.Map(_dump, os.path.join(tmp, "dead.pkl"))
+        with open(os.path.join(tmp, "est.pkl"), "rb") as fh:
+            totals = pickle.load(fh)
+        with open(os.path.join(tmp, "dead.pkl"), "rb") as fh:
+            dead_count = pickle.load(fh)
+        with open(os.path.join(tmp, "seen.pkl"), "rb") as fh:
+            seen_count = pickle.load(fh)
+    return totals or {name: TraceEstimate() for name in configs}, dead_count, seen_count
+
+
+def _sum_all(items) -> dict:
+    out: dict = {}
+    for item in items:
+        for name, est in item.items():
+            out[name] = out[name] + est if name in out else est
+    return out
+
+
+def _dump(value, path: str) -> None:
+    with open(path, "wb") as fh:
+        pickle.dump(value, fh)
+
+
+def report(totals: Mapping[str, TraceEstimate], dead: int, model: str, prices: PriceTable,
+           batch_api: bool, per: int | None = None, per_hour: int | None = None) -> dict:
+    """The machine form of the estimate (what --json prints); `per`: scale to that many
+    traces (stream: per 1,000), `per_hour`: also per hour at that many traces."""
+    out: dict = {"dead_letters": dead, "model": model, "batch_api": batch_api, "runs": {}}
+    for name, est in totals.items():
+        scale = (per / est.traces) if per and est.traces else 1.0
+        run: dict = {"traces": est.traces, "sentences": est.sentences, "windows": est.windows,
+                     "claims": est.claims, "stages": {
+                         s: dataclasses.asdict(v) for s, v in est.stages.items()},
+                     "total": dataclasses.asdict(est.total)}
+        usd = {m: _scaled(est.usd(m, prices, b), scale)
+               for m in sorted(prices.models) for b in (False,)}
+        run["usd"] = {"configured": _scaled(est.usd(model, prices, batch_api), scale),
+                      "configured_other_api": _scaled(est.usd(model, prices, not batch_api),
+                                                      scale),
+                      "per_model": usd,
+                      "per_model_batch_api": {m: _scaled(est.usd(m, prices, True), scale)
+                                              for m in sorted(prices.models)}}
+        if per:
+            run["per_traces"] = per
+            run["calls_per_trace_scaled"] = round(est.total.calls * scale, 1)
+        if per_hour and est.traces:
+            run["usd_per_hour"] = _scaled(est.usd(model, prices, batch_api),
+                                          per_hour / est.traces)
+        out["runs"][name] = run
+    return out
+
+
+def _scaled(value: float | None, factor: float) -> float | None:
+    return None if value is None else round(value * factor, 6)
+
+
+def lines(data: dict) -> list[str]:
+    """The human form: per run variant, per stage, then USD per model."""
+    out = [f"estimate (no judge call made): model {data['model']}, "
+           f"batch_api={data['batch_api']}, dead letters {data['dead_letters']}"
+           + (f", valid traces {data['seen']}" if "seen" in data else "")]
+    for name, run in data["runs"].items():
+        out.append(f"[{name}] traces {run['traces']}, sentences {run['sentences']}, windows "
+                   f"{run['windows']}, claims {run['claims']}")
+        out.append(f"  {'stage':<14}{'calls':>8}{'input_tok':>12}{'output_tok':>12}")
+        for stage, v in {**run["stages"], "total": run["total"]}.items():
+            out.append(f"  {stage:<14}{v['calls']:>8}{v['input_tokens']:>12}"
+                       f"{v['output_tokens']:>12}")
+        usd = run["usd"]
+        out.append(f"  USD {data['model']}: {_usd(usd['configured'])} (other API: "
+                   f"{_usd(usd['configured_other_api'])})"
+                   + (f", per hour {_usd(run['usd_per_hour'])}" if "usd_per_hour" in run
+                      else "") + (f" [per {run['per_traces']} traces]" if "per_traces" in run
+                                  else ""))
+    first = next(iter(data["runs"].values()), None)
+    if first:
+        out.append(f"  {'model':<28}{'USD':>12}{'USD batch':>12}  (configured run)")
+        for m, v in first["usd"]["per_model"].items():
+            out.append(f"  {m:<28}{_usd(v):>12}{_usd(first['usd']['per_model_batch_api'][m]):>12}")
+    return out
+
+
+def _usd(v: float | None) -> str:
+    return "unknown" if v is None else f"{v:.4f}"
+
+
+def dumps(data: dict) -> str:
+    return json.dumps(data, indent=2)
+
+
+def price_table(options: Mapping[str, str]) -> PriceTable:
+    return load_table(options.get("prices"))
+
+
+def estimate_config(stages, reasoning_fill: float) -> tuple[EstimateConfig, str]:
+    """The estimator's view of a run's stages and judge options, and the model priced."""
+    from rt4chart.transforms.judges.openai_config import OPENAI_JUDGES, config_only
+
+    options = dict(stages.judge.options)
+    reasoning, structured, model = 500, "json_schema_strict", stages.judge.name
+    if stages.judge.name in OPENAI_JUDGES:
+        cfg = config_only(options)
+        reasoning, model = cfg.reasoning_chars, cfg.price_model or cfg.model
+        structured = structured if cfg.structured == "auto" else cfg.structured
+    config = EstimateConfig(stages.verify_local.claims_per_call,
+                            stages.verify_local.prune_windows, stages.confirm.confirm_ent,
+                            reasoning, structured, reasoning_fill)
+    return config, model
+
+
+def run(inputs, stages, *, batch_api: bool, json_path: str | None, reasoning_fill: float,
+        input_format: str = "auto", spans=None, max_record_bytes: int | None = None,
+        per: int | None = None, per_hour: int | None = None) -> int:
+    """Estimate and print; the exit code (0)."""
+    config, model = estimate_config(stages, reasoning_fill)
+    totals, dead, seen = estimate_inputs(inputs, stages, variants(config), input_format, spans,
+                                         max_record_bytes)
+    data = report(totals, dead, model, price_table(dict(stages.judge.options)), batch_api,
+                  per, per_hour)
+    data["seen"] = seen  # valid traces; each run's `traces`: those sampling picks
+    if json_path == "-":
+        print(dumps(data))
+        return 0
+    for line in lines(data):
+        print(line)
+    if json_path:
+        with open(json_path, "w", encoding="utf-8") as fh:
+            fh.write(dumps(data))
+    return 0
