@@ -289,46 +289,82 @@ def _message(span: SourceSpan, prefix: str, role: str | None, first: bool) -> st
     return str(messages[0 if first else -1][MessageAttributes.MESSAGE_CONTENT])
 
 
-def _documents(span: SourceSpan, prefix: str) -> list[tuple[str | None, str]]:
+def _documents(span: SourceSpan, prefix: str) -> list[tuple[int, str | None, str]]:
+    """A span's documents with content, as (position in the span's list, id, text)."""
     docs = []
-    for item in indexed(span.attribute_map(), prefix):
+    for position, item in enumerate(indexed(span.attribute_map(), prefix)):
         content = item.get(DocumentAttributes.DOCUMENT_CONTENT)
         if content is not None:
             doc_id = item.get(DocumentAttributes.DOCUMENT_ID)
-            docs.append((None if doc_id is None else str(doc_id), str(content)))
+            docs.append((position, None if doc_id is None else str(doc_id), str(content)))
     return docs
 
 
-def _contexts(spans: list[SourceSpan], problems: list[str]) -> list[dict]:
-    """The documents passed to the generator (see the module's rule), as {doc_id, text}; what
-    is missing is added to `problems`."""
+@dataclass(frozen=True)
+class DocumentSource:
+    """A context document of the assembled trace and where its spans hold it: (span id,
+    position in that span's document list) of every span it came from, the reranker's output
+    list or each retriever's `retrieval.documents` (Phoenix's document annotations name a
+    document so)."""
+
+    doc_id: str
+    text: str
+    places: tuple[tuple[str, int], ...]
+
+
+def document_sources(spans: Iterable[SourceSpan], problems: list[str] | None = None,
+                     ) -> list[DocumentSource]:
+    """The documents passed to the generator (see the module's rule), in context order, each
+    with the spans and positions it came from; what is missing is added to `problems`. The
+    spans may come in any order, and more than once."""
+    spans = unique_spans(spans)
+    problems = [] if problems is None else problems
     rerankers = [s for s in spans if kind(s) == _RERANKER
                  and _documents(s, RerankerAttributes.RERANKER_OUTPUT_DOCUMENTS)]
+    # (id, text) -> its places; a reranker's list is kept as it is (a document it lists twice
+    # is two contexts), the retrievers' lists are merged, the same document once.
+    places: dict[tuple[str | None, str] | int, list[tuple[str, int]]] = {}
+    texts: dict[tuple[str | None, str] | int, tuple[str | None, str]] = {}
     if rerankers:
         last = max(rerankers, key=lambda s: (s.end_ns, s.span_id))
-        docs = _documents(last, RerankerAttributes.RERANKER_OUTPUT_DOCUMENTS)
+        for position, doc_id, text in _documents(last,
+                                                 RerankerAttributes.RERANKER_OUTPUT_DOCUMENTS):
+            places[position] = [(last.span_id, position)]
+            texts[position] = (doc_id, text)
     else:
         retrievers = [s for s in spans if kind(s) == _RETRIEVER]
         if not retrievers:
             problems.append("no retriever span: nothing says which documents the answer was "
                             "generated from")
             return []
-        docs = list(dict.fromkeys(d for s in retrievers
-                                  for d in _documents(s, SpanAttributes.RETRIEVAL_DOCUMENTS)))
-        if not docs:
+        for span in retrievers:
+            for position, doc_id, text in _documents(span, SpanAttributes.RETRIEVAL_DOCUMENTS):
+                places.setdefault((doc_id, text), []).append((span.span_id, position))
+                texts[(doc_id, text)] = (doc_id, text)
+        if not places:
             problems.append(f"no documents: the {len(retrievers)} retriever span(s) hold no "
                             "retrieval.documents with content")
-    return _with_ids(docs)
+    docs = [texts[key] for key in places]
+    ids = _with_ids(docs)
+    return [DocumentSource(ids[i], text, tuple(where))
+            for i, ((_, text), where) in enumerate(zip(docs, places.values(), strict=True))]
 
 
-def _with_ids(docs: list[tuple[str | None, str]]) -> list[dict]:
+def _contexts(spans: list[SourceSpan], problems: list[str]) -> list[dict]:
+    """The documents passed to the generator (see the module's rule), as {doc_id, text}; what
+    is missing is added to `problems`."""
+    return [{"doc_id": d.doc_id, "text": d.text} for d in document_sources(spans, problems)]
+
+
+def _with_ids(docs: list[tuple[str | None, str]]) -> list[str]:
+    """The documents' ids: `document.id`, else `doc<N>` by position; an id taken twice gets
+    `~2`, `~3`, ..."""
     taken: dict[str, int] = {}
     out = []
-    for i, (doc_id, text) in enumerate(docs):
+    for i, (doc_id, _) in enumerate(docs):
         base = doc_id if doc_id is not None else f"doc{i}"
         taken[base] = taken.get(base, 0) + 1
-        out.append({"doc_id": base if taken[base] == 1 else f"{base}~{taken[base]}",
-                    "text": text})
+        out.append(base if taken[base] == 1 else f"{base}~{taken[base]}")
     return out
 
 

@@ -4,9 +4,14 @@ Two calls, both batched: `GET /v1/projects/{project}/spans?trace_id=..&parent_id
 the root span (the span without a parent) of up to `batch_size` traces at a time, and
 `POST /v1/span_annotations?sync=true` writes up to `batch_size` annotations. Phoenix updates an
 annotation with the same (span, name, identifier) in place, so a second write-back replaces
-the first instead of adding to it. Transport errors, 429 and 5xx are retried (tenacity, with
-exponential back-off); the key (`PHOENIX_API_KEY`) is sent as a bearer token and registered
-for redaction, so that no log line or error shows it.
+the first instead of adding to it. Then the evidence on the documents: the spans of the traces
+whose claims cite evidence (`GET .../spans?trace_id=..`) give, by the rule that made the
+trace's contexts (`span_mapping.document_sources`), the retriever (or reranker) span and
+position of each cited document, and `POST /v1/document_annotations?sync=true` writes one
+annotation per such document (name "<name> evidence"; Phoenix keeps one per span, position
+and name, so it too is replaced, never added). Transport errors, 429 and 5xx are retried
+(tenacity, with exponential back-off); the key (`PHOENIX_API_KEY`) is sent as a bearer token
+and registered for redaction, so that no log line or error shows it.
 """
 
 from __future__ import annotations
@@ -24,9 +29,14 @@ from rt4chart.pipeline.annotate.verdicts import (
     TraceVerdict,
     Verdicts,
     annotation,
+    document_annotations,
     otel_trace_id,
 )
+from rt4chart.pipeline.sources.common import SpanDecodeError
+from rt4chart.pipeline.sources.phoenix import row_span
+from rt4chart.schemas.spans import SourceSpan
 from rt4chart.transforms.redact import redact_configured, register_key_env
+from rt4chart.transforms.span_mapping import document_sources
 
 logger = logging.getLogger(__name__)
 
@@ -86,11 +96,13 @@ class AnnotateResult:
     not_found: list[str] = field(default_factory=list)
     undecided: int = 0
     pending: int = 0
+    documents: int = 0  # document annotations: retrieved documents cited as evidence
 
     def line(self, target: PhoenixTarget) -> str:
         examples = ", ".join(self.not_found[:3]) + (", ..." if len(self.not_found) > 3 else "")
         parts = [f"annotate phoenix: {self.annotated} trace(s) annotated ({target.name!r}) in "
                  f"project {target.project!r} at {target.base_url}",
+                 f"{self.documents} evidence document(s) annotated",
                  f"{len(self.not_found)} not found in Phoenix" + (f" ({examples})"
                                                                    if examples else "")]
         if self.undecided:
@@ -173,6 +185,38 @@ class PhoenixClient:
                     break
         return {tid: span_id for tid, (_, span_id) in found.items()}
 
+    def trace_spans(self, trace_ids: Sequence[str]) -> dict[str, list[SourceSpan]]:
+        """{trace id: its spans} for the traces Phoenix has (spans it returns that are not
+        readable as OpenInference spans are left out: they name no document)."""
+        found: dict[str, list[SourceSpan]] = {}
+        url = f"/v1/projects/{self._target.project}/spans"
+        for chunk in _chunks(list(trace_ids), self._target.batch_size):
+            cursor = None
+            while True:
+                params = {"trace_id": list(chunk), "limit": 1000,
+                          **({"cursor": cursor} if cursor else {})}
+                body = self._request("GET", url, params=params).json()
+                for item in body["data"]:
+                    try:
+                        span = row_span(item)
+                    except SpanDecodeError:
+                        continue
+                    found.setdefault(span.trace_id, []).append(span)
+                cursor = body.get("next_cursor")
+                if not cursor:
+                    break
+        return found
+
+    def upsert_documents(self, annotations: Iterable[dict]) -> int:
+        """Write document annotations (each with its span_id and document_position), in
+        batches; how many were written."""
+        written = 0
+        for chunk in _chunks(list(annotations), self._target.batch_size):
+            body = self._request("POST", "/v1/document_annotations", params={"sync": "true"},
+                                 json={"data": list(chunk)}).json()
+            written += len(body.get("data", ()))
+        return written
+
     def upsert(self, annotations: Iterable[dict]) -> int:
         """Write span annotations (each with its span_id), in batches; how many were written."""
         written = 0
@@ -201,6 +245,21 @@ def write_back(verdicts: Verdicts, target: PhoenixTarget,
         bodies.append({**annotation(v, target.name), "span_id": span_id})
         written.append(v)
     result.annotated = client.upsert(bodies) if bodies else 0
-    logger.debug("phoenix: %d annotation(s) written, %d trace(s) not found", result.annotated,
-                 len(result.not_found))
+    result.documents = _annotate_documents(written, ids, target, client)
+    logger.debug("phoenix: %d annotation(s) written, %d document annotation(s), %d trace(s) "
+                 "not found", result.annotated, result.documents, len(result.not_found))
     return result, written
+
+
+def _annotate_documents(verdicts: list[TraceVerdict], ids: dict[str, str | None],
+                        target: PhoenixTarget, client: PhoenixClient) -> int:
+    """The document annotations of the verdicts whose claims cite evidence; how many."""
+    citing = [v for v in verdicts if any(c.get("evidence") for c in v.claims)]
+    if not citing:
+        return 0
+    spans = client.trace_spans(sorted({ids[v.trace_id] for v in citing}))
+    bodies = []
+    for v in citing:
+        places = {d.doc_id: d.places for d in document_sources(spans.get(ids[v.trace_id], ()))}
+        bodies.extend(document_annotations(v, places, target.name))
+    return client.upsert_documents(bodies) if bodies else 0

@@ -169,3 +169,49 @@ def annotation(verdict: TraceVerdict, name: str = DEFAULT_NAME) -> dict:
                    "explanation": explanation(verdict)},
         "metadata": metadata,
     }
+
+
+EVIDENCE_SUFFIX = " evidence"  # the document annotations' name: "<annotation name> evidence"
+
+
+def document_role(labels: Iterable[str]) -> str:
+    """A document's label from the labels of the claims it served as evidence for."""
+    kinds = set(labels)
+    if "CON" in kinds and "ENT" in kinds:
+        return "supports and contradicts"
+    return "contradicts" if "CON" in kinds else "supports"
+
+
+def document_annotations(verdict: TraceVerdict, places: dict[str, tuple[tuple[str, int], ...]],
+                         name: str = DEFAULT_NAME) -> list[dict]:
+    """The bodies of the document annotations of one verdict: one per (retriever or reranker
+    span, document position) whose document served as evidence for a claim (`places`: doc_id ->
+    where its spans hold it, `span_mapping.document_sources`). The label says whether it
+    supported or contradicted, the score is how many claims cite it, the explanation which
+    claims and sentences. Phoenix keeps one document annotation per (span, position, name), so
+    writing it again replaces it. A document the trace's spans do not hold is left out."""
+    cited: dict[str, list[tuple[int, dict, dict]]] = {}
+    for claim in verdict.claims:
+        for ev in claim.get("evidence") or ():
+            cited.setdefault(ev["doc_id"], []).append((claim["claim_index"], claim, ev))
+    bodies = []
+    for doc_id, uses in sorted(cited.items()):
+        claims = sorted({i: c for i, c, _ in uses}.items())
+        lines = [f"claim {i} [{c.get('label') or 'no verdict'}] {_quote(c['claim'])}: sentence "
+                 f"{ev['sentence_index']} {_quote(ev['text'])}" for i, c, ev in uses]
+        text = "\n".join(lines)
+        if len(text) > MAX_EXPLANATION_CHARS:
+            text = text[:MAX_EXPLANATION_CHARS - 40] + "\n… (truncated; see the claims table)"
+        result = {"label": document_role(c.get("label") or "" for _, c in claims),
+                  "score": float(len(claims)), "explanation": text}
+        metadata = {"trace_id": verdict.trace_id, "doc_id": doc_id,
+                    "claims": [i for i, _ in claims],
+                    "labels": [c.get("label") for _, c in claims],
+                    "judge_model": verdict.answer["judge_model"],
+                    "prompt_hash": verdict.answer["prompt_hash"],
+                    "rt4chart_version": __version__}
+        for span_id, position in places.get(doc_id, ()):
+            bodies.append({"name": name + EVIDENCE_SUFFIX, "annotator_kind": ANNOTATOR_KIND,
+                           "identifier": "", "span_id": span_id, "document_position": position,
+                           "result": result, "metadata": metadata})
+    return bodies

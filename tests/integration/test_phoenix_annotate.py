@@ -13,6 +13,7 @@ import json
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
@@ -154,3 +155,52 @@ def test_stream_write_back_writes_only_new_verdicts(phoenix, audited):
     got = Client(base_url=phoenix.url).spans.get_span_annotations(
         span_ids=[s["root"] for s in sent.values()], project_identifier="default")
     assert len(got) == len(sent)  # still once each
+
+
+_DOCUMENT_EVALUATIONS = """query ($id: ID!) { node(id: $id) { ... on Span {
+  documentEvaluations { name label score explanation documentPosition metadata } } } }"""
+
+
+def _document_annotations(url: str, trace: str, span_id: str) -> list[dict]:
+    """The document annotations Phoenix holds on a span, read through its GraphQL API (the one
+    its retrieval view reads; the REST API has no read of document annotations)."""
+    spans = httpx.get(f"{url}/v1/projects/default/spans",
+                      params={"trace_id": [trace], "limit": 100}).json()["data"]
+    (node_id,) = [s["id"] for s in spans if s["context"]["span_id"] == span_id]
+    body = httpx.post(f"{url}/graphql", json={"query": _DOCUMENT_EVALUATIONS,
+                                              "variables": {"id": node_id}}).json()
+    assert "errors" not in body, body
+    return body["data"]["node"]["documentEvaluations"]
+
+
+def test_evidence_documents_are_annotated_on_the_retriever_span_once_each(phoenix, audited):
+    """Each retrieved document a claim cites as evidence carries one document annotation on the
+    retriever span, at its position, after two write-backs: the claims citing it, whether it
+    supported or contradicted; a document no claim cites carries none."""
+    sent, _, out, runs = audited
+    tables = read_tables(out)
+    contexts = {r["trace_id"]: r["contexts"] for r in load_traces(Path(example_traces()))}
+    checked = contradicted = 0
+    for example_id, ids in sent.items():
+        claims = [c for c in tables["claims"] if c["trace_id"] == ids["trace"]]
+        cited: dict[str, set[int]] = {}
+        for c in claims:
+            for ev in c["evidence"] or ():
+                cited.setdefault(ev["doc_id"], set()).add(c["claim_index"])
+        position = {d["doc_id"]: i for i, d in enumerate(contexts[example_id])}
+        got = _document_annotations(phoenix.url, ids["trace"], ids["children"][0])
+        assert sorted(a["documentPosition"] for a in got) == sorted(position[d] for d in cited)
+        for note in got:
+            (doc_id,) = [d for d, i in position.items() if i == note["documentPosition"]]
+            labels = {c["label"] for c in claims if c["claim_index"] in cited[doc_id]}
+            assert note["name"] == "rt4chart evidence"
+            assert note["score"] == len(cited[doc_id])
+            assert note["metadata"]["claims"] == sorted(cited[doc_id])
+            assert note["label"] == ("supports and contradicts" if {"ENT", "CON"} <= labels
+                                     else "contradicts" if "CON" in labels else "supports")
+            contradicted += "contradicts" in note["label"]
+            checked += 1
+    assert checked and contradicted  # the paper's example cites a contradicting document
+    for _, stdout in runs:
+        (line,) = [x for x in stdout.splitlines() if x.startswith("annotate phoenix:")]
+        assert f"{checked} evidence document(s) annotated" in line
