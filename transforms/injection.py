@@ -10,7 +10,11 @@ or exams must not trip them (measured on RAGTruth: see the report of issue 12).
 
 from __future__ import annotations
 
+import base64
+import binascii
+import html
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -77,8 +81,55 @@ def _snippet(text: str, start: int, end: int) -> str:
     return snippet if len(snippet) <= SNIPPET_CHARS else snippet[: SNIPPET_CHARS - 1] + "…"
 
 
+# Characters that hide text from a reader or a pattern but not from a model: zero-width and
+# other invisible format characters (Unicode category Cf, soft hyphen included).
+_INVISIBLE_RE = re.compile(r"[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e"
+                           r"\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
+# Cyrillic and Greek letters that look like Latin ones (Unicode's confusables, the common part).
+_LOOKALIKES = str.maketrans("АВЕЅІЈКМНОРСТХУаеорсхуіјѕԁԛԝΑΒΕΖΗΙΚΜΝΟΡΤΥΧοϲ",
+                            "ABESIJKMHOPCTXYaeopcxyijsdqwABEZHIKMNOPTYXoc")
+# A base64 run long enough to carry a sentence; decoded only when it is UTF-8 text.
+_BASE64_RE = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/=])")
+MAX_DECODED = 8  # base64 runs decoded per text: bounded work on a hostile trace
+
+
+def _decoded_runs(text: str) -> list[str]:
+    out = []
+    for run in _BASE64_RE.findall(text)[:MAX_DECODED]:
+        try:
+            decoded = base64.b64decode(run + "=" * (-len(run) % 4), validate=True).decode()
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            continue
+        if decoded.isprintable():
+            out.append(decoded)
+    return out
+
+
+def revealed(text: str) -> str:
+    """What a model may read in `text` that a pattern over its characters misses: compatibility
+    forms folded (NFKC: full-width letters, ligatures), invisible characters removed, Cyrillic
+    and Greek look-alikes read as Latin, HTML character references resolved, and the base64 runs
+    that decode to text appended. Equal to `text` for ordinary text."""
+    plain = unicodedata.normalize("NFKC", html.unescape(text))
+    plain = _INVISIBLE_RE.sub("", plain).translate(_LOOKALIKES)
+    decoded = _decoded_runs(plain)
+    return plain + ("\n" + "\n".join(decoded) if decoded else "")
+
+
 def find_instructions(text: str, where: str = "", limit: int = MAX_FINDINGS) -> list[Finding]:
-    """Instruction-like matches in one text, in text order, at most `limit`."""
+    """Instruction-like matches in one text, in text order, at most `limit`; then those that
+    only its revealed form (`revealed`: hidden characters, look-alikes, entities, base64)
+    shows, marked "(hidden)"."""
+    found = _matches(text, where, limit)
+    shown = revealed(text)
+    if shown != text and len(found) < limit:
+        seen = {f.kind for f in found}
+        found += [f for f in _matches(shown, f"{where} (hidden)", limit - len(found))
+                  if f.kind not in seen]
+    return found[:limit]
+
+
+def _matches(text: str, where: str, limit: int) -> list[Finding]:
     hits: list[tuple[int, Finding]] = []
     for kind, pattern in _PATTERNS:
         for match in pattern.finditer(text):
@@ -94,19 +145,20 @@ def find_instructions(text: str, where: str = "", limit: int = MAX_FINDINGS) -> 
 
 
 def scan_trace(question: str, contexts: Sequence[str], answer: str,
-               limit: int = MAX_FINDINGS) -> tuple[Finding, ...]:
+               limit: int = MAX_FINDINGS, titles: Sequence[str] = ()) -> tuple[Finding, ...]:
     """Instruction-like content aimed at an evaluator anywhere in a trace, at most `limit`.
 
     Args:
         question: the user's question.
         contexts: the retrieved documents' texts, in order.
         answer: the generated answer.
+        titles: the documents' ids or titles (a judge sees them in the document headers).
 
     Returns:
         The findings (empty for an ordinary trace); a trace with any is `suspicious_input`.
     """
     fields = [("question", question), *((f"context {i}", c) for i, c in enumerate(contexts, 1)),
-              ("answer", answer)]
+              *((f"title {i}", t) for i, t in enumerate(titles, 1) if t), ("answer", answer)]
     found: list[Finding] = []
     for where, text in fields:
         found.extend(find_instructions(text, where, limit - len(found)))

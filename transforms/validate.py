@@ -241,7 +241,8 @@ class _ValidateFn(beam.DoFn):
 def mark_suspicious(trace: Trace) -> Trace:
     """The trace with the instruction-like text aimed at an evaluator it holds ("context 2:
     Ignore previous instructions…", see `injection.scan_trace`); unchanged when there is none."""
-    findings = scan_trace(trace.question, [d.text for d in trace.contexts], trace.answer)
+    findings = scan_trace(trace.question, [d.text for d in trace.contexts], trace.answer,
+                          titles=[d.doc_id for d in trace.contexts])
     if not findings:
         return trace
     return replace(trace, suspicious=tuple(f"{f.where}: {f.snippet}" for f in findings))
