@@ -18,7 +18,7 @@ score.yml` and `observations.yml`):
 
 Fault injection: `rate_limit(n, retry_after)` answers the next n requests 429 with
 `Retry-After`; `fail(n, status)` answers the next n with a 5xx. Every request is recorded
-(method, path, headers) for the tests.
+(method, path, headers, monotonic time) for the tests.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import base64
 import json
 import math
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -118,7 +119,7 @@ class _Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         with self.state.lock:
             self.state.requests.append({"method": self.command, "path": url.path,
-                                   "headers": dict(self.headers)})
+                                   "headers": dict(self.headers), "at": time.monotonic()})
             fault = self.state.faults.pop(0) if self.state.faults else None
         if fault is not None:
             status, headers = fault

@@ -126,12 +126,15 @@ def test_a_second_write_back_updates_the_scores_in_place(server, audited):
 def test_429_is_retried_after_its_retry_after(server, audited):
     _, out, _, _, first = audited
     before = len(server.state.requests)
-    server.rate_limit(3, retry_after_s=0.3)
+    # Longer than the back-off without it (0.5 s, then 1 s): the wait is Retry-After's.
+    server.rate_limit(2, retry_after_s=1.2)
     code, stdout, _ = _main("annotate", "langfuse", str(out), "--host", server.url)
     assert code == 0 and "0 failed" in stdout
     assert len(server.scores()) == len(first)
     posts = [r for r in server.state.requests[before:] if r["method"] == "POST"]
-    assert len(posts) == len(first) + 3  # each 429 answered once more, nothing else resent
+    assert len(posts) == len(first) + 2  # each 429 answered once more, nothing else resent
+    gaps = [b["at"] - a["at"] for a, b in zip(posts[:2], posts[1:3], strict=True)]
+    assert min(gaps) >= 1.2
 
 
 def test_a_trace_that_keeps_failing_does_not_lose_the_others(server, audited):
@@ -223,3 +226,14 @@ def test_stream_write_back_writes_only_new_verdicts(server, audited):
     assert two.annotated == 0 and two.scores == 0
     posts = [r for r in server.state.requests[before:] if r["method"] == "POST"]
     assert len(posts) == one.scores
+
+
+def test_audit_without_keys_stops_before_auditing(server, monkeypatch, tmp_path):
+    monkeypatch.delenv("LANGFUSE_PUBLIC_KEY")
+    before = len(server.state.requests)
+    code, _, stderr = _main("audit", jobs.example_traces(), "--out", str(tmp_path / "out"),
+                            "--judge", "offline", "--annotate", "langfuse",
+                            "--langfuse-host", server.url)
+    assert code == 2 and "LANGFUSE_PUBLIC_KEY" in stderr
+    assert not (tmp_path / "out" / "answers").exists()
+    assert len(server.state.requests) == before
