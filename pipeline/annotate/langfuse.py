@@ -5,7 +5,7 @@ NIC, or `incomplete` for an answer the run could not decide) whose comment lists
 claims with their answer spans and evidence (`verdicts.explanation`, bounded), and a NUMERIC
 score `NAME_p_hallucinated` (the answer's p_hallucinated, when it has one). With
 `claim_scores`, one CATEGORICAL score `NAME_claim` per claim on the trace's generation
-observation (its id asked of `GET /api/public/observations?traceId=..&type=GENERATION`: the
+observation (its id asked of `GET /api/public/v2/observations?traceId=..&type=GENERATION`: the
 run's tables keep no observation id); a trace without one gets no claim scores (counted).
 
 Each score's `id` is a uuid5 of run-independent keys (trace id, observation id, claim index,
@@ -58,7 +58,11 @@ class LangfuseError(RuntimeError):
 
 
 class ScoreRejected(Exception):
-    """Langfuse refused one score (4xx) or kept answering 429/5xx: its trace failed."""
+    """Langfuse refused one request (4xx) or kept answering 429/5xx: its trace failed."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
 
 
 class _Transient(Exception):
@@ -221,7 +225,7 @@ class LangfuseClient:
         except _Transient as exc:
             raise ScoreRejected(redact_configured(
                 f"{method} {url}: still {exc} after {t.attempts} attempt(s): "
-                f"{_message(exc.response)}")) from None
+                f"{_message(exc.response)}"), exc.response.status_code) from None
         if response.status_code in _FATAL_STATUS:
             raise LangfuseError(redact_configured(
                 f"{method} {t.base_url}{url}: {response.status_code} "
@@ -230,7 +234,7 @@ class LangfuseClient:
         if response.status_code >= 400:
             raise ScoreRejected(redact_configured(
                 f"{method} {url}: {response.status_code} {response.reason_phrase}: "
-                f"{_message(response)}"))
+                f"{_message(response)}"), response.status_code)
         return response
 
     def create_score(self, body: dict) -> str:
@@ -238,14 +242,35 @@ class LangfuseClient:
         return self._request("POST", "/api/public/scores", json=body).json().get("id", "")
 
     def generation(self, trace_id: str) -> str | None:
-        """The id of the trace's generation observation (the one that ends last), or None."""
-        params = {"traceId": trace_id, "type": "GENERATION", "limit": 100}
-        rows = self._request("GET", "/api/public/observations", params=params).json()["data"]
+        """The id of the trace's generation observation (the one that ends last), or None.
+
+        Asked of `GET /api/public/v2/observations` (Langfuse v3.x and later; its cursor
+        followed), else, on a 404 (an older server), of the v1 `GET /api/public/observations`.
+        """
+        params = {"traceId": trace_id, "type": "GENERATION", "fields": "core", "limit": 1000}
+        try:
+            rows = self._pages("/api/public/v2/observations", params)
+        except ScoreRejected as exc:
+            if exc.status != 404:
+                raise
+            rows = self._request("GET", "/api/public/observations", params={
+                "traceId": trace_id, "type": "GENERATION", "limit": 100}).json()["data"]
         rows = [r for r in rows if isinstance(r, dict) and r.get("id")]
         if not rows:
             return None
         return max(rows, key=lambda r: (r.get("endTime") or "", r.get("startTime") or "",
                                         r["id"]))["id"]
+
+    def _pages(self, url: str, params: dict, max_pages: int = 20) -> list[dict]:
+        rows: list[dict] = []
+        for _ in range(max_pages):  # a trace has a handful of generations: bounded anyway
+            body = self._request("GET", url, params=params).json()
+            rows.extend(body.get("data") or ())
+            cursor = (body.get("meta") or {}).get("cursor")
+            if not cursor:
+                break
+            params = {**params, "cursor": cursor}
+        return rows
 
 
 def _message(response: httpx.Response) -> str:

@@ -2,7 +2,7 @@
 
 The Langfuse server (Postgres, ClickHouse, Redis, a worker) cannot run here; this implements,
 as Langfuse's public API documents them (its OpenAPI spec, `fern/apis/server/definition/
-score.yml` and `observations.yml`):
+scores.yml`, `observations.yml`, `legacy/observations-v1.yml`, and its error middleware):
 
 - HTTP basic auth, username the public key and password the secret key: 401 with a message
   otherwise;
@@ -11,14 +11,18 @@ score.yml` and `observations.yml`):
   with the `id` of an earlier one replaces it (Langfuse upserts by id). 400 with
   `{"message", "error": [issues]}` on a missing name or traceId, or a value whose type does
   not fit dataType (string for CATEGORICAL, number for NUMERIC, 0/1 for BOOLEAN);
-- `GET /api/public/scores` (page, limit, name, dataType, traceId, observationId): `{"data",
-  "meta": {page, limit, totalItems, totalPages}}`, categorical scores with `stringValue`;
-- `GET /api/public/observations` (traceId, type, page, limit): the observations `seed()` put;
+- `GET /api/public/scores` (v1, deprecated) and `/api/public/v2/scores` (page, limit, name,
+  dataType, traceId, observationId): `{"data", "meta": {page, limit, totalItems,
+  totalPages}}`, categorical scores with `stringValue`;
+- `GET /api/public/v2/observations` (traceId, type, limit, cursor: `{"data", "meta":
+  {"cursor"?}}`) and the deprecated v1 `GET /api/public/observations` (traceId, type, page,
+  limit): the observations `seed()` put; either can be switched off (an older or a newer
+  server);
 - `GET /api/public/health`.
 
 Fault injection: `rate_limit(n, retry_after)` answers the next n requests 429 with
-`Retry-After`; `fail(n, status)` answers the next n with a 5xx. Every request is recorded
-(method, path, headers, monotonic time) for the tests.
+`Retry-After`; `fail(n, status, body)` answers the next n with another error. Every request
+is recorded (method, path, headers, monotonic time) for the tests.
 """
 
 from __future__ import annotations
@@ -45,8 +49,10 @@ class LangfuseState:
 
     scores: dict[str, dict] = field(default_factory=dict)
     observations: list[dict] = field(default_factory=list)
-    faults: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+    faults: list[tuple[int, dict[str, str], dict]] = field(default_factory=list)
     requests: list[dict] = field(default_factory=list)
+    v2_observations: bool = True  # False: an older server (404 on /api/public/v2/observations)
+    v1_observations_gone: bool = False  # True: a server without the deprecated v1 list
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -122,9 +128,8 @@ class _Handler(BaseHTTPRequestHandler):
                                    "headers": dict(self.headers), "at": time.monotonic()})
             fault = self.state.faults.pop(0) if self.state.faults else None
         if fault is not None:
-            status, headers = fault
-            self._reply(status, {"message": "Rate limit exceeded" if status == 429
-                                 else "Internal Server Error"}, headers)
+            status, headers, body = fault
+            self._reply(status, body, headers)
             return False
         if url.path != "/api/public/health" and not self._authorized():
             self._reply(401, {"message": "Invalid credentials. Confirm that you've "
@@ -139,14 +144,18 @@ class _Handler(BaseHTTPRequestHandler):
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         if url.path == "/api/public/health":
             self._reply(200, {"status": "OK", "version": "fake"})
-        elif url.path == "/api/public/scores":
+        elif url.path in ("/api/public/scores", "/api/public/v2/scores"):
             with self.state.lock:
                 rows = list(self.state.scores.values())
             self._page(rows, query, ("name", "dataType", "traceId", "observationId"))
-        elif url.path == "/api/public/observations":
+        elif url.path == "/api/public/observations" and not self.state.v1_observations_gone:
             with self.state.lock:
                 rows = list(self.state.observations)
             self._page(rows, query, ("traceId", "type"))
+        elif url.path == "/api/public/v2/observations" and self.state.v2_observations:
+            with self.state.lock:
+                rows = list(self.state.observations)
+            self._cursor_page(rows, query, ("traceId", "type"))
         else:
             self._reply(404, {"message": "Not found"})
 
@@ -157,6 +166,13 @@ class _Handler(BaseHTTPRequestHandler):
         self._reply(200, {"data": rows[(page - 1) * limit:page * limit], "meta": {
             "page": page, "limit": limit, "totalItems": total,
             "totalPages": math.ceil(total / limit) if limit else 0}})
+
+    def _cursor_page(self, rows: list[dict], query: dict[str, str], filters: tuple[str, ...]):
+        """A v2 page: `limit` rows from the (opaque, here the offset) cursor, and the next."""
+        rows = [r for r in rows if all(r.get(k) == query[k] for k in filters if k in query)]
+        start, limit = int(query.get("cursor", 0)), int(query.get("limit", 50))
+        meta = {"cursor": str(start + limit)} if start + limit < len(rows) else {}
+        self._reply(200, {"data": rows[start:start + limit], "meta": meta})
 
     def do_POST(self) -> None:
         if not self._gate():
@@ -203,11 +219,14 @@ class LangfuseServer:
     def rate_limit(self, n: int, retry_after_s: float) -> None:
         """Answer the next `n` requests 429 with `Retry-After: retry_after_s`."""
         with self.state.lock:
-            self.state.faults.extend([(429, {"Retry-After": f"{retry_after_s:g}"})] * n)
+            self.state.faults.extend([(429, {"Retry-After": f"{retry_after_s:g}"},
+                                       {"message": "Rate limit exceeded"})] * n)
 
-    def fail(self, n: int, status: int = 503) -> None:
+    def fail(self, n: int, status: int = 503, body: dict | None = None) -> None:
+        """Answer the next `n` requests `status` with `body` (Langfuse's 500 body by default)."""
         with self.state.lock:
-            self.state.faults.extend([(status, {})] * n)
+            self.state.faults.extend([(status, {}, body or {"message": "Internal Server Error"})]
+                                     * n)
 
     def seed(self, *observations: dict) -> None:
         with self.state.lock:

@@ -169,6 +169,21 @@ def test_a_refused_score_reports_langfuses_message_and_is_not_retried(server, au
     assert len(posts) == 1 + n_good  # the refused score once, then the next trace's
 
 
+def test_every_trace_refused_exits_1_and_lists_them(server, audited):
+    _, out, _, _, first = audited
+    n = len(read_tables(out)["answers"])
+    issue = {"message": "Invalid request data",
+             "error": [{"path": ["value"], "message": "Expected string"}]}
+    server.fail(n, status=400, body=issue)  # each trace's first score; never retried
+    code, stdout, stderr = _main("annotate", "langfuse", str(out), "--host", server.url)
+    assert code == 1
+    assert ": 0 trace(s) scored" in stdout and f"{n} failed" in stdout
+    assert f"{n} trace(s) not scored in Langfuse" in stderr
+    assert stderr.count("400 Bad Request: Invalid request data (value: Expected string)") == min(
+        n, 5)
+    assert server.state.faults == []
+
+
 def test_bad_keys_exit_1_without_showing_them(server, audited, monkeypatch, caplog):
     _, out, _, _, _ = audited
     wrong = "sk-lf-00000000-wrong-secret-9999999999"
@@ -198,11 +213,18 @@ def test_claim_scores_on_the_generation_observations(server, audited):
                                  if o["type"] == "GENERATION") for t in traces[:-1]}
     server.seed(*({"id": oid, "traceId": tid, "type": "GENERATION"}
                   for tid, oid in generations.items()))
-    for _ in range(2):  # twice: still one score per claim
+    before = len(server.state.requests)
+    # Twice, the second time as an older server without the v2 observations API: still one
+    # score per claim.
+    for v2 in (True, False):
+        server.state.v2_observations = v2
         code, stdout, _ = _main("annotate", "langfuse", str(out), "--host", server.url,
                                 "--claim-scores")
         assert code == 0
-    assert "1 without a generation observation (no claim scores)" in stdout
+        assert "1 without a generation observation (no claim scores)" in stdout
+    server.state.v2_observations = True
+    paths = {r["path"] for r in server.state.requests[before:] if r["method"] == "GET"}
+    assert paths == {"/api/public/v2/observations", "/api/public/observations"}
     per_claim = [s for s in server.scores() if s["observationId"] is not None]
     expected = [c for c in claims if c["trace_id"] in generations]
     assert len(per_claim) == len(expected)
