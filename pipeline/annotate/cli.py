@@ -85,8 +85,7 @@ def target(args: argparse.Namespace) -> Target | None:
     if getattr(args, "annotate", None) is None:
         return None
     if args.annotate == "langfuse":
-        host = (getattr(args, "langfuse_host", None) or os.environ.get(langfuse.HOST_ENV)
-                or langfuse.DEFAULT_HOST)
+        host = getattr(args, "langfuse_host", None) or langfuse.default_host()
         from_values(AnnotateOptions, args)  # ValueError on a bad --annotate-interval
         langfuse.check_keys()  # before an audit runs, not after
         return LangfuseTarget(host, args.annotation_name,

@@ -42,6 +42,7 @@ from rt4chart.transforms.redact import redact_configured, register_key_env
 logger = logging.getLogger(__name__)
 
 HOST_ENV = "LANGFUSE_HOST"
+BASE_URL_ENV = "LANGFUSE_BASE_URL"  # the SDK's name since its v4 (2026); LANGFUSE_HOST before
 PUBLIC_KEY_ENV = "LANGFUSE_PUBLIC_KEY"
 SECRET_KEY_ENV = "LANGFUSE_SECRET_KEY"
 DEFAULT_HOST = "https://cloud.langfuse.com"  # the SDK's default
@@ -51,6 +52,13 @@ SCORE_NAMESPACE = uuid.UUID("5b0c6f1e-2d7a-5e4b-9c3f-7a1d2e8b4c60")
 _RETRIED_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 _FATAL_STATUS = frozenset({401, 403})
 MAX_ERROR_CHARS = 300
+
+
+def default_host(environ: dict[str, str] | None = None) -> str:
+    """The host when none is given, as Langfuse's SDK finds it: $LANGFUSE_BASE_URL, else
+    $LANGFUSE_HOST, else Langfuse Cloud."""
+    env = os.environ if environ is None else environ
+    return env.get(BASE_URL_ENV) or env.get(HOST_ENV) or DEFAULT_HOST
 
 
 class LangfuseError(RuntimeError):

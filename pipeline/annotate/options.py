@@ -8,6 +8,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from rt4chart.pipeline.annotate.langfuse import (
+    BASE_URL_ENV,
     DEFAULT_HOST,
     HOST_ENV,
     PUBLIC_KEY_ENV,
@@ -38,8 +39,8 @@ class AnnotateOptions:
         help="the Phoenix project holding the traces (default: default)")
     langfuse_host: str | None = option(
         "--langfuse-host", metavar="URL",
-        help=f"Langfuse URL (default: ${HOST_ENV}, else {DEFAULT_HOST}); its keys are read "
-             f"from ${PUBLIC_KEY_ENV} and ${SECRET_KEY_ENV}")
+        help=f"Langfuse URL (default: ${BASE_URL_ENV}, else ${HOST_ENV}, else {DEFAULT_HOST}); "
+             f"its keys are read from ${PUBLIC_KEY_ENV} and ${SECRET_KEY_ENV}")
     langfuse_claim_scores: bool = option(
         "--langfuse-claim-scores", kind="flag", default=False,
         help="also one score NAME_claim per claim, on the trace's generation observation "

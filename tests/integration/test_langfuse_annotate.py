@@ -44,7 +44,8 @@ def server():
 def keys(monkeypatch):
     for name, value in KEYS.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.delenv("LANGFUSE_HOST", raising=False)
+    for name in ("LANGFUSE_HOST", "LANGFUSE_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
 
 
 def _main(*argv: str) -> tuple[int, str, str]:
@@ -104,15 +105,16 @@ def test_audit_scores_every_trace_from_its_tables(audited):
     assert {s["stringValue"] for s in scores if s["dataType"] == "CATEGORICAL"} >= {"CON"}
 
 
-def test_a_second_write_back_updates_the_scores_in_place(server, audited):
+def test_a_second_write_back_updates_the_scores_in_place(server, audited, monkeypatch):
     _, out, _, _, first = audited
     tampered = next(s for s in first if s["name"] == "rt4chart_label")
     server.state.scores[tampered["id"]]["stringValue"] = "ENT-edited"
     numeric = next(s for s in first if s["name"] == "rt4chart_p_hallucinated")
     server.state.scores[numeric["id"]]["value"] = 42.0
-    for _ in range(2):
-        code, stdout, _ = _main("annotate", "langfuse", str(out), "--host", server.url)
-        assert code == 0, stdout
+    for host in (["--host", server.url], []):  # the second time, the host from the SDK's env
+        monkeypatch.setenv("LANGFUSE_BASE_URL", server.url if not host else "http://127.0.0.1:9")
+        code, stdout, _ = _main("annotate", "langfuse", str(out), *host)
+        assert code == 0 and f"at {server.url}" in stdout, stdout
     again = {s["id"]: s for s in server.scores()}
     assert sorted(again) == sorted(s["id"] for s in first)  # the same scores, no new ones
     assert again[tampered["id"]]["stringValue"] == tampered["stringValue"]

@@ -15,6 +15,7 @@ from rt4chart.pipeline.annotate.langfuse import (
     _message,
     _retry_after,
     claim_scores,
+    default_host,
     score_id,
     trace_scores,
 )
@@ -94,3 +95,10 @@ def test_langfuses_message_and_issues_are_reported():
 def test_a_host_must_be_a_url(host):
     with pytest.raises(ValueError, match="http"):
         LangfuseTarget(host)
+
+
+def test_the_host_is_found_as_the_sdk_finds_it():
+    assert default_host({}) == "https://cloud.langfuse.com"
+    assert default_host({"LANGFUSE_HOST": "http://old:3000"}) == "http://old:3000"
+    assert default_host({"LANGFUSE_HOST": "http://old:3000",
+                         "LANGFUSE_BASE_URL": "http://new:3000"}) == "http://new:3000"
