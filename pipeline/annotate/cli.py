@@ -21,7 +21,7 @@ from typing import Any
 
 from apache_beam.io.filesystems import FileSystems
 
-from rt4chart.pipeline.annotate import langfuse
+from rt4chart.pipeline.annotate import langfuse, langfuse_write
 from rt4chart.pipeline.annotate.langfuse import LangfuseError, LangfuseTarget
 from rt4chart.pipeline.annotate.options import (
     AnnotateOptions,
@@ -100,7 +100,7 @@ def target(args: argparse.Namespace) -> Target | None:
 
 def annotate(target: Target, source: str, client: Any = None,
              fresh: Callable[[Verdicts], Verdicts] | None = None,
-             ) -> tuple[AnnotateResult | langfuse.LangfuseResult, list[TraceVerdict]]:
+             ) -> tuple[AnnotateResult | langfuse_write.LangfuseResult, list[TraceVerdict]]:
     """Write the verdicts of the run at `source` (a folder or bq:P:D) to Phoenix or Langfuse;
     `fresh` narrows them (the stream's passes leave out what they already wrote). The result
     and the verdicts written."""
@@ -109,7 +109,7 @@ def annotate(target: Target, source: str, client: Any = None,
     with contextlib.ExitStack() as stack:
         if isinstance(target, LangfuseTarget):
             client = client or stack.enter_context(langfuse.LangfuseClient(target))
-            return langfuse.write_back(verdicts, target, client)
+            return langfuse_write.write_back(verdicts, target, client)
         client = client or stack.enter_context(PhoenixClient(target))
         return write_back(verdicts, target, client)
 
@@ -141,7 +141,7 @@ def run_langfuse(args: argparse.Namespace, beam_args: list[str]) -> int:
     return 1 if result.failed and not result.annotated else 0
 
 
-def report_langfuse(result: langfuse.LangfuseResult, lf: LangfuseTarget) -> None:
+def report_langfuse(result: langfuse_write.LangfuseResult, lf: LangfuseTarget) -> None:
     """The write-back's line on stdout; its failures, with Langfuse's reasons, on stderr."""
     print(result.line(lf))
     if result.failed:
@@ -200,7 +200,7 @@ class StreamWriteBack:
         return Verdicts(new(verdicts.ready), [v.trace_id for v in undecided], verdicts.pending,
                         undecided)
 
-    def run_once(self) -> AnnotateResult | langfuse.LangfuseResult | None:
+    def run_once(self) -> AnnotateResult | langfuse_write.LangfuseResult | None:
         """One pass; None (logged) when the sink or the tables fail: the next pass retries."""
         try:
             result, written = annotate(self._target, self._source, self._client, self._fresh)

@@ -22,7 +22,7 @@ scores.yml`, `observations.yml`, `legacy/observations-v1.yml`, and its error mid
 
 Fault injection: `rate_limit(n, retry_after)` answers the next n requests 429 with
 `Retry-After`; `fail(n, status, body)` answers the next n with another error. Every request
-is recorded (method, path, headers, monotonic time) for the tests.
+is recorded (method, path, headers, body, monotonic time) for the tests.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ class LangfuseState:
     requests: list[dict] = field(default_factory=list)
     v2_observations: bool = True  # False: an older server (404 on /api/public/v2/observations)
     v1_observations_gone: bool = False  # True: a server without the deprecated v1 list
+    delay_s: float = 0.0  # each answer this late (a remote server's round trip)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -120,12 +121,15 @@ class _Handler(BaseHTTPRequestHandler):
         expected = base64.b64encode(f"{PUBLIC_KEY}:{SECRET_KEY}".encode()).decode()
         return self.headers.get("Authorization") == f"Basic {expected}"
 
-    def _gate(self) -> bool:
-        """Record the request; answer a pending fault or a bad key; True to go on."""
+    def _gate(self, raw: bytes = b"") -> bool:
+        """Record the request (with its body); answer a pending fault or a bad key; True to
+        go on."""
         url = urlsplit(self.path)
+        time.sleep(self.state.delay_s)
         with self.state.lock:
             self.state.requests.append({"method": self.command, "path": url.path,
-                                   "headers": dict(self.headers), "at": time.monotonic()})
+                                        "headers": dict(self.headers), "body": raw,
+                                        "at": time.monotonic()})
             fault = self.state.faults.pop(0) if self.state.faults else None
         if fault is not None:
             status, headers, body = fault
@@ -175,13 +179,14 @@ class _Handler(BaseHTTPRequestHandler):
         self._reply(200, {"data": rows[start:start + limit], "meta": meta})
 
     def do_POST(self) -> None:
-        if not self._gate():
+        raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if not self._gate(raw):
             return
         if urlsplit(self.path).path != "/api/public/scores":
             self._reply(404, {"message": "Not found"})
             return
         try:
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+            body = json.loads(raw)
         except ValueError:
             self._reply(400, {"message": "Invalid JSON"})
             return

@@ -10,12 +10,14 @@ import httpx
 import pytest
 
 from rt4chart.pipeline.annotate.langfuse import (
-    INCOMPLETE,
     LangfuseTarget,
     _message,
     _retry_after,
-    claim_scores,
     default_host,
+)
+from rt4chart.pipeline.annotate.langfuse_write import (
+    INCOMPLETE,
+    claim_scores,
     score_id,
     trace_scores,
 )
