@@ -19,7 +19,7 @@ import pytest
 
 from rt4chart.pipeline import cli, jobs
 from rt4chart.pipeline.annotate.cli import StreamWriteBack
-from rt4chart.pipeline.annotate.langfuse import LangfuseClient, LangfuseTarget
+from rt4chart.pipeline.annotate.langfuse import LangfuseClient, LangfuseError, LangfuseTarget
 from rt4chart.pipeline.annotate.langfuse_write import score_id, write_back
 from rt4chart.pipeline.annotate.verdicts import TraceVerdict, Verdicts, load_verdicts
 from rt4chart.pipeline.report.data import table_reader
@@ -199,6 +199,18 @@ def test_bad_keys_exit_1_without_showing_them(server, audited, monkeypatch, capl
     assert "401" in stderr and "Invalid credentials" in stderr
     for text in (stdout, stderr, caplog.text):
         assert wrong not in text and PUBLIC_KEY not in text
+
+
+def test_bad_keys_stop_the_traces_not_started(server, audited):
+    _, out, _, _, _ = audited
+    verdicts = load_verdicts(table_reader(str(out)))
+    assert len(verdicts.ready) > 2
+    target = LangfuseTarget(server.url, max_in_flight=2)
+    before = len(server.state.requests)
+    with LangfuseClient(target, secret_key="sk-lf-not-the-secret-0000000") as client, \
+            pytest.raises(LangfuseError, match="401"):
+        write_back(verdicts, target, client)
+    assert len(server.state.requests) - before <= 2  # one per trace in flight, then none
 
 
 def test_missing_keys_are_a_usage_error(server, audited, monkeypatch):
