@@ -1,9 +1,11 @@
-"""`rt4chart annotate phoenix RUN_DIR|bq:P:D --endpoint URL [--project NAME]`, and the
-`--annotate phoenix` option of `audit` (after the tables are written) and `stream` (every
+"""`rt4chart annotate phoenix RUN_DIR|bq:P:D --endpoint URL [--project NAME]`, `rt4chart
+annotate langfuse RUN_DIR|bq:P:D [--host URL] [--claim-scores]`, and the `--annotate
+phoenix|langfuse` option of `audit` (after the tables are written) and `stream` (every
 `--annotate-interval` seconds while it runs, and once more when it stops).
 
-Registered by `add_parser` (the command; the options of `audit`/`stream` are declared in
-`options.py`); `target` turns the options into a :class:`PhoenixTarget` (or None).
+Registered by `add_parser` (the commands; the options of `audit`/`stream` are declared in
+`options.py`); `target` turns the options into a :class:`PhoenixTarget` or
+:class:`LangfuseTarget` (or None).
 """
 
 from __future__ import annotations
@@ -19,7 +21,13 @@ from typing import Any
 
 from apache_beam.io.filesystems import FileSystems
 
-from rt4chart.pipeline.annotate.options import AnnotateOptions, command_options
+from rt4chart.pipeline.annotate import langfuse, langfuse_write
+from rt4chart.pipeline.annotate.langfuse import LangfuseError, LangfuseTarget
+from rt4chart.pipeline.annotate.options import (
+    AnnotateOptions,
+    command_options,
+    langfuse_command_options,
+)
 from rt4chart.pipeline.annotate.phoenix import (
     ENDPOINT_ENV,
     AnnotateResult,
@@ -36,8 +44,10 @@ from rt4chart.pipeline.annotate.verdicts import (
 from rt4chart.pipeline.declared_args import add_all
 from rt4chart.pipeline.report.data import is_bigquery, table_reader
 from rt4chart.transforms.options_spec import from_values
+from rt4chart.transforms.redact import redact_configured
 
 logger = logging.getLogger(__name__)
+Target = PhoenixTarget | LangfuseTarget
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register `annotate phoenix` on the root parser's sub-commands."""
@@ -56,13 +66,30 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                          "dataset as bq:PROJECT:DATASET")
     add_all(ph, command_options())
     ph.add_argument("-v", "--verbose", action="store_true")
+    lf = kinds.add_parser(
+        "langfuse", allow_abbrev=False, help="scores in Langfuse",
+        description="Score each audited trace in Langfuse (trace_id = the Langfuse trace id): "
+                    "NAME_label ENT/CON/NIC/incomplete with the non-ENT claims, spans and "
+                    "evidence as its comment, NAME_p_hallucinated. Keys from "
+                    "$LANGFUSE_PUBLIC_KEY and $LANGFUSE_SECRET_KEY. Idempotent.")
+    lf.add_argument("source", metavar="RUN_DIR|bq:P:D",
+                    help="output directory of `rt4chart audit`/`stream`, or its BigQuery "
+                         "dataset as bq:PROJECT:DATASET")
+    add_all(lf, langfuse_command_options())
+    lf.add_argument("-v", "--verbose", action="store_true")
     return p
 
 
-def target(args: argparse.Namespace) -> PhoenixTarget | None:
+def target(args: argparse.Namespace) -> Target | None:
     """Where `--annotate` writes, or None when it is not given; ValueError on a bad option."""
     if getattr(args, "annotate", None) is None:
         return None
+    if args.annotate == "langfuse":
+        host = getattr(args, "langfuse_host", None) or langfuse.default_host()
+        from_values(AnnotateOptions, args)  # ValueError on a bad --annotate-interval
+        langfuse.check_keys()  # before an audit runs, not after
+        return LangfuseTarget(host, args.annotation_name,
+                              bool(getattr(args, "langfuse_claim_scores", False)))
     endpoint = args.phoenix_endpoint or os.environ.get(ENDPOINT_ENV)
     if not endpoint:
         raise ValueError(f"annotate phoenix needs the Phoenix URL: give --endpoint (on audit "
@@ -71,15 +98,18 @@ def target(args: argparse.Namespace) -> PhoenixTarget | None:
     return PhoenixTarget(endpoint, opts.phoenix_project or "default", opts.annotation_name)
 
 
-def annotate(target: PhoenixTarget, source: str, client: PhoenixClient | None = None,
+def annotate(target: Target, source: str, client: Any = None,
              fresh: Callable[[Verdicts], Verdicts] | None = None,
-             ) -> tuple[AnnotateResult, list[TraceVerdict]]:
-    """Write the verdicts of the run at `source` (a folder or bq:P:D) to Phoenix; `fresh`
-    narrows them (the stream's passes leave out what they already wrote). The result and the
-    verdicts written."""
+             ) -> tuple[AnnotateResult | langfuse_write.LangfuseResult, list[TraceVerdict]]:
+    """Write the verdicts of the run at `source` (a folder or bq:P:D) to Phoenix or Langfuse;
+    `fresh` narrows them (the stream's passes leave out what they already wrote). The result
+    and the verdicts written."""
     verdicts = load_verdicts(table_reader(source))
     verdicts = fresh(verdicts) if fresh else verdicts
     with contextlib.ExitStack() as stack:
+        if isinstance(target, LangfuseTarget):
+            client = client or stack.enter_context(langfuse.LangfuseClient(target))
+            return langfuse_write.write_back(verdicts, target, client)
         client = client or stack.enter_context(PhoenixClient(target))
         return write_back(verdicts, target, client)
 
@@ -92,6 +122,36 @@ def _check_source(source: str) -> None:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    """`annotate phoenix` or `annotate langfuse`."""
+    if args.annotate == "langfuse":
+        return run_langfuse(args, beam_args)
+    return run_phoenix(args, beam_args)
+
+
+def run_langfuse(args: argparse.Namespace, beam_args: list[str]) -> int:
+    """`annotate langfuse`: as `annotate phoenix`, 0 when done (traces whose scores Langfuse
+    refused are counted and listed on stderr, not an error), 1 when Langfuse refuses the keys,
+    cannot be reached or scores none of the run's traces; a usage error (ValueError) before."""
+    if beam_args:
+        raise ValueError(f"annotate langfuse: unrecognized arguments: {' '.join(beam_args)}")
+    lf = target(args)
+    _check_source(args.source)
+    result, _ = annotate(lf, args.source)
+    report_langfuse(result, lf)
+    return 1 if result.failed and not result.annotated else 0
+
+
+def report_langfuse(result: langfuse_write.LangfuseResult, lf: LangfuseTarget) -> None:
+    """The write-back's line on stdout; its failures, with Langfuse's reasons, on stderr."""
+    print(result.line(lf))
+    if result.failed:
+        print(f"rt4chart: {len(result.failed)} trace(s) not scored in Langfuse:",
+              file=sys.stderr)
+        for line in result.failures():
+            print(redact_configured(line), file=sys.stderr)
+
+
+def run_phoenix(args: argparse.Namespace, beam_args: list[str]) -> int:
     """`annotate phoenix`: 0 when done (traces Phoenix lacks are counted, not an error), 1 when
     Phoenix fails or holds none of the run's traces; a usage error (ValueError) before."""
     # No pipeline runs here: what was split off as Beam's (`--project` is also a Beam
@@ -115,31 +175,37 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     return 0
 
 
-def after_audit(phoenix: PhoenixTarget | None, out: str) -> None:
-    """`audit --annotate phoenix`: the write-back once the run's tables are in `out`."""
-    if phoenix is not None:
-        print(annotate(phoenix, out)[0].line(phoenix))
+def after_audit(where: Target | None, out: str) -> None:
+    """`audit --annotate phoenix|langfuse`: the write-back once the run's tables are in
+    `out`."""
+    if isinstance(where, LangfuseTarget):
+        report_langfuse(annotate(where, out)[0], where)
+    elif where is not None:
+        print(annotate(where, out)[0].line(where))
 
 
 class StreamWriteBack:
     """The stream's periodic write-back: each pass writes the verdicts not written yet (a
     trace's latest audited_at), and retries the traces Phoenix did not have yet."""
 
-    def __init__(self, phoenix: PhoenixTarget, source: str, client: PhoenixClient | None = None):
+    def __init__(self, phoenix: Target, source: str, client: Any = None):
         self._target, self._source, self._client = phoenix, source, client
         self._written: dict[str, object] = {}
 
     def _fresh(self, verdicts: Verdicts) -> Verdicts:
-        ready = [v for v in verdicts.ready
-                 if self._written.get(v.trace_id) != v.answer.get("audited_at")]
-        return Verdicts(ready, verdicts.undecided, verdicts.pending)
+        def new(vs: list[TraceVerdict]) -> list[TraceVerdict]:
+            return [v for v in vs if self._written.get(v.trace_id) != v.answer.get("audited_at")]
 
-    def run_once(self) -> AnnotateResult | None:
-        """One pass; None (logged) when Phoenix or the tables fail: the next pass retries."""
+        undecided = new(verdicts.undecided_verdicts)
+        return Verdicts(new(verdicts.ready), [v.trace_id for v in undecided], verdicts.pending,
+                        undecided)
+
+    def run_once(self) -> AnnotateResult | langfuse_write.LangfuseResult | None:
+        """One pass; None (logged) when the sink or the tables fail: the next pass retries."""
         try:
             result, written = annotate(self._target, self._source, self._client, self._fresh)
-        except (PhoenixError, OSError, ValueError) as exc:
-            logger.warning("annotate phoenix: write-back failed, retried next pass: %s", exc)
+        except (PhoenixError, LangfuseError, OSError, ValueError) as exc:
+            logger.warning("annotate: write-back failed, retried next pass: %s", exc)
             return None
         for v in written:
             self._written[v.trace_id] = v.answer.get("audited_at")
@@ -149,8 +215,8 @@ class StreamWriteBack:
 
 
 @contextlib.contextmanager
-def periodic(phoenix: PhoenixTarget | None, args: argparse.Namespace) -> Iterator[None]:
-    """`stream --annotate phoenix`: a pass every --annotate-interval seconds while the body
+def periodic(phoenix: Target | None, args: argparse.Namespace) -> Iterator[None]:
+    """`stream --annotate phoenix|langfuse`: a pass every --annotate-interval seconds while the body
     (the stream) runs, and a last one when it ends. A job submitted to Dataflow outlives this
     launcher: there, run `rt4chart annotate phoenix bq:P:D` on a schedule instead."""
     if phoenix is None:
@@ -164,7 +230,7 @@ def periodic(phoenix: PhoenixTarget | None, args: argparse.Namespace) -> Iterato
             if args.out is None or FileSystems.exists(FileSystems.join(source, "answers")):
                 back.run_once()
 
-    thread = threading.Thread(target=loop, name="annotate-phoenix", daemon=True)
+    thread = threading.Thread(target=loop, name="annotate", daemon=True)
     thread.start()
     try:
         yield

@@ -49,11 +49,13 @@ class TraceVerdict:
 class Verdicts:
     """What a run holds to annotate: `ready` verdicts, and the trace ids of answers with no
     label (`undecided`: incomplete, nothing decided) or whose claim rows are not all there yet
-    (`pending`: a stream writes the two tables apart)."""
+    (`pending`: a stream writes the two tables apart). `undecided_verdicts` holds the undecided
+    answers with their claim rows, for a sink that records them as incomplete (Langfuse)."""
 
     ready: list[TraceVerdict] = field(default_factory=list)
     undecided: list[str] = field(default_factory=list)
     pending: list[str] = field(default_factory=list)
+    undecided_verdicts: list[TraceVerdict] = field(default_factory=list)
 
 
 def _latest_answers(answers: Iterable[dict]) -> dict[str, dict]:
@@ -77,6 +79,8 @@ def group_verdicts(answers: Iterable[dict], claims: Iterable[dict]) -> Verdicts:
         claim_rows = by_trace.get(trace_id, {})
         if answer.get("label") is None:
             out.undecided.append(trace_id)
+            out.undecided_verdicts.append(
+                TraceVerdict(answer, tuple(v for _, v in sorted(claim_rows.items()))))
         elif len(claim_rows) < answer["n_claims"]:
             out.pending.append(trace_id)
         else:
@@ -118,6 +122,11 @@ def _claim_lines(n: int, claim: dict) -> list[str]:
     if claim.get("note"):
         lines.append(f"   note: {claim['note']}")
     return lines
+
+
+def claim_explanation(claim: dict) -> str:
+    """One claim in words: its label and text, the answer spans, the evidence, its note."""
+    return "\n".join(_claim_lines(claim["claim_index"] + 1, claim))
 
 
 def explanation(verdict: TraceVerdict) -> str:

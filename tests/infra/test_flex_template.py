@@ -32,7 +32,7 @@ STREAM_OPTIONS = {
 # Stream options a template need not expose: local output and log verbosity; the Phoenix
 # write-back, which runs in the launcher (a Dataflow job outlives it: `annotate phoenix bq:P:D`).
 NOT_TEMPLATED = {"out", "verbose", "help", "annotate", "phoenix_endpoint", "phoenix_project",
-                 "annotation_name", "annotate_interval",
+                 "annotation_name", "annotate_interval", "langfuse_host", "langfuse_claim_scores",
                  # `stream --estimate SAMPLE_FILE` counts a local sample and exits: not a job's
                  "estimate", "estimate_json", "estimate_reasoning_fill", "traces_per_hour"}
 
