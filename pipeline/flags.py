@@ -14,6 +14,7 @@ from rt4chart.pipeline.config import AuditConfig, AuditSwitches, StagesConfig, S
 from rt4chart.pipeline.declared_args import add_all, add_option, add_options
 from rt4chart.pipeline.eval.runner import EvalOptions
 from rt4chart.pipeline.outputs import TablesConfig
+from rt4chart.pipeline.sources.phoenix_api import PhoenixSource
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.confirm import ConfirmConfig
 from rt4chart.transforms.estimate import AuditEstimateSwitches, StreamEstimateSwitches
@@ -56,6 +57,7 @@ AUDIT: Options = (
     *SHARED,
     *declared(LimitsConfig),
     *annotate_options(),
+    *declared(PhoenixSource),
     *_SPANS,
     *declared(ConfirmConfig),
     field_option(CapConfig, "max_usd"),
