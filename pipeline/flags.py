@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import argparse
 
-from rt4chart.pipeline.annotate.options import annotate_options
+from rt4chart.pipeline.annotate.options import AnnotateOptions, annotate_options
 from rt4chart.pipeline.config import AuditConfig, AuditSwitches, StagesConfig, StreamConfig
 from rt4chart.pipeline.declared_args import add_all, add_option, add_options
+from rt4chart.pipeline.eval.phoenix_labels import GoldOptions
 from rt4chart.pipeline.eval.runner import EvalOptions
 from rt4chart.pipeline.outputs import TablesConfig
 from rt4chart.pipeline.sources.phoenix_api import PhoenixSource
@@ -91,6 +92,8 @@ STREAM: Options = (
 EVAL: Options = (
     *fields_options(EvalOptions, "dataset", "data", "split", "tasks", "limit", "seed",
                     "bootstrap", "label_map", "out", "overwrite"),
+    *declared(GoldOptions),
+    *fields_options(AnnotateOptions, "phoenix_endpoint", "phoenix_project"),
     *SHARED,
 )
 

@@ -31,7 +31,7 @@ def check_source(config: AuditConfig, out: str) -> AuditConfig:
     if source is None:
         return config
     with PhoenixClient(source.target) as client:
-        phoenix_api.check(source, client)
+        phoenix_api.check(source.target, client)
     after = None
     if source.watermark:
         after = watermark.previous(out, source.target.base_url, source.target.project)

@@ -104,27 +104,26 @@ class PhoenixSource:
         return f"project {self.target.project!r} at {self.target.base_url}"
 
 
-def check(source: PhoenixSource, client: PhoenixClient) -> None:
+def check(target: PhoenixTarget, client: PhoenixClient) -> None:
     """That Phoenix answers and has the project.
 
     Raises:
         ValueError: the endpoint does not answer (after the retries), refuses the key, or has
             no such project; the message names which.
     """
-    project = source.target.project
+    project, base_url = target.project, target.base_url
     try:
         client.get_json(f"/v1/projects/{project}")
     except PhoenixError as exc:
         if exc.status == 404:
-            raise ValueError(f"Phoenix has no project {project!r} at "
-                             f"{source.target.base_url} (--phoenix-project){_projects(client)}"
-                             ) from None
+            raise ValueError(f"Phoenix has no project {project!r} at {base_url} "
+                             f"(--phoenix-project){_projects(client)}") from None
         if exc.status in (401, 403):
-            raise ValueError(f"Phoenix at {source.target.base_url} refused the request "
+            raise ValueError(f"Phoenix at {base_url} refused the request "
                              f"({exc.status}): set PHOENIX_API_KEY to a key it accepts"
                              ) from None
-        raise ValueError(f"cannot read from Phoenix at {source.target.base_url} "
-                         f"(--phoenix-endpoint): {exc}") from None
+        raise ValueError(f"cannot read from Phoenix at {base_url} (--phoenix-endpoint): "
+                         f"{exc}") from None
 
 
 def _projects(client: PhoenixClient) -> str:

@@ -252,3 +252,60 @@ def test_a_bad_project_or_endpoint_is_a_usage_error(phoenix, tmp_path, capsys):
     assert f"error: cannot read from Phoenix at {closed}" in capsys.readouterr().err
     _audit(tmp_path / "f", "x.jsonl", *_api(phoenix.url, "default"), code=2)
     assert "give no input files" in capsys.readouterr().err
+
+
+def _annotate(url: str, notes: list[dict]) -> None:
+    answer = httpx.post(f"{url}/v1/span_annotations", params={"sync": "true"},
+                        json={"data": notes}, timeout=30)
+    assert answer.status_code == 200, answer.text
+
+
+def _note(span_id: str, label: str, name: str = "review", who: str = "alice") -> dict:
+    return {"span_id": span_id, "name": name, "annotator_kind": "HUMAN", "identifier": who,
+            "result": {"label": label}}
+
+
+def test_eval_gold_compares_the_judge_with_reviewers_labels_in_phoenix(phoenix, tmp_path,
+                                                                       capsys):
+    """Reviewers' span annotations posted through Phoenix's REST API, read back by
+    `eval --gold phoenix:review` and matched to a phoenix-api run's verdicts."""
+    records = _records("review", datetime(2024, 10, 1, tzinfo=UTC), timedelta(minutes=1))
+    _send(phoenix.url, records, "reviews")
+    run = tmp_path / "run"
+    labels = {a["trace_id"]: a["label"] for a in _audit(run, *_api(phoenix.url, "reviews"))[
+        "answers"]}
+    roots = {s["context"]["trace_id"]: s["context"]["span_id"] for s in httpx.get(
+        f"{phoenix.url}/v1/projects/reviews/spans",
+        params={"parent_id": "null", "limit": 100}).json()["data"]}
+    t0, t1, t2, t3, t4 = sorted(labels)
+    opposite = {True: "faithful", False: "hallucinated"}
+    _annotate(phoenix.url, [
+        _note(roots[t0], labels[t0]),                           # agrees, with a class
+        _note(roots[t1], opposite[labels[t1] != "ENT"]),        # disagrees
+        _note(roots[t2], labels[t2]),                           # two reviewers who differ
+        _note(roots[t2], opposite[labels[t2] != "ENT"], who="bob"),
+        _note(roots[t3], "maybe"),                              # unknown: counted, not guessed
+        _note(roots[t4], "CON", name="other"),                  # another name: not a review
+    ])
+    capsys.readouterr()
+    code = cli.main(["eval", "--gold", "phoenix:review", "--run", str(run), "--phoenix-endpoint",
+                     phoenix.url, "--phoenix-project", "reviews", "--out", str(tmp_path / "e")])
+    assert code == 0
+    report = json.loads((tmp_path / "e" / "agreement.json").read_text())
+    assert (report["compared"], report["unreviewed"], report["conflicting"]) == (2, 1, 1)
+    assert report["unknown_labels"] == {"maybe": 1} and report["not_in_phoenix"] == 0
+    assert report["conflicting_traces"] == [t2]
+    assert report["agreement"]["value"] == 0.5
+    assert report["class_agreement"]["compared"] == 1 + (labels[t1] != "ENT")
+    assert report["class_agreement"]["value"] == 1 / report["class_agreement"]["compared"]
+    out = capsys.readouterr().out
+    assert "2 answer(s) compared" in out and "'maybe' x1" in out
+
+    # A run whose trace ids are not OTel ids: nothing to find in Phoenix, exit 1.
+    other = tmp_path / "jsonl"
+    _audit(other, "--example")
+    code = cli.main(["eval", "--gold", "phoenix:review", "--run", str(other),
+                     "--phoenix-endpoint", phoenix.url, "--phoenix-project", "reviews"])
+    assert code == 1
+    out = capsys.readouterr().out
+    assert "0 answer(s) compared" in out and "5 not found in Phoenix" in out
