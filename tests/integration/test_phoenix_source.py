@@ -134,6 +134,9 @@ def test_phoenix_api_audits_like_the_otlp_file_of_the_same_spans(phoenix, tmp_pa
     read = json.loads((tmp_path / "api" / "_phoenix" / "read.json").read_text())
     assert (read["spans"], read["traces"]) == (sum(len(trace_spans(r)) for r in records),
                                                len(records))
+    # The report finds the traces in the spans kept with the run (no --traces needed).
+    assert cli.main(["report", str(tmp_path / "api"), "--out", str(tmp_path / "r.html")]) == 0
+    assert records[0]["question"] in (tmp_path / "r.html").read_text()
 
 
 def test_without_a_route_attribute_the_route_is_the_project(phoenix, tmp_path):
