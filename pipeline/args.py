@@ -16,7 +16,7 @@ from rt4chart.pipeline.config import AuditConfig, AuditSwitches, StagesConfig, S
 from rt4chart.pipeline.flags import add_audit_args, add_stream_args
 from rt4chart.pipeline.options import split_beam_args
 from rt4chart.pipeline.outputs import tables_config
-from rt4chart.pipeline.sources.options import span_mapping
+from rt4chart.pipeline.sources.options import phoenix_source, span_mapping
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.confirm import ConfirmConfig
 from rt4chart.transforms.judges.base import JudgeSpec
@@ -91,7 +91,8 @@ def audit_config(args: argparse.Namespace, example: str | None = None) -> AuditC
     switches = from_values(AuditSwitches, args)
     inputs = tuple(args.inputs) + ((example,) if switches.example and example else ())
     return from_values(AuditConfig, args, inputs=inputs, stages=stages_config(args),
-                       spans=span_mapping(args), tables=tables_config(args))
+                       spans=span_mapping(args), tables=tables_config(args),
+                       phoenix=phoenix_source(args))
 
 
 def stream_config(args: argparse.Namespace, spec: JudgeSpec) -> StreamConfig:

@@ -63,6 +63,9 @@ def audit(args: argparse.Namespace, beam_args: list[str]) -> int:
     with jobs.usage_errors():
         config = cli_args.audit_config(args, jobs.example_traces())
         options = with_command_options(jobs.beam_options(beam_args), args)
+        if args.estimate and config.phoenix:
+            raise ValueError("--estimate counts input files; with --input-format phoenix-api "
+                             "there are none (audit a phoenix-api run's _phoenix/spans.jsonl)")
         if args.estimate:  # counted, not run: no judge, no network, nothing written
             return estimate_run.run(config.inputs, config.stages, batch_api=args.batch_api,
                                     json_path=args.estimate_json,

@@ -7,6 +7,7 @@ from dataclasses import MISSING, dataclass, field
 from rt4chart.pipeline.outputs import TablesConfig
 from rt4chart.pipeline.runfolder import check_out
 from rt4chart.pipeline.sources.detect import INPUT_FORMATS, STREAM_FORMATS
+from rt4chart.pipeline.sources.phoenix_api import API_FORMAT, PhoenixSource
 from rt4chart.pipeline.textfiles import DEFAULT_MAX_RECORD_BYTES, MIN_RECORD_BYTES, byte_size
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.confirm import ConfirmConfig
@@ -23,7 +24,10 @@ from rt4chart.transforms.windows import WindowingConfig
 DEFAULT_CHUNK_TRACES = 400  # local runs: traces per pipeline run (pipeline/chunks.py)
 AUDIT_FORMAT_HELP = ("input format (default auto: by suffix, .parquet/.pq else JSON lines, or "
                      "what the file says it is: OTLP JSON, OpenInference span JSON, a Phoenix "
-                     "spans export, a Langfuse export; see docs/sources.md)")
+                     "spans export, a Langfuse export; see docs/sources.md); phoenix-api: no "
+                     "files, the spans of a live Phoenix server (--phoenix-endpoint, "
+                     "--phoenix-project, --since, --until, --watermark)")
+AUDIT_FORMATS = (*INPUT_FORMATS, API_FORMAT)
 
 
 @dataclass(frozen=True)
@@ -103,7 +107,7 @@ class AuditConfig(NestsStages):
         "--overwrite", kind="flag", default=False,
         help="replace the earlier run in --out, once this run has succeeded (it writes to a "
              "staging folder first); files rt4chart did not write are never removed")
-    input_format: str = option("--input-format", default="auto", choices=INPUT_FORMATS,
+    input_format: str = option("--input-format", default="auto", choices=AUDIT_FORMATS,
                                help=AUDIT_FORMAT_HELP)
     bigquery: str | None = option(
         "--bigquery", metavar="PROJECT:DATASET",
@@ -121,6 +125,7 @@ class AuditConfig(NestsStages):
         help="audit what can be read of a truncated or corrupt input file (a warning, and a "
              "dead letter saying how far it was read) instead of failing the run")
     spans: SpanMapping = SpanMapping()  # span formats: route and trace id attributes
+    phoenix: PhoenixSource | None = None  # --input-format phoenix-api: what to read, where
     progress_every_s: float = option(
         "--progress-every", dest="progress_every", default=10.0, parse=float,
         metavar="SECONDS",
@@ -138,10 +143,11 @@ class AuditConfig(NestsStages):
              "while it is read, never parsed or held whole (default 16M; units k, M, G)")
 
     def __post_init__(self) -> None:
-        if self.input_format not in INPUT_FORMATS:
-            raise ValueError(f"--input-format must be one of {', '.join(INPUT_FORMATS)}, "
+        if self.input_format not in AUDIT_FORMATS:
+            raise ValueError(f"--input-format must be one of {', '.join(AUDIT_FORMATS)}, "
                              f"got {self.input_format!r}")
-        if not (self.inputs or self.redo):
+        self._check_phoenix()
+        if not (self.inputs or self.redo or self.phoenix):
             raise ValueError("no input given: pass trace files (JSONL or Parquet) or --example")
         if not self.out:
             raise ValueError("--out is required")
@@ -153,6 +159,13 @@ class AuditConfig(NestsStages):
             raise ValueError(f"--progress-every must be > 0, got {self.progress_every_s}")
         if self.chunk_traces is not None and self.chunk_traces < 0:
             raise ValueError(f"--chunk-traces must be >= 0, got {self.chunk_traces}")
+
+    def _check_phoenix(self) -> None:
+        if (self.input_format == API_FORMAT) != (self.phoenix is not None):
+            raise ValueError("--input-format phoenix-api and a Phoenix source go together")
+        if self.phoenix is not None and (self.inputs or self.redo):
+            raise ValueError("--input-format phoenix-api reads the spans from Phoenix: give no "
+                             "input files, --example or --redo with it")
 
 
 MAX_MESSAGE_BYTES = 2 * 1024 * 1024  # a streamed trace; Pub/Sub allows up to 10 MB

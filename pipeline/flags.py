@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 
-from rt4chart.pipeline.annotate.options import annotate_options
+from rt4chart.pipeline.annotate.options import AnnotateOptions, annotate_options
 from rt4chart.pipeline.config import AuditConfig, AuditSwitches, StagesConfig, StreamConfig
 from rt4chart.pipeline.declared_args import add_all, add_option, add_options
+from rt4chart.pipeline.eval.phoenix_labels import GoldOptions
 from rt4chart.pipeline.eval.runner import EvalOptions
 from rt4chart.pipeline.outputs import TablesConfig
+from rt4chart.pipeline.sources.phoenix_api import PhoenixSource
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.confirm import ConfirmConfig
 from rt4chart.transforms.estimate import AuditEstimateSwitches, StreamEstimateSwitches
@@ -56,6 +58,7 @@ AUDIT: Options = (
     *SHARED,
     *declared(LimitsConfig),
     *annotate_options(),
+    *declared(PhoenixSource),
     *_SPANS,
     *declared(ConfirmConfig),
     field_option(CapConfig, "max_usd"),
@@ -89,6 +92,8 @@ STREAM: Options = (
 EVAL: Options = (
     *fields_options(EvalOptions, "dataset", "data", "split", "tasks", "limit", "seed",
                     "bootstrap", "label_map", "out", "overwrite"),
+    *declared(GoldOptions),
+    *fields_options(AnnotateOptions, "phoenix_endpoint", "phoenix_project"),
     *SHARED,
 )
 

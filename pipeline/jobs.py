@@ -35,6 +35,7 @@ from rt4chart.pipeline.io import check_inputs
 from rt4chart.pipeline.judge_check import negotiate
 from rt4chart.pipeline.judge_figures import job_figures
 from rt4chart.pipeline.outputs import TablesConfig
+from rt4chart.pipeline.phoenix_input import check_source, stage_input
 from rt4chart.pipeline.progress import Reporter, run_with_progress
 from rt4chart.pipeline.pubsub_frontend import local_subscription
 from rt4chart.pipeline.redo_merge import carry_earlier_rows, redoes_into_itself
@@ -177,6 +178,7 @@ def _preflight(config: AuditConfig, folder: RunFolder,
     with usage_errors():
         folder.check()
         check_inputs(config.inputs)
+        config = check_source(config, folder.out)  # phoenix-api: reachable, its watermark
         spec, endpoint = negotiate(config.judge)  # JudgeUnusable: the run stops here
         config = dataclasses.replace(config, stages=dataclasses.replace(config.stages,
                                                                         judge=spec))
@@ -258,6 +260,7 @@ def _run_pipelines(staged: AuditConfig, run: RunInfo, options: PipelineOptions,
 def _run_staged(config: AuditConfig, run: RunInfo, redo: list[str], folder: RunFolder,
                 options: PipelineOptions, endpoint: dict | None = None) -> Summary:
     """The pipeline, writing its tables and summary.json under the staging folder."""
+    config = stage_input(config, folder.staging)  # phoenix-api: its spans fetched here
     inputs = config.inputs
     # streams read once into the staging folder, globs into files (not the output's own)
     files = resolve_inputs(inputs, folder.staging, (folder.out,))

@@ -46,7 +46,12 @@ _RETRIED_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 
 
 class PhoenixError(RuntimeError):
-    """Phoenix refused a request, or did not answer after the retries."""
+    """Phoenix refused a request (`status`: its HTTP status), or did not answer after the
+    retries (`status` None)."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
 
 
 class _Transient(Exception):
@@ -161,8 +166,21 @@ class PhoenixClient:
         if response.status_code >= 400:
             raise PhoenixError(redact_configured(
                 f"{method} {url}: {response.status_code} {response.reason_phrase}: "
-                f"{response.text[:300]}"))
+                f"{response.text[:300]}"), response.status_code)
         return response
+
+    def get_json(self, url: str, params: dict | None = None) -> dict:
+        """The JSON object a GET answers, retried as every request is (PhoenixError when it
+        fails for good, or the answer is not a JSON object)."""
+        response = self._request("GET", url, params=params)
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            raise PhoenixError(f"GET {url}: the answer is not a JSON object: "
+                               f"{redact_configured(response.text[:200])}")
+        return body
 
     def root_spans(self, trace_ids: Sequence[str]) -> dict[str, str]:
         """{trace id: span id of its root span} for the traces Phoenix has (the earliest root

@@ -16,6 +16,7 @@ from rt4chart.pipeline import args as cli_args
 from rt4chart.pipeline import jobs
 from rt4chart.pipeline.eval import calibrate as calibrate_mod
 from rt4chart.pipeline.eval import compare as compare_mod
+from rt4chart.pipeline.eval import phoenix_labels
 from rt4chart.pipeline.eval.report import fmt
 from rt4chart.pipeline.eval.runner import EvalOptions, redact, run_eval
 from rt4chart.pipeline.flags import SHARED, add_eval_args
@@ -121,6 +122,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
               f" -> {fmt(fit['dev_answer_ece'])}" + (f"; written to {args.write}"
                                                        if args.write else ""))
         return 0
+    if getattr(args, "gold", None):  # the judge against reviewers' labels in Phoenix
+        return phoenix_labels.run(args)
     opts = options(args, beam_args)
     code, report = run_eval(opts)
     if code == 0:

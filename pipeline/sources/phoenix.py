@@ -3,7 +3,9 @@
 `parent_id`, `span_kind`, `start_time`, `end_time`, `attributes.*` columns, structured values
 such as `attributes.retrieval.documents` as lists of structs), and OpenInference span JSON, one
 span a line (`{"name", "context": {"trace_id", "span_id"}, "parent_id", "span_kind",
-"start_time", "end_time", "attributes": {...}}`, attributes nested or dotted)."""
+"start_time", "end_time", "attributes": {...}}`, attributes nested or dotted; an optional
+`resource` object holds the resource's attributes, as spans read from Phoenix's REST API are
+spooled, `sources/phoenix_api.py`)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from rt4chart.pipeline.sources.common import SpanDecodeError, as_items, flatten,
 from rt4chart.schemas.spans import SourceSpan
 
 ATTRIBUTES = "attributes"
+RESOURCE = "resource"
 TRACE_ID = "context.trace_id"
 SPAN_ID = "context.span_id"
 PARENT_ID = "parent_id"
@@ -34,7 +37,8 @@ def row_span(row: dict[str, Any]) -> SourceSpan:
     Raises:
         SpanDecodeError: no trace or span id, or a time that is not one.
     """
-    flat = flatten(row)
+    resource = row.get(RESOURCE)
+    flat = flatten({k: v for k, v in row.items() if k != RESOURCE})
     trace_id, span_id = _text_id(flat.get(TRACE_ID)), _text_id(flat.get(SPAN_ID))
     if not trace_id or not span_id:
         raise SpanDecodeError(f"not an OpenInference span: no {TRACE_ID} or {SPAN_ID}")
@@ -48,7 +52,8 @@ def row_span(row: dict[str, Any]) -> SourceSpan:
         trace_id=trace_id, span_id=span_id, parent_id=_text_id(flat.get(PARENT_ID)),
         name=name if isinstance(name, str) else "",
         start_ns=time_ns(row.get("start_time")), end_ns=time_ns(row.get("end_time")),
-        attributes=as_items(attributes))
+        attributes=as_items(attributes),
+        resource=as_items(flatten(resource)) if isinstance(resource, dict) else ())
 
 
 def line_spans(line: str | bytes) -> list[SourceSpan]:
