@@ -99,6 +99,9 @@ class PhoenixServer:
         text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
         return "\n".join(text.splitlines()[-lines:])
 
+    def close(self) -> None:  # contextlib.closing
+        self.stop()
+
     def stop(self) -> None:
         """Stop the server's process group (only it: its group id is its own PID)."""
         if self.process.poll() is not None:
