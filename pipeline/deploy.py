@@ -133,7 +133,7 @@ def plan_lines(what: str, inputs: Iterable[str], out: str | None, stages,
     seg = stages.segment
     lines.append(f"stages: segment (windows of {seg.window_size} sentences, overlap "
                  f"{seg.window_overlap}) -> decompose -> verify_local -> verify_global"
-                 + (" -> confirm_ent" if stages.confirm.confirm_ent else "")
+                 + _confirm_step(stages.confirm)
                  + " -> AND-join")
     judge_options = dict(spec.options)
     from rt4chart.pipeline.jobs import run_info
@@ -207,6 +207,14 @@ def estimate_lines(config, stages) -> list[str]:
             + ("USD unknown (no price for " + model + ")" if usd is None
                else f"${usd:.4f} at {model}'s price")
             + " (`--estimate` for the stages and alternatives)"]
+
+
+def _confirm_step(confirm) -> str:
+    """The confirmation step of the dry run's stage line ('' without one)."""
+    if not confirm.enabled:
+        return ""
+    second = confirm.judge_spec()
+    return " -> confirm_ent" + (f" (confirming judge {second.name})" if second else "")
 
 
 def graph_check(config, options: PipelineOptions) -> str:

@@ -90,6 +90,7 @@ EVAL: Options = (
     *fields_options(EvalOptions, "dataset", "data", "split", "tasks", "limit", "seed",
                     "bootstrap", "label_map", "out", "overwrite"),
     *SHARED,
+    *declared(ConfirmConfig),
 )
 
 COMMANDS: dict[str, Options] = {"audit": AUDIT, "stream": STREAM, "eval": EVAL}
