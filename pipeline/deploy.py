@@ -197,7 +197,8 @@ def estimate_lines(config, stages) -> list[str]:
         config.inputs, stages, {"configured": est_config}, config.input_format, config.spans,
         config.max_record_bytes)
     data = estimate_run.report(totals, dead, model, estimate_run.price_table(
-        dict(stages.judge.options)), stages.judge.name == "openai-batch")
+        dict(stages.judge.options)), stages.judge.name == "openai-batch",
+        confirm=estimate_run.confirm_prices(stages))
     run = data["runs"]["configured"]
     total = run["total"]
     usd = run["usd"]["configured"]
