@@ -133,7 +133,7 @@ def plan_lines(what: str, inputs: Iterable[str], out: str | None, stages,
     seg = stages.segment
     lines.append(f"stages: segment (windows of {seg.window_size} sentences, overlap "
                  f"{seg.window_overlap}) -> decompose -> verify_local -> verify_global"
-                 + (" -> confirm_ent" if stages.confirm.confirm_ent else "")
+                 + _confirm_step(stages.confirm)
                  + " -> AND-join")
     judge_options = dict(spec.options)
     from rt4chart.pipeline.jobs import run_info
@@ -197,7 +197,8 @@ def estimate_lines(config, stages) -> list[str]:
         config.inputs, stages, {"configured": est_config}, config.input_format, config.spans,
         config.max_record_bytes)
     data = estimate_run.report(totals, dead, model, estimate_run.price_table(
-        dict(stages.judge.options)), stages.judge.name == "openai-batch")
+        dict(stages.judge.options)), stages.judge.name == "openai-batch",
+        confirm=estimate_run.confirm_prices(stages))
     run = data["runs"]["configured"]
     total = run["total"]
     usd = run["usd"]["configured"]
@@ -207,6 +208,14 @@ def estimate_lines(config, stages) -> list[str]:
             + ("USD unknown (no price for " + model + ")" if usd is None
                else f"${usd:.4f} at {model}'s price")
             + " (`--estimate` for the stages and alternatives)"]
+
+
+def _confirm_step(confirm) -> str:
+    """The confirmation step of the dry run's stage line ('' without one)."""
+    if not confirm.enabled:
+        return ""
+    second = confirm.judge_spec()
+    return " -> confirm_ent" + (f" (confirming judge {second.name})" if second else "")
 
 
 def graph_check(config, options: PipelineOptions) -> str:

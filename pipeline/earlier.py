@@ -148,7 +148,8 @@ def redo_traces(source: str, client=None) -> list[str]:
 
 CACHE_SQL = """
 SELECT * FROM {judge_cache}
-WHERE judge_model = @judge_model AND prompt_hash = @prompt_hash
+WHERE (judge_model = @judge_model AND prompt_hash = @prompt_hash)
+   OR (judge_model = @confirm_model AND prompt_hash = @confirm_hash)
 QUALIFY ROW_NUMBER() OVER (PARTITION BY key ORDER BY created_at DESC) = 1
 """
 
@@ -190,14 +191,18 @@ class _QueryRowsFn(beam.DoFn):
 
 
 class ReadBigQueryCache(beam.PTransform):
-    """The judge_cache rows of a BigQuery dataset for one judge model and prompt hash."""
+    """The judge_cache rows of a BigQuery dataset for the run's judge model and prompt hash
+    (and its confirming judge's)."""
 
     def __init__(self, source: str, run: RunInfo, client=None):
         super().__init__()
         self._project, _ = bigquery_dataset(source)
         self._sql = CACHE_SQL.format(judge_cache=_table_ref(source, "judge_cache"))
+        confirm = run.confirm or run  # a confirming judge's rows are under its own model
         self._params = (("judge_model", "STRING", run.judge_model),
-                        ("prompt_hash", "STRING", run.prompt_hash))
+                        ("prompt_hash", "STRING", run.prompt_hash),
+                        ("confirm_model", "STRING", confirm.judge_model),
+                        ("confirm_hash", "STRING", confirm.prompt_hash))
         self._client = client
 
     def expand(self, pbegin: beam.pvalue.PBegin) -> beam.PCollection[JudgeCacheRow]:

@@ -19,12 +19,20 @@ from collections.abc import Mapping
 import apache_beam as beam
 
 from rt4chart.pipeline.io import ReadTraces
-from rt4chart.transforms.estimate import EstimateConfig, TraceEstimate, estimate_trace
-from rt4chart.transforms.judges.pricing import PriceTable, load_table
+from rt4chart.schemas.records import add_cost
+from rt4chart.transforms.estimate import (
+    EstimateConfig,
+    StageEstimate,
+    TraceEstimate,
+    cost,
+    estimate_trace,
+)
+from rt4chart.transforms.judges.pricing import Prices, PriceTable, load_table
 from rt4chart.transforms.sampling import Sample
 from rt4chart.transforms.segment import Segment
 from rt4chart.transforms.validate import ValidateTraces
 
+CONFIRM = "confirm"
 ALT_CLAIMS_PER_CALL = 4  # the alternative shown when the run checks one claim per call
 
 
@@ -91,30 +99,67 @@ def _dump(value, path: str) -> None:
         pickle.dump(value, fh)
 
 
+class _Priced:
+    """USD of an estimate: the first judge's stages at a model's prices (the Batch API's
+    discount with `batch_api`), and the confirm stage at the confirming judge's own (`second`:
+    its model and prices) when a second judge confirms."""
+
+    def __init__(self, prices: PriceTable, second: tuple[str, Prices | None] | None):
+        self.prices, self.second = prices, second
+
+    def usd(self, est: TraceEstimate, model: str, batch_api: bool) -> float | None:
+        if self.second is None:
+            return est.usd(model, self.prices, batch_api)
+        return add_cost(self.first_usd(est, model, batch_api), self.confirm_usd(est))
+
+    def first_usd(self, est: TraceEstimate, model: str, batch_api: bool) -> float | None:
+        own = sum((v for s, v in est.stages.items() if s != CONFIRM or self.second is None),
+                  StageEstimate())
+        factor = self.prices.batch_discount if batch_api else 1.0
+        return cost(self.prices.lookup(model), own, factor)
+
+    def confirm_usd(self, est: TraceEstimate) -> float | None:
+        # The confirming judge is never the Batch API's (--batch-api is the first judge's).
+        return cost(self.second[1], est.stages.get(CONFIRM, StageEstimate()))
+
+    def by_judge_model(self, est: TraceEstimate, model: str, batch_api: bool) -> dict:
+        out = {model: self.first_usd(est, model, batch_api)}
+        if self.second is not None:
+            out[self.second[0]] = add_cost(out.get(self.second[0], 0.0), self.confirm_usd(est))
+        return out
+
+
 def report(totals: Mapping[str, TraceEstimate], dead: int, model: str, prices: PriceTable,
-           batch_api: bool, per: int | None = None, per_hour: int | None = None) -> dict:
+           batch_api: bool, per: int | None = None, per_hour: int | None = None,
+           confirm: tuple[str, Prices | None] | None = None) -> dict:
     """The machine form of the estimate (what --json prints); `per`: scale to that many
-    traces (stream: per 1,000), `per_hour`: also per hour at that many traces."""
+    traces (stream: per 1,000), `per_hour`: also per hour at that many traces; `confirm`: the
+    confirming judge's model and prices (`--confirm-judge`): its stage is priced at those, in
+    every variant and in `per_model` (which reprices the first judge only)."""
     out: dict = {"dead_letters": dead, "model": model, "batch_api": batch_api, "runs": {}}
+    if confirm is not None:
+        out["confirm_model"] = confirm[0]
+    priced = _Priced(prices, confirm)
     for name, est in totals.items():
         scale = (per / est.traces) if per and est.traces else 1.0
         run: dict = {"traces": est.traces, "sentences": est.sentences, "windows": est.windows,
                      "claims": est.claims, "stages": {
                          s: dataclasses.asdict(v) for s, v in est.stages.items()},
                      "total": dataclasses.asdict(est.total)}
-        usd = {m: _scaled(est.usd(m, prices, b), scale)
-               for m in sorted(prices.models) for b in (False,)}
-        run["usd"] = {"configured": _scaled(est.usd(model, prices, batch_api), scale),
-                      "configured_other_api": _scaled(est.usd(model, prices, not batch_api),
+        usd = {m: _scaled(priced.usd(est, m, False), scale) for m in sorted(prices.models)}
+        run["usd"] = {"configured": _scaled(priced.usd(est, model, batch_api), scale),
+                      "configured_other_api": _scaled(priced.usd(est, model, not batch_api),
                                                       scale),
                       "per_model": usd,
-                      "per_model_batch_api": {m: _scaled(est.usd(m, prices, True), scale)
-                                              for m in sorted(prices.models)}}
+                      "per_model_batch_api": {m: _scaled(priced.usd(est, m, True), scale)
+                                              for m in sorted(prices.models)},
+                      "by_judge_model": {m: _scaled(v, scale) for m, v in
+                                         priced.by_judge_model(est, model, batch_api).items()}}
         if per:
             run["per_traces"] = per
             run["calls_per_trace_scaled"] = round(est.total.calls * scale, 1)
         if per_hour and est.traces:
-            run["usd_per_hour"] = _scaled(est.usd(model, prices, batch_api),
+            run["usd_per_hour"] = _scaled(priced.usd(est, model, batch_api),
                                           per_hour / est.traces)
         out["runs"][name] = run
     return out
@@ -127,7 +172,9 @@ def _scaled(value: float | None, factor: float) -> float | None:
 def lines(data: dict) -> list[str]:
     """The human form: per run variant, per stage, then USD per model."""
     out = [f"estimate (no judge call made): model {data['model']}, "
-           f"batch_api={data['batch_api']}, dead letters {data['dead_letters']}"
+           + (f"confirming judge model {data['confirm_model']}, " if "confirm_model" in data
+              else "")
+           + f"batch_api={data['batch_api']}, dead letters {data['dead_letters']}"
            + (f", valid traces {data['seen']}" if "seen" in data else "")]
     for name, run in data["runs"].items():
         out.append(f"[{name}] traces {run['traces']}, sentences {run['sentences']}, windows "
@@ -142,6 +189,9 @@ def lines(data: dict) -> list[str]:
                    + (f", per hour {_usd(run['usd_per_hour'])}" if "usd_per_hour" in run
                       else "") + (f" [per {run['per_traces']} traces]" if "per_traces" in run
                                   else ""))
+        if "confirm_model" in data:  # a second judge: what each judge's calls cost
+            out.append("  USD by judge model: " + ", ".join(
+                f"{m} {_usd(v)}" for m, v in usd["by_judge_model"].items()))
     first = next(iter(data["runs"].values()), None)
     if first:
         out.append(f"  {'model':<28}{'USD':>12}{'USD batch':>12}  (configured run)")
@@ -173,9 +223,26 @@ def estimate_config(stages, reasoning_fill: float) -> tuple[EstimateConfig, str]
         reasoning, model = cfg.reasoning_chars, cfg.price_model or cfg.model
         structured = structured if cfg.structured == "auto" else cfg.structured
     config = EstimateConfig(stages.verify_local.claims_per_call,
-                            stages.verify_local.prune_windows, stages.confirm.confirm_ent,
+                            stages.verify_local.prune_windows, stages.confirm.enabled,
                             reasoning, structured, reasoning_fill)
     return config, model
+
+
+def confirm_prices(stages) -> tuple[str, Prices | None] | None:
+    """The confirming judge's model and prices (`--confirm-judge`), None without one: the
+    openai judge's as its calls are priced (price_model, --prices, price_* options), another
+    judge's by its name in the price table (its `prices` option's)."""
+    from rt4chart.transforms.judges.openai_config import OPENAI_JUDGES, config_only
+    from rt4chart.transforms.judges.pricing import prices_for
+
+    second = stages.confirm.judge_spec()
+    if second is None:
+        return None
+    options = dict(second.options)
+    if second.name in OPENAI_JUDGES:
+        cfg = config_only(options)
+        return cfg.price_model or cfg.model, prices_for(cfg)
+    return second.name, price_table(options).lookup(second.name)
 
 
 def run(inputs, stages, *, batch_api: bool, json_path: str | None, reasoning_fill: float,
@@ -186,7 +253,7 @@ def run(inputs, stages, *, batch_api: bool, json_path: str | None, reasoning_fil
     totals, dead, seen = estimate_inputs(inputs, stages, variants(config), input_format, spans,
                                          max_record_bytes)
     data = report(totals, dead, model, price_table(dict(stages.judge.options)), batch_api,
-                  per, per_hour)
+                  per, per_hour, confirm_prices(stages))
     data["seen"] = seen  # valid traces; each run's `traces`: those sampling picks
     if json_path == "-":
         print(dumps(data))

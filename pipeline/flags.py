@@ -95,6 +95,7 @@ EVAL: Options = (
     *declared(GoldOptions),
     *fields_options(AnnotateOptions, "phoenix_endpoint", "phoenix_project"),
     *SHARED,
+    *declared(ConfirmConfig),
 )
 
 COMMANDS: dict[str, Options] = {"audit": AUDIT, "stream": STREAM, "eval": EVAL}

@@ -170,11 +170,16 @@ def build(pipeline: beam.Pipeline, config: AuditConfig, run: RunInfo,
     return tables
 
 
+def judge_key_envs(stages: StagesConfig) -> tuple[str, ...]:
+    """The key variables of the run's judges (the first, and a confirming one)."""
+    return key_envs(stages.judge, stages.confirm.judge_spec())
+
+
 def write_tables(tables: dict, config: AuditConfig, bigquery_client=None,
                  bigquery_method: str | None = None) -> None:
     """Add the writes of the audit's tables (those not None) to their sinks."""
     sinks = Sinks(config.out, bigquery=config.bigquery, bigquery_method=bigquery_method,
-                  key_envs=key_envs(config.judge), tables=config.tables)
+                  key_envs=judge_key_envs(config.stages), tables=config.tables)
     present = {name: rows for name, rows in tables.items() if rows is not None}
     present | "WriteTables" >> WriteTables(sinks, bigquery_client)
 
@@ -261,6 +266,6 @@ def build_stream(pipeline: beam.Pipeline, config: StreamConfig, run: RunInfo,
         alerts = (alerts, cap_alerts) | "WithCapAlerts" >> beam.Flatten()
     sinks = Sinks(config.out, streaming=True, bigquery=config.bigquery,
                   dead_letter_topic=config.dead_letter_topic, alerts_topic=config.alerts_topic,
-                  key_envs=key_envs(config.stages.judge), tables=config.tables, settle=settle)
+                  key_envs=judge_key_envs(config.stages), tables=config.tables, settle=settle)
     {**tables.written(), "alerts": alerts} | "WriteTables" >> WriteTables(sinks, bigquery_client)
     return StreamTables(tables, alerts)

@@ -160,6 +160,25 @@ def run_info(spec: JudgeSpec) -> RunInfo:
                    calibration_of(judge, spec))
 
 
+def with_confirm_judge(stages, run: RunInfo, options: PipelineOptions):
+    """(stages, run) with the confirming judge (`--confirm-judge`) made ready as the first
+    judge is: negotiated with its endpoint, built once (a bad judge or a missing key fails
+    here), its rate share, and its model and prompt hash as `run.confirm`. Unchanged without a
+    second judge. JudgeUnusable, ValueError as for the first judge."""
+    spec = stages.confirm.judge_spec()
+    if spec is None:
+        return stages, run
+    spec, found = negotiate(spec)
+    if found:
+        logger.info("confirming judge endpoint: %s", orjson.dumps(found["request"]).decode())
+    own = run_info(spec)
+    confirm = dataclasses.replace(stages.confirm, resolved=share_limits(spec, options))
+    logger.info("confirming judge %s (model %s), prompts %s", spec.name, own.judge_model,
+                own.prompt_hash)
+    return (dataclasses.replace(stages, confirm=confirm),
+            dataclasses.replace(run, confirm=RunInfo(own.judge_model, own.prompt_hash)))
+
+
 @contextlib.contextmanager
 def usage_errors() -> Iterator[None]:
     """Report what is raised inside as a UsageError (a bad option, input or output folder)."""
@@ -183,8 +202,9 @@ def _preflight(config: AuditConfig, folder: RunFolder,
         config = dataclasses.replace(config, stages=dataclasses.replace(config.stages,
                                                                         judge=spec))
         run = run_info(config.judge)
+        stages, run = with_confirm_judge(config.stages, run, options)
         config = dataclasses.replace(config, stages=prepare_caps(dataclasses.replace(
-            config.stages, judge=share_limits(config.judge, options)), options))
+            stages, judge=share_limits(config.judge, options)), options))
         if config.reuse:
             check_reuse_source(config.reuse, config.out)
         redo = redo_traces(config.redo) if config.redo else []
@@ -305,7 +325,7 @@ def _write_summary(config: AuditConfig, run: RunInfo, summary: Summary, folder: 
                    endpoint: dict | None = None) -> None:
     """summary.json; `endpoint`: what the judge's endpoint was found to accept (probe.py)."""
     record = {"judge": config.judge.name, "judge_model": run.judge_model,
-              "judge_endpoint": endpoint,
+              "judge_endpoint": endpoint, **confirm_record(config.stages.confirm, run),
               "prompt_hash": run.prompt_hash, "window_size": config.segment.window_size,
               "window_overlap": config.segment.window_overlap, "inputs": list(config.inputs),
               "input_format": config.input_format, "spans": mapping_record(config.spans),
@@ -317,6 +337,14 @@ def _write_summary(config: AuditConfig, run: RunInfo, summary: Summary, folder: 
               "traces_per_second": summary.traces_per_second}
     with FileSystems.create(FileSystems.join(folder, SUMMARY)) as fh:
         fh.write(orjson.dumps(record, option=orjson.OPT_INDENT_2))
+
+
+def confirm_record(confirm, run: RunInfo) -> dict:
+    """summary.json's record of the confirmation: which judge confirmed, under which model."""
+    second = confirm.judge_spec()
+    return {"confirm_ent": confirm.enabled,
+            "confirm_judge": second.name if second else None,
+            "confirm_judge_model": run.confirm.judge_model if run.confirm else None}
 
 
 def nothing_valid(summary: Summary) -> bool:
@@ -375,8 +403,9 @@ def run_stream(config: StreamConfig, options: PipelineOptions,
         if endpoint:
             logger.info("judge endpoint: %s", orjson.dumps(endpoint["request"]).decode())
         run = run_info(config.stages.judge)
+        stages, run = with_confirm_judge(config.stages, run, options)
         config = dataclasses.replace(config, stages=prepare_caps(dataclasses.replace(
-            config.stages, judge=share_limits(config.stages.judge, options)), options))
+            stages, judge=share_limits(config.stages.judge, options)), options))
     if config.bigquery:
         with usage_errors():
             ensure_bigquery(config.bigquery, config.tables)

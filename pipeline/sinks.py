@@ -46,10 +46,11 @@ class Sinks:
     settle: str | None = None  # local stream: Pub/Sub leases settled by the files (tablefiles)
 
 
-def key_envs(spec: JudgeSpec) -> tuple[str, ...]:
-    """The environment variable a judge reads its key from, when its options name one."""
-    env = dict(spec.options).get("api_key_env")
-    return (env,) if env else ()
+def key_envs(*specs: JudgeSpec | None) -> tuple[str, ...]:
+    """The environment variables the judges (the first, a confirming one) read their keys
+    from, when their options name them."""
+    envs = (dict(spec.options).get("api_key_env") for spec in specs if spec is not None)
+    return tuple(dict.fromkeys(env for env in envs if env))
 
 
 def redact_row(row: Any, secrets: Iterable[str]) -> Any:

@@ -95,6 +95,9 @@ class Summary:
     audited: int = 0
     skipped_cap: int = 0
     dead_lettered: int = 0
+    # Calls, tokens and USD per judge model (the costs table's rows summed): a confirming
+    # judge (--confirm-judge) has its own entry.
+    by_judge_model: dict[str, dict] = field(default_factory=dict)
 
     @property
     def unsampled(self) -> int:
@@ -127,6 +130,10 @@ class Summary:
             + usd(self.cost_usd),
             f"dead letters: {self.dead_letters}",
         ]
+        if len(self.by_judge_model) > 1:  # a confirming judge: what each judge did
+            out.append("by judge model: " + "; ".join(
+                f"{m}: {u['judge_calls']} calls, {usd(u['cost_usd'])}"
+                for m, u in self.by_judge_model.items()))
         if self.unsampled or self.always:
             out.append(f"sampling: {self.seen} traces seen, {self.sampled} sampled, "
                        f"{self.always} always audited, {self.audited} audited; "
@@ -175,8 +182,17 @@ def summarise(out: str, seconds: float) -> Summary:
         cached_share_by_task=cached_share_by_task(answers),
         incomplete_reason=most_common_reason(answers),
         skipped=len(read_rows(out, "skipped")),
+        by_judge_model=by_judge_model(costs),
         **traffic_totals(read_table(out, "route_rates").to_pylist()),
     )
+
+
+def by_judge_model(costs: list[CostRow]) -> dict[str, dict]:
+    """{judge model: its usage columns} over the costs rows (a model's rows summed)."""
+    per: dict[str, Usage] = {}
+    for row in costs:
+        per[row.judge_model] = per.get(row.judge_model, Usage()) + usage_of(row)
+    return {m: usage_columns(Summary, u) for m, u in sorted(per.items())}
 
 
 TRAFFIC = ("seen", "sampled", "always", "audited", "skipped_cap", "dead_lettered")

@@ -347,6 +347,9 @@ class RunInfo:
     judge_model: str
     prompt_hash: str
     calibration: Calibration | None = None
+    # The confirming judge's identity (`--confirm-judge`): its model and prompt hash key its
+    # judge_cache rows and name it in the costs table; None: no second judge.
+    confirm: RunInfo | None = None
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,11 @@ The call goes through the judge protocol (`verify_global`, local label ENT, no h
 judge stage (`RunJudge`: rate limits, deadlines, usage rows and counters under stage
 `confirm`, judge_cache and `--reuse`). An absence claim (ENT without quotes) and every other
 label pass unchanged.
+
+With `--confirm-judge SPEC` the confirming call goes to a second judge (its own options,
+`--confirm-judge-option`), which sees the same isolated prompt: the claim stays ENT only when
+both judges say so, a disagreement is NIC with a note naming which judge said what, and the
+second judge's calls are recorded under its own model (usage, costs, judge_cache keys).
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.options_spec import Flex, option
 
 STAGE = "confirm"
+# The name of the judge that gave the first ENT in a disagreement's note, when no model is known.
+FIRST = "the judge"
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,58 @@ class ConfirmConfig:
         help="ask the judge again for every claim that ends ENT, with only the claim and its "
              "quoted evidence (no rest of the context, no question): an ENT it does not "
              "confirm becomes NIC (one more call per ENT claim)")
+    confirm_judge: str | None = option(
+        "--confirm-judge",
+        flex=Flex(
+            "Confirming judge",
+            "offline, openai or package.module:factory: a second judge asked, with only the "
+            "claim and its quoted evidence, for every ENT claim; the claim stays ENT only when "
+            "both judges say so. Default: none (with confirm_ent: the same judge)."),
+        metavar="SPEC",
+        help="a second judge (offline | openai | package.module:factory) that confirms every "
+             "ENT claim, given only the claim and its quoted evidence: the claim stays ENT only "
+             "when both judges agree (implies --confirm-ent; options: --confirm-judge-option)")
+    confirm_judge_option: tuple[str, ...] = option(
+        "--confirm-judge-option",
+        flex=Flex(
+            "Confirming judge options",
+            "Semicolon-separated KEY=VALUE options for the confirming judge (each becomes "
+            "--confirm-judge-option), e.g. model=gpt-4o;base_url=https://...;api_key_env=KEY2. "
+            "The API key is never an option.",
+            name="confirm_judge_options"),
+        default=(), parsed_default=[], kind="append", metavar="KEY=VALUE",
+        help="option passed to the confirming judge's factory (repeatable; the openai judge: "
+             "model, base_url, api_key_env, rpm, tpm, prices, price_input, ...)")
+    # The confirming judge's spec as the run uses it (negotiated, its rate share), set by the
+    # job before the pipeline is built; None: built from the two options above.
+    resolved: JudgeSpec | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "confirm_judge_option", tuple(self.confirm_judge_option))
+        for item in self.confirm_judge_option:
+            key, sep, _ = item.partition("=")
+            if not sep or not key.strip():
+                raise ValueError(f"--confirm-judge-option expects KEY=VALUE, got {item!r}")
+        if self.confirm_judge_option and not self.confirm_judge:
+            raise ValueError("--confirm-judge-option needs --confirm-judge")
+        if self.confirm_judge is not None and not self.confirm_judge.strip():
+            raise ValueError("--confirm-judge needs a judge: offline, openai or "
+                             "package.module:factory")
+
+    @property
+    def enabled(self) -> bool:
+        """Whether ENT claims are confirmed (`--confirm-ent`, or a confirming judge)."""
+        return self.confirm_ent or self.confirm_judge is not None
+
+    def judge_spec(self) -> JudgeSpec | None:
+        """The confirming judge's spec; None: the run's own judge confirms."""
+        if self.resolved is not None or self.confirm_judge is None:
+            return self.resolved
+        options: dict[str, str] = {}
+        for item in self.confirm_judge_option:  # the last of a key wins, as --judge-option
+            key, _, value = item.partition("=")
+            options[key.strip()] = value
+        return JudgeSpec.of(self.confirm_judge.strip(), options)
 
 
 def needs_confirmation(verdict: ClaimVerdict) -> bool:
@@ -76,17 +135,28 @@ def evidence_text(verdict: ClaimVerdict) -> RenderedText:
     return RenderedText("\n".join(parts), tuple(segments))
 
 
-def confirmed(verdict: ClaimVerdict, answer: object) -> ClaimVerdict:
+def confirmed(verdict: ClaimVerdict, answer: object,
+              judges: tuple[str, str] | None = None) -> ClaimVerdict:
     """The verdict after the confirming call's answer: unchanged when the judge says ENT again
-    with a quote from the evidence, else NIC with a note naming what it said."""
+    with a quote from the evidence, else NIC with a note naming what it said. `judges`: (first
+    judge's model, confirming judge's model) when a second judge confirms: the note names
+    which judge said what."""
     label, _, note, p = grounded_verdict(as_verdict(answer), evidence_text(verdict),
                                          verdict.claim.text)
     if label == "ENT":
         return verdict
     said = as_verdict(answer).label
-    why = f"not confirmed: given only the claim and its evidence the judge said {said}"
-    if said == "ENT" and note:
-        why = f"not confirmed: {note}"
+    if judges is not None:
+        first, second = judges
+        why = (f"not confirmed: judges disagree: {first} said ENT, confirming judge {second} "
+               f"said {said} given only the claim and its evidence")
+        if said == "ENT" and note:
+            why = (f"not confirmed: judges disagree: {first} said ENT, confirming judge "
+                   f"{second}: {note}")
+    else:
+        why = f"not confirmed: given only the claim and its evidence the judge said {said}"
+        if said == "ENT" and note:
+            why = f"not confirmed: {note}"
     return replace(verdict, label="NIC", evidence=(), note=why, p_unsupported=p)
 
 
@@ -98,7 +168,13 @@ class ConfirmRequest(NamedTuple):
 
 
 class _ConfirmFn(JudgeCallFn):
+    """`first`: the first judge's model when a second judge confirms (None: the same judge)."""
+
     stage = STAGE
+
+    def __init__(self, spec: JudgeSpec, run: RunInfo | None = None, first: str | None = None):
+        super().__init__(spec, run=run)
+        self._first = first
 
     async def call(self, judge, element: ConfirmRequest) -> list:
         verdict = element.verdict
@@ -110,13 +186,15 @@ class _ConfirmFn(JudgeCallFn):
         return (STAGE, element.verdict.claim.text, evidence_text(element.verdict).text)
 
     def on_result(self, element: ConfirmRequest, result, usage) -> Iterable[ClaimVerdict]:
-        out = confirmed(element.verdict, result)
+        judges = None if self._first is None else (self._first, self._model)
+        out = confirmed(element.verdict, result, judges)
         yield replace(out, usage=element.verdict.usage + usage)
 
     def on_error(self, element: ConfirmRequest, reason: str, usage) -> Iterable[ClaimVerdict]:
         verdict = element.verdict
+        who = "" if self._first is None else f"confirming judge {self._model}: "
         yield replace(verdict, label=None, status="judge_error", evidence=(),
-                      note=f"{STAGE}: {reason}", usage=verdict.usage + usage,
+                      note=f"{STAGE}: {who}{reason}", usage=verdict.usage + usage,
                       p_unsupported=None)
 
 
@@ -128,20 +206,25 @@ class ConfirmOutputs(NamedTuple):
 
 class ConfirmEnt(beam.PTransform):
     """(TraceKey, ClaimVerdict) -> ClaimVerdict: every ENT with evidence confirmed (or made
-    NIC, or a judge_error); every other verdict unchanged."""
+    NIC, or a judge_error); every other verdict unchanged.
+
+    `spec` and `run`: the confirming judge and its identity (its model and prompt hash key its
+    judge_cache rows); `first`: the first judge's model when `spec` is a second judge."""
 
     def __init__(self, spec: JudgeSpec, run: RunInfo | None = None,
-                 reuse: beam.PCollection | None = None):
+                 reuse: beam.PCollection | None = None, first: str | None = None):
         super().__init__()
         self._spec = spec
         self._run = run
         self._reuse = reuse
+        self._first = first
 
     def expand(self, verdicts: beam.PCollection) -> ConfirmOutputs:
         parts = verdicts | "Select" >> beam.Partition(
             lambda kv, _: int(needs_confirmation(kv[1])), 2)
         asked = (parts[1] | "Requests" >> beam.MapTuple(ConfirmRequest)
-                 | "Judge" >> RunJudge(_ConfirmFn(self._spec, run=self._run), self._reuse))
+                 | "Judge" >> RunJudge(_ConfirmFn(self._spec, self._run, self._first),
+                                            self._reuse))
         kept = parts[0] | "Unchanged" >> beam.MapTuple(lambda _, verdict: verdict)
         merged = (kept, asked.results) | "Merge" >> beam.Flatten()
         return ConfirmOutputs(merged, asked.usage, asked.cache)

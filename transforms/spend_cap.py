@@ -139,9 +139,10 @@ def reserve_usd(prepared: PreparedTrace, stages: Any, prices: Any) -> float:
     """A conservative estimate of one trace's whole judge cost, in USD: the decomposition, one
     local call per window and group of `--claims-per-call` claims (every window, as if none
     were pruned), one global call per claim over the whole context, and with `--confirm-ent`
-    one confirm call per claim; `CLAIMS_PER_SENTENCE` claims per answer sentence. `prices`:
-    the judge's (the Batch API's when it is used). One small function, to be swapped for a
-    finer estimator (transforms/estimate.py)."""
+    or `--confirm-judge` one confirm call per claim (at these prices: a second judge's
+    actual cost is what the ledger then settles); `CLAIMS_PER_SENTENCE` claims per answer
+    sentence. `prices`: the judge's (the Batch API's when it is used). One small function, to
+    be swapped for a finer estimator (transforms/estimate.py)."""
     trace = prepared.trace
     claims = CLAIMS_PER_SENTENCE * max(1, len(prepared.answer_sentences))
     reply = claims * REPLY_TOKENS_PER_CLAIM
@@ -167,7 +168,7 @@ def reserve_usd(prepared: PreparedTrace, stages: Any, prices: Any) -> float:
         trace.question)
     calls_in.extend([_tokens(glob + 100)] * claims)
     calls_out.extend([REPLY_TOKENS_PER_CLAIM] * claims)
-    if getattr(stages.confirm, "confirm_ent", False):
+    if getattr(stages.confirm, "enabled", False):  # --confirm-ent or --confirm-judge
         calls_in.extend([_tokens(system + 100) + EVIDENCE_TOKENS] * claims)
         calls_out.extend([REPLY_TOKENS_PER_CLAIM] * claims)
     return prices.cost(sum(calls_in), 0, sum(calls_out))

@@ -16,6 +16,7 @@ trace's context cannot turn a factual claim into one that needs no quote.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import NamedTuple
 
 import apache_beam as beam
@@ -121,8 +122,9 @@ _NO_CONFIRM = ConfirmConfig()
 class VerifyGlobal(beam.PTransform):
     """GlobalRequest -> ClaimVerdict (final label, grounded evidence, or judge_error).
 
-    With `confirm` (`--confirm-ent`), every ENT is asked once more with only the claim and its
-    evidence (`confirm.ConfirmEnt`); usage and cache rows of both calls are in the outputs.
+    With `confirm` (`--confirm-ent`, `--confirm-judge`), every ENT is asked once more with only
+    the claim and its evidence (`confirm.ConfirmEnt`), by the same judge or a second one; usage
+    and cache rows of both calls are in the outputs.
     """
 
     def __init__(self, spec: JudgeSpec, run: RunInfo | None = None,
@@ -132,17 +134,27 @@ class VerifyGlobal(beam.PTransform):
         self._spec = spec
         self._run = run
         self._reuse = reuse
-        self._confirm = confirm.confirm_ent
+        self._confirm = confirm
 
     def expand(self, pending: beam.PCollection[GlobalRequest]) -> GlobalOutputs:
-        fn = _GlobalFn(self._spec, run=self._run, keyed=self._confirm)
+        fn = _GlobalFn(self._spec, run=self._run, keyed=self._confirm.enabled)
         judged = pending | "Judge" >> RunJudge(fn, self._reuse)
-        if not self._confirm:
+        if not self._confirm.enabled:
             return GlobalOutputs(judged.results, judged.usage, judged.cache)
-        confirmed = judged.results | "ConfirmEnt" >> ConfirmEnt(self._spec, self._run,
-                                                                self._reuse)
+        confirmed = judged.results | "ConfirmEnt" >> self._confirm_ent()
         return GlobalOutputs(
             confirmed.verdicts,
             (judged.usage, confirmed.usage) | "AllUsage" >> beam.Flatten(),
             (judged.cache, confirmed.cache) | "AllCache" >> beam.Flatten(),
         )
+
+    def _confirm_ent(self) -> ConfirmEnt:
+        """The same judge (`--confirm-ent`), or the second judge (`--confirm-judge`) under its
+        own identity (`RunInfo.confirm`; without one, its spec's name and this run's prompts)."""
+        second, run = self._confirm.judge_spec(), self._run
+        if second is None:
+            return ConfirmEnt(self._spec, run, self._reuse)
+        own = None if run is None else (run.confirm or replace(
+            run, judge_model=second.name, calibration=None, confirm=None))
+        first = run.judge_model if run is not None else self._spec.name
+        return ConfirmEnt(second, own, self._reuse, first=first)

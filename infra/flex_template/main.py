@@ -19,7 +19,8 @@ from pathlib import Path
 METADATA = Path(__file__).resolve().with_name("metadata.json")
 # Template parameters that do not map one-to-one on a flag.
 LIST_PARAMS = {"judge_options": "--judge-option", "max_usd_per_hour": "--max-usd-per-hour",
-               "samples": "--sample", "always": "--always"}
+               "samples": "--sample", "always": "--always",
+               "confirm_judge_options": "--confirm-judge-option"}
 # Template parameters that switch a flag on: "true" gives the flag, anything else nothing.
 FLAG_PARAMS = {"write_traces": "--write-traces", "confirm_ent": "--confirm-ent",
                "prune_windows": "--prune-windows"}

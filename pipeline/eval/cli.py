@@ -20,7 +20,10 @@ from rt4chart.pipeline.eval import phoenix_labels
 from rt4chart.pipeline.eval.report import fmt
 from rt4chart.pipeline.eval.runner import EvalOptions, redact, run_eval
 from rt4chart.pipeline.flags import SHARED, add_eval_args
-from rt4chart.transforms.options_spec import from_values
+from rt4chart.transforms.confirm import ConfirmConfig
+from rt4chart.transforms.options_spec import declared, from_values
+
+SECRET_FLAGS = ("--judge-option", "--confirm-judge-option")  # KEY=VALUE: redacted in the report
 
 
 def add_parsers(subparsers: Any) -> argparse.ArgumentParser:
@@ -63,9 +66,10 @@ def _label_map(items: list[str]) -> dict[str, str]:
 
 def _audit_args(args: argparse.Namespace) -> tuple[str, ...]:
     """The judge and window flags as `audit` takes them (recorded in the report): every option
-    `flags.SHARED` declares, so a judge option added there is recorded without a change here."""
+    `flags.SHARED` declares, so a judge option added there is recorded without a change here,
+    and the confirmation's (`--confirm-ent`, `--confirm-judge`)."""
     out: list[str] = []
-    for dest, opt in SHARED:
+    for dest, opt in (*SHARED, *declared(ConfirmConfig)):
         value = getattr(args, dest, None)
         if opt.kind == "flag":
             out += [opt.flag] if value else []
@@ -84,9 +88,11 @@ def options(args: argparse.Namespace, beam_args: list[str]) -> EvalOptions:
         raise ValueError(f"eval needs {', '.join(missing)} (or: eval compare RUN_A RUN_B)")
     tasks = tuple(t.strip() for t in (args.tasks or "").split(",") if t.strip())
     audit_args = _audit_args(args)
-    shown = [redact([v])[0] if flag == "--judge-option" else v
+    shown = [redact([v])[0] if flag in SECRET_FLAGS else v
              for flag, v in zip(("", *audit_args), audit_args, strict=False)]
     config = {"judge": args.judge, "judge_options": redact(args.judge_option),
+              "confirm_judge": args.confirm_judge,
+              "confirm_judge_options": redact(args.confirm_judge_option),
               "model": args.model, "base_url": args.base_url,
               "window_size": args.window_size, "window_overlap": args.window_overlap,
               "audit_args": shown}

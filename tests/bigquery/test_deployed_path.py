@@ -163,3 +163,38 @@ def test_redo_reuse_and_report_read_a_run_that_went_to_bigquery(emulator, datase
 def first_calls(tables: dict[str, list[dict]], trace_id: str) -> int:
     (answer,) = [a for a in tables["answers"] if a["trace_id"] == trace_id]
     return answer["judge_calls"] + answer["reused_calls"]
+
+
+def _confirmed_audit(emulator, dataset: str, out, traces, reuse: str | None = None
+                     ) -> dict[str, list[dict]]:
+    """The audit graph with a second judge confirming the ENTs (`--confirm-judge`), written to
+    the emulated dataset; its rows keyed under its own model (RunInfo.confirm)."""
+    from rt4chart.transforms.confirm import ConfirmConfig
+
+    stages = StagesConfig(judge=JudgeSpec.of("obedient_judge:factory"),
+                          confirm=ConfirmConfig(confirm_judge="confirm_judges:honest"))
+    config = AuditConfig(inputs=(str(traces),), out=str(out), stages=stages,
+                         bigquery=f"{PROJECT}:{dataset}", reuse=reuse)
+    run = RunInfo("obedient", prompts.prompt_hash(),
+                  confirm=RunInfo("honest-second", prompts.prompt_hash()))
+    with beam.Pipeline(options=PipelineOptions(["--runner=FnApiRunner"])) as p:
+        graph.build(p, config, run, bigquery_client=emulator.beam_client(),
+                    bigquery_method="STREAMING_INSERTS")
+    return read_tables(out)
+
+
+def test_reuse_from_bigquery_reads_the_confirming_judges_cache_rows_too(emulator, dataset,
+                                                                         tmp_path):
+    bq.ensure_tables(emulator.client(), PROJECT, dataset, "EU")
+    traces = write_jsonl(tmp_path / "t.jsonl", RECORDS[:1])
+    first = _confirmed_audit(emulator, dataset, tmp_path / "first", traces)
+    stored = emulator.query(f"SELECT stage, judge_model FROM `{PROJECT}.{dataset}.judge_cache` "
+                            "WHERE stage = 'confirm'")
+    assert {r["judge_model"] for r in stored} == {"honest-second"} and len(stored) == 2
+
+    again = _confirmed_audit(emulator, dataset, tmp_path / "again", traces,
+                             reuse=f"bq:{PROJECT}:{dataset}")
+    costs = {r["judge_model"]: r for r in again["costs"]}
+    assert (costs["honest-second"]["calls"], costs["honest-second"]["reused_calls"]) == (0, 2)
+    assert costs["obedient"]["calls"] == 0 and costs["obedient"]["reused_calls"] == 6
+    assert [c["label"] for c in again["claims"]] == [c["label"] for c in first["claims"]]

@@ -229,6 +229,22 @@ def test_options_pass_judge_flags_and_hide_secrets():
     assert opts.tasks == ("QA", "Summary") and opts.beam_args == ("--direct_num_workers", "2")
 
 
+def test_eval_takes_the_confirming_judge_and_hides_its_secrets():
+    import argparse
+
+    root = argparse.ArgumentParser()
+    eval_cli.add_parsers(root.add_subparsers(dest="command"))
+    args = root.parse_args(["eval", "--dataset", "jsonl", "--data", "d", "--out", "o",
+                            "--judge", "lucky_judge:factory", "--confirm-judge",
+                            "gold_judge:factory", "--confirm-judge-option", "api_key=sk-second"])
+    opts = eval_cli.options(args, [])
+    second = opts.stages.confirm.judge_spec()
+    assert (second.name, dict(second.options)) == ("gold_judge:factory", {"api_key": "sk-second"})
+    assert "sk-second" not in json.dumps(opts.config)
+    assert opts.config["confirm_judge"] == "gold_judge:factory"
+    assert "--confirm-judge" in opts.config["audit_args"]
+
+
 def test_eval_through_the_openai_client_scores_answers_from_log_probabilities(tmp_path,
                                                                                monkeypatch):
     """The judge's label-token log-probabilities (local server) become p_hallucinated, and the

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import pytest
+
 from rt4chart.schemas.records import ABSENCE, Claim, ClaimVerdict, Evidence
-from rt4chart.transforms.confirm import confirmed, evidence_text, needs_confirmation
+from rt4chart.transforms.confirm import (
+    ConfirmConfig,
+    confirmed,
+    evidence_text,
+    needs_confirmation,
+)
+from rt4chart.transforms.judges.base import JudgeSpec
 
 CLAIM = Claim("t", 0, "The free trial includes premium support.", 0, 0, 40)
 EVIDENCE = (Evidence("faq", 0, 0, 37, "The free trial includes basic support"),
@@ -39,3 +47,40 @@ def test_an_ent_the_judge_does_not_confirm_is_nic_with_a_note():
     # ENT again, but quoting what the evidence does not hold: not a confirmation.
     out = confirmed(ENT, ("ENT", ["Premium support is included"]))
     assert out.label == "NIC" and out.note.startswith("not confirmed: judge said ENT but")
+
+
+def test_a_second_judges_disagreement_names_which_judge_said_what():
+    judges = ("gpt-4o-mini", "confirm-model")
+    assert confirmed(ENT, ("ENT", ["The free trial includes basic support"]), judges) == ENT
+    out = confirmed(ENT, ("CON", ["The free trial includes basic support"]), judges)
+    assert (out.label, out.evidence) == ("NIC", ())
+    assert out.note == ("not confirmed: judges disagree: gpt-4o-mini said ENT, confirming "
+                        "judge confirm-model said CON given only the claim and its evidence")
+    out = confirmed(ENT, ("ENT", ["Premium support is included"]), judges)
+    assert out.label == "NIC" and out.note.startswith(
+        "not confirmed: judges disagree: gpt-4o-mini said ENT, confirming judge confirm-model: "
+        "judge said ENT but")
+
+
+def test_confirm_config_builds_the_second_judges_spec_as_the_judge_options_do():
+    assert not ConfirmConfig().enabled and ConfirmConfig().judge_spec() is None
+    assert ConfirmConfig(confirm_ent=True).enabled
+    assert ConfirmConfig(confirm_ent=True).judge_spec() is None  # the same judge
+    config = ConfirmConfig(confirm_judge="openai", confirm_judge_option=[
+        "model=a", "base_url=http://127.0.0.1:1/v1", "model=b"])
+    assert config.enabled  # a confirming judge implies the confirmation
+    assert config.judge_spec() == JudgeSpec.of("openai", {
+        "model": "b", "base_url": "http://127.0.0.1:1/v1"})  # the last of a key wins
+    resolved = JudgeSpec.of("openai", {"model": "b", "negotiated": "1"})
+    assert ConfirmConfig(confirm_judge="openai", resolved=resolved).judge_spec() == resolved
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"confirm_judge_option": ("model=x",)}, "--confirm-judge-option needs --confirm-judge"),
+    ({"confirm_judge": "openai", "confirm_judge_option": ("model",)}, "expects KEY=VALUE"),
+    ({"confirm_judge": "openai", "confirm_judge_option": ("=x",)}, "expects KEY=VALUE"),
+    ({"confirm_judge": " "}, "--confirm-judge needs a judge"),
+])
+def test_confirm_config_refuses_bad_values(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        ConfirmConfig(**kwargs)

@@ -101,6 +101,16 @@ def test_dry_run_of_a_local_run_writes_nothing(capsys, traces, tmp_path):
     assert not out.exists()
 
 
+def test_dry_run_names_the_confirming_judge_and_builds_its_graph(capsys, traces, tmp_path):
+    out = tmp_path / "out"
+    code, stdout, _ = _audit(capsys, traces, "--out", str(out), "--judge", "offline",
+                             "--confirm-judge", "confirm_judges:honest", "--dry_run", "True")
+    assert code == 0
+    assert "-> confirm_ent (confirming judge confirm_judges:honest) ->" in stdout
+    assert "the audit's graph builds" in stdout
+    assert not out.exists()
+
+
 def test_an_unbounded_dataflow_job_is_refused_in_the_dry_run_too(capsys, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-launcher-only-0123456789")
     code, _, err = _audit(capsys, "gs://bucket-a/t.jsonl", "--out", "gs://bucket-a/out",

@@ -49,6 +49,10 @@ def test_reason_note_and_raw_are_redacted_and_nothing_else():
 def test_the_judge_key_variable_is_a_secret_of_the_sinks():
     assert key_envs(JudgeSpec.of("openai", {"api_key_env": "MY_KEY"})) == ("MY_KEY",)
     assert key_envs(JudgeSpec.of("offline")) == ()
+    # A confirming judge's key variable too (--confirm-judge), each variable once.
+    assert key_envs(JudgeSpec.of("openai", {"api_key_env": "MY_KEY"}), None,
+                    JudgeSpec.of("openai", {"api_key_env": "SECOND_KEY"}),
+                    JudgeSpec.of("openai", {"api_key_env": "MY_KEY"})) == ("MY_KEY", "SECOND_KEY")
 
 
 PUBLISHED: list = []  # what the fake topic received (the test runner runs in this process)

@@ -59,6 +59,9 @@ def test_reservation_grows_with_the_trace_and_the_options():
         large, stages(), PRICES)
     confirm = StagesConfig(JudgeSpec(), confirm=ConfirmConfig(confirm_ent=True))
     assert reserve_usd(small, confirm, PRICES) > base
+    # A confirming judge makes the same calls: they are reserved too.
+    second = StagesConfig(JudgeSpec(), confirm=ConfirmConfig(confirm_judge="offline"))
+    assert reserve_usd(small, second, PRICES) == reserve_usd(small, confirm, PRICES)
     assert reserve_usd(small, stages(), PRICES.scaled(0.5)) == pytest.approx(base / 2)
 
 
