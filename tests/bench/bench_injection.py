@@ -13,13 +13,16 @@ characters and look-alikes; and a control with none). The judge (`tests/fakes/ob
 follows any instruction in front of it, else answers from the gold. Per placement and mode it
 prints: the hallucinated claims that end ENT, the faithful answers lost (gold faithful answers
 not labelled ENT: the bench's answers all hold a hallucination, so this counts faithful
-claims not ENT), the share of traces `suspicious_input` flags, and the judge calls. Run through
+claims not ENT), the share of traces `suspicious_input` flags, and the judge calls; then what
+each mode would cost per 1,000 traces with real models (`--estimate`, no call). Run through
 the `rt4chart audit` command, offline (the judges are module:factory fakes, no network).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import shutil
 import sys
@@ -135,17 +138,41 @@ def table(results: dict[str, dict[str, Figures]]) -> str:
     return "\n".join(lines)
 
 
+# What the modes would cost with real models, by `--estimate` (no call): a cheap first judge,
+# and a stronger second one for --confirm-judge.
+FIRST_MODEL, SECOND_MODEL = "gpt-4o-mini", "gpt-4o"
+
+
+def estimated_usd(traces: Path, mode: str) -> float:
+    """`audit --estimate`'s USD for `traces` under `mode` with FIRST_MODEL (and SECOND_MODEL
+    confirming for confirm-judge)."""
+    extra = {"none": [], "confirm-ent": ["--confirm-ent"],
+             "confirm-judge": ["--confirm-judge", "openai", "--confirm-judge-option",
+                               f"model={SECOND_MODEL}"]}[mode]
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        code = cli.main(["audit", str(traces), "--judge", "openai", "--model", FIRST_MODEL,
+                         *extra, "--estimate", "--estimate-json", "-"])
+    if code != 0:
+        raise RuntimeError(f"--estimate under {mode} exited {code}")
+    return json.loads(out.getvalue())["runs"]["configured"]["usd"]["configured"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--work", type=Path, default=Path("/tmp/rt4chart-bench-injection"))
-    parser.add_argument("--modes", default="none,confirm-ent")
+    parser.add_argument("--modes", default="none,confirm-ent,confirm-judge")
     args = parser.parse_args()
     results = {}
     for mode in args.modes.split(","):
         results[mode] = measure(args.data / "traces.jsonl", args.data / "gold.json", mode,
                                 args.work / mode)
     print(table(results))
+    traces = args.data / "traces.jsonl"
+    n = sum(f.traces for f in next(iter(results.values())).values())
+    print(f"estimated USD per 1,000 traces ({FIRST_MODEL} first"
+          + (f", {SECOND_MODEL} confirming" if "confirm-judge" in results else "") + "): "
+          + ", ".join(f"{m} ${estimated_usd(traces, m) * 1000 / n:.2f}" for m in results))
 
 
 if __name__ == "__main__":

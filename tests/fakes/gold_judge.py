@@ -10,7 +10,9 @@ model that happened to know the gold labels:
   a sentence with no span is one claim; greetings, offers, refusals, headings and statements
   about the sources (which a plain list of claims cannot mark as such) give no claim.
 - ``verify_*`` label a claim from the gold: a claim that lies inside a gold span of a response
-  to this source is CON for a "Conflict" span, NIC for a "Baseless" one; any other claim is ENT.
+  to this source, or holds at least half of one (a whole sentence with a false part, as
+  another judge's claims may be), is CON for a "Conflict" span, NIC for a "Baseless" one; any
+  other claim is ENT.
   ENT and CON quote, verbatim, the lines or sentences of the text given that share the most
   words with the claim (understanding JSON keys: camelCase, nesting). NIC quotes nothing.
 
@@ -35,6 +37,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+# A claim that holds this share of a gold span's characters restates that span.
+RESTATED_SHARE = 0.5
 _HERE = Path(__file__).resolve()
 DEFAULT_DATA = next(
     (p for p in (_HERE.parents[3] / "shared" / "data" / "ragtruth",
@@ -320,17 +324,25 @@ class GoldJudge:
         return claims
 
     def gold_label(self, claim: str, question: str, text: str) -> str:
-        """CON/NIC when the claim lies inside a gold span of a response to this source."""
+        """CON/NIC when the claim lies inside a gold span of a response to this source, or
+        restates most of one (a careful model does not call a sentence supported because only
+        part of it is false: the lucky-quote judge's whole-sentence claims, for instance)."""
         claim = _TOPIC_RE.sub("", claim)
         found = set()
         for r in self._candidates(claim, question, text):
             for p in _occurrences(r.text, claim):
-                inside = [lab for a, b, lab in r.spans if a < p + len(claim) and b > p]
-                covered = sum(min(b, p + len(claim)) - max(a, p) for a, b in
-                              _merged([(a, b) for a, b, _ in r.spans])
-                              if a < p + len(claim) and b > p)
-                found.add(("CON" if "CON" in inside else "NIC")
-                          if covered >= len(claim.strip()) else "ENT")
+                end = p + len(claim)
+                inside = [lab for a, b, lab in r.spans if a < end and b > p]
+                covered = sum(min(b, end) - max(a, p) for a, b in
+                              _merged([(a, b) for a, b, _ in r.spans]) if a < end and b > p)
+                restated = [lab for a, b, lab in r.spans
+                            if min(b, end) - max(a, p) >= RESTATED_SHARE * (b - a)]
+                if covered >= len(claim.strip()):
+                    found.add("CON" if "CON" in inside else "NIC")
+                elif restated:
+                    found.add("CON" if "CON" in restated else "NIC")
+                else:
+                    found.add("ENT")
         return "CON" if "CON" in found else "NIC" if "NIC" in found else "ENT"
 
     def _candidates(self, claim: str, question: str, text: str) -> list[_Response]:
