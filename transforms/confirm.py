@@ -136,13 +136,16 @@ def evidence_text(verdict: ClaimVerdict) -> RenderedText:
 
 
 def confirmed(verdict: ClaimVerdict, answer: object,
-              judges: tuple[str, str] | None = None) -> ClaimVerdict:
+              judges: tuple[str, str] | None = None,
+              keys: tuple[tuple[int, frozenset[str]], ...] = ()) -> ClaimVerdict:
     """The verdict after the confirming call's answer: unchanged when the judge says ENT again
     with a quote from the evidence, else NIC with a note naming what it said. `judges`: (first
     judge's model, confirming judge's model) when a second judge confirms: the note names
-    which judge said what."""
+    which judge said what. `keys`: the JSON key paths of the evidence sentences, as the global
+    stage read them in the whole document, so that a quoted field (`"lot": true` under
+    `BusinessParking`) is grounded by the same rule in both calls."""
     label, _, note, p = grounded_verdict(as_verdict(answer), evidence_text(verdict),
-                                         verdict.claim.text)
+                                         verdict.claim.text, keys=dict(keys))
     if label == "ENT":
         return verdict
     said = as_verdict(answer).label
@@ -165,6 +168,9 @@ class ConfirmRequest(NamedTuple):
 
     key: TraceKey
     verdict: ClaimVerdict
+    # (sentence index, content words of its JSON key path) of the evidence sentences that sit
+    # in a JSON object: the quotes alone no longer show which field they are.
+    keys: tuple[tuple[int, frozenset[str]], ...] = ()
 
 
 class _ConfirmFn(JudgeCallFn):
@@ -187,7 +193,7 @@ class _ConfirmFn(JudgeCallFn):
 
     def on_result(self, element: ConfirmRequest, result, usage) -> Iterable[ClaimVerdict]:
         judges = None if self._first is None else (self._first, self._model)
-        out = confirmed(element.verdict, result, judges)
+        out = confirmed(element.verdict, result, judges, element.keys)
         yield replace(out, usage=element.verdict.usage + usage)
 
     def on_error(self, element: ConfirmRequest, reason: str, usage) -> Iterable[ClaimVerdict]:
@@ -205,8 +211,8 @@ class ConfirmOutputs(NamedTuple):
 
 
 class ConfirmEnt(beam.PTransform):
-    """(TraceKey, ClaimVerdict) -> ClaimVerdict: every ENT with evidence confirmed (or made
-    NIC, or a judge_error); every other verdict unchanged.
+    """(TraceKey, ClaimVerdict[, evidence key paths]) -> ClaimVerdict: every ENT with evidence
+    confirmed (or made NIC, or a judge_error); every other verdict unchanged.
 
     `spec` and `run`: the confirming judge and its identity (its model and prompt hash key its
     judge_cache rows); `first`: the first judge's model when `spec` is a second judge."""
@@ -225,6 +231,6 @@ class ConfirmEnt(beam.PTransform):
         asked = (parts[1] | "Requests" >> beam.MapTuple(ConfirmRequest)
                  | "Judge" >> RunJudge(_ConfirmFn(self._spec, self._run, self._first),
                                             self._reuse))
-        kept = parts[0] | "Unchanged" >> beam.MapTuple(lambda _, verdict: verdict)
+        kept = parts[0] | "Unchanged" >> beam.MapTuple(lambda _, verdict, *keys: verdict)
         merged = (kept, asked.results) | "Merge" >> beam.Flatten()
         return ConfirmOutputs(merged, asked.usage, asked.cache)

@@ -136,6 +136,8 @@ def align(
         quotes: the judge's quotes.
         rendered: the text the judge was shown, with its sentence map.
         allowed: if given, only these sentence indices may hold evidence (the window's).
+        keys: the JSON key path words of the sentences (`key_words`), when `rendered` does not
+            hold the documents around them (a confirming call shows the quotes alone).
 
     Returns:
         The evidence spans (deduplicated, in context order) and the number of quotes that could
@@ -241,7 +243,8 @@ def claim_probability(judged: str, label: str, p: float | None) -> float:
 
 
 def grounded_verdict(
-    verdict: VerdictLike, rendered: RenderedText, claim: str, allowed: set[int] | None = None
+    verdict: VerdictLike, rendered: RenderedText, claim: str, allowed: set[int] | None = None,
+    keys: Mapping[int, frozenset[str]] | None = None,
 ) -> tuple[str, tuple[Evidence, ...], str | None, float]:
     """A verification judge's verdict, aligned and grounded.
 
@@ -250,14 +253,18 @@ def grounded_verdict(
         rendered: the text the judge was shown, with its sentence map.
         claim: the claim's text.
         allowed: if given, only these sentence indices may hold evidence (the window's).
+        keys: the JSON key path words of the sentences (`key_words`), when `rendered` does not
+            hold the documents around them (a confirming call shows the quotes alone).
 
     Returns (label, evidence, note, p_unsupported). Raises JudgeError for a malformed verdict:
     the caller records it as a judge error.
     """
     verdict = as_verdict(verdict)
     evidence, missing = align(verdict.quotes, rendered, allowed)
+    if evidence and keys is None:
+        keys = key_words(rendered)
     label, evidence, note = ground(verdict.label, evidence, missing, len(verdict.quotes), claim,
-                                   key_words(rendered) if evidence else None)
+                                   keys if evidence else None)
     return label, evidence, note, claim_probability(verdict.label, label, verdict.p_unsupported)
 
 

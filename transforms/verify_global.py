@@ -35,6 +35,7 @@ from rt4chart.transforms.evidence import (
     claim_probability,
     document_text,
     grounded_verdict,
+    key_words,
     supported_verdict,
 )
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
@@ -70,7 +71,14 @@ class _GlobalFn(JudgeCallFn):
         self._keyed = keyed  # emit (TraceKey, ClaimVerdict) for the confirm stage
 
     def _out(self, element: GlobalRequest, verdict: ClaimVerdict):
-        return (element.key, verdict) if self._keyed else verdict
+        """The verdict; for the confirm stage keyed, with the JSON key paths of its evidence
+        sentences (what the quotes alone no longer show: `confirm.ConfirmRequest.keys`)."""
+        if not self._keyed:
+            return verdict
+        cited = {e.sentence_index for e in verdict.evidence}
+        keys = tuple(sorted((i, words) for i, words in key_words(element.context).items()
+                            if i in cited)) if cited else ()
+        return element.key, verdict, keys
 
     async def call(self, judge, element: GlobalRequest) -> list:
         typed, claim = TypedJudge(judge), element.claim

@@ -254,9 +254,15 @@ def _units(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
 
 def best_quotes(claim: str, text: str, question: str = "") -> list[str]:
     """Up to MAX_QUOTES units of `text`, verbatim, greedily covering the claim's words; when
-    no unit shares a word with the claim, the one that best matches claim and question."""
-    quotes = _cover(words(claim), text)
-    return quotes or _cover(words(claim) | words(question), text)[:1]
+    no unit shares a word with the claim, the one that best matches claim and question. A
+    text of at most MAX_QUOTES lines is evidence already chosen (a confirming call shows the
+    claim's quotes alone, one a line): then its lines are quoted whole when the pieces found
+    are not each a statement (fewer than two content words)."""
+    quotes = _cover(words(claim), text) or _cover(words(claim) | words(question), text)[:1]
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    if len(lines) <= MAX_QUOTES and not all(len(words(q)) >= 2 for q in quotes or [""]):
+        return lines
+    return quotes
 
 
 def _cover(wanted: set[str], text: str) -> list[str]:

@@ -84,3 +84,18 @@ def test_confirm_config_builds_the_second_judges_spec_as_the_judge_options_do():
 def test_confirm_config_refuses_bad_values(kwargs, message):
     with pytest.raises(ValueError, match=message):
         ConfirmConfig(**kwargs)
+
+
+def test_a_quoted_json_field_is_grounded_by_its_key_path_as_in_the_global_stage():
+    """`"lot": true` alone names no parking: the global stage read its key path in the whole
+    record; the confirmation gets that path with the request and applies the same rule."""
+    claim = Claim("t", 0, "The business offers customer parking.", 0, 0, 37)
+    field = Evidence("biz", 7, 10, 21, '"lot": true')
+    verdict = ClaimVerdict(claim, ("ENT",), "ENT", 0, "ENT", "ok", (field,), None,
+                           p_unsupported=0.1)
+    answer = ("ENT", ['"lot": true'])
+    assert confirmed(verdict, answer).label == "NIC"  # the quote alone: no word of the claim
+    keys = ((7, frozenset({"business", "parking", "lot"})),)
+    assert confirmed(verdict, answer, keys=keys) == verdict
+    # The path grounds the quote; it does not make a refusal a confirmation.
+    assert confirmed(verdict, ("NIC", []), keys=keys).label == "NIC"
