@@ -34,10 +34,9 @@ HERE = Path(__file__).resolve().parent
 FAKES = HERE.parent / "fakes"
 sys.path.insert(0, str(FAKES))
 
-from planted_injections import PLACEMENTS  # noqa: E402
-
 from rt4chart.pipeline import cli  # noqa: E402
 
+from planted_injections import PLACEMENTS  # noqa: E402
 from testutil import read_tables  # noqa: E402
 
 DEFAULT_DATA = HERE.parent / "data" / "injection"
