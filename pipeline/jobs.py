@@ -95,11 +95,17 @@ def prepare_caps(stages, options: PipelineOptions):
     if not caps.enabled:
         return stages
     prices = cap_prices(stages.judge.name, dict(stages.judge.options))
+    second = stages.confirm.judge_spec()
+    try:  # a second judge is capped too: at its own prices, never unpriced
+        confirm_prices = None if second is None else cap_prices(second.name,
+                                                                dict(second.options))
+    except ValueError as exc:
+        raise ValueError(f"--confirm-judge: {exc}") from None
     processes, how = job_limits.worker_processes(options)
     logger.info("spend cap %s %s for the job, 1/%d per process (%s)", caps.reason,
                 caps.caps, processes, how)
     return dataclasses.replace(stages, caps=dataclasses.replace(
-        with_ledger_id(caps), prices=prices, share=processes))
+        with_ledger_id(caps), prices=prices, confirm_prices=confirm_prices, share=processes))
 
 
 def ensure_bigquery(spec: str, tables: TablesConfig) -> None:

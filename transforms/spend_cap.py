@@ -77,6 +77,9 @@ class CapConfig:
     ledger_id: str = ""
     budget: tuple[tuple[str, float], ...] | None = None  # a round's remaining budget (jobs.py)
     prices: Any = None  # the judge's Prices (cap_prices), set when the job starts
+    # The confirming judge's (--confirm-judge) Prices, set when the job starts; None: the
+    # confirm calls are the first judge's own (--confirm-ent) or there are none.
+    confirm_prices: Any = None
     scale: float = 1.0  # a later round's reservations x this (learned: pipeline/cap_rounds.py)
 
     def __post_init__(self) -> None:
@@ -135,14 +138,15 @@ def _template_chars(*names: str) -> int:
     return sum(len(prompts.load(n)) for n in names)
 
 
-def reserve_usd(prepared: PreparedTrace, stages: Any, prices: Any) -> float:
+def reserve_usd(prepared: PreparedTrace, stages: Any, prices: Any,
+                confirm_prices: Any = None) -> float:
     """A conservative estimate of one trace's whole judge cost, in USD: the decomposition, one
     local call per window and group of `--claims-per-call` claims (every window, as if none
     were pruned), one global call per claim over the whole context, and with `--confirm-ent`
-    or `--confirm-judge` one confirm call per claim (at these prices: a second judge's
-    actual cost is what the ledger then settles); `CLAIMS_PER_SENTENCE` claims per answer
-    sentence. `prices`: the judge's (the Batch API's when it is used). One small function, to
-    be swapped for a finer estimator (transforms/estimate.py)."""
+    or `--confirm-judge` one confirm call per claim (at `confirm_prices`, the second judge's,
+    when given); `CLAIMS_PER_SENTENCE` claims per answer sentence. `prices`: the judge's (the
+    Batch API's when it is used). One small function, to be swapped for a finer estimator
+    (transforms/estimate.py)."""
     trace = prepared.trace
     claims = CLAIMS_PER_SENTENCE * max(1, len(prepared.answer_sentences))
     reply = claims * REPLY_TOKENS_PER_CLAIM
@@ -168,10 +172,16 @@ def reserve_usd(prepared: PreparedTrace, stages: Any, prices: Any) -> float:
         trace.question)
     calls_in.extend([_tokens(glob + 100)] * claims)
     calls_out.extend([REPLY_TOKENS_PER_CLAIM] * claims)
+    usd = 0.0
     if getattr(stages.confirm, "enabled", False):  # --confirm-ent or --confirm-judge
-        calls_in.extend([_tokens(system + 100) + EVIDENCE_TOKENS] * claims)
-        calls_out.extend([REPLY_TOKENS_PER_CLAIM] * claims)
-    return prices.cost(sum(calls_in), 0, sum(calls_out))
+        confirm_in = (_tokens(system + 100) + EVIDENCE_TOKENS) * claims
+        confirm_out = REPLY_TOKENS_PER_CLAIM * claims
+        if confirm_prices is None:
+            calls_in.append(confirm_in)
+            calls_out.append(confirm_out)
+        else:
+            usd += confirm_prices.cost(confirm_in, 0, confirm_out)
+    return usd + prices.cost(sum(calls_in), 0, sum(calls_out))
 
 
 # The ledger --------------------------------------------------------------------------------
@@ -338,7 +348,8 @@ class CapGateFn(beam.DoFn):
         self._ledger = process_ledger(self._config, self._clock)
 
     def process(self, prepared: PreparedTrace) -> Iterator[Any]:
-        estimate = reserve_usd(prepared, self._stages, self._prices) * self._config.scale
+        estimate = reserve_usd(prepared, self._stages, self._prices,
+                               self._config.confirm_prices) * self._config.scale
         decision = self._ledger.admit(prepared.trace.trace_id, prepared.trace.route, estimate)
         if decision.admitted:
             yield prepared

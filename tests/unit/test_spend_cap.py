@@ -63,6 +63,33 @@ def test_reservation_grows_with_the_trace_and_the_options():
     second = StagesConfig(JudgeSpec(), confirm=ConfirmConfig(confirm_judge="offline"))
     assert reserve_usd(small, second, PRICES) == reserve_usd(small, confirm, PRICES)
     assert reserve_usd(small, stages(), PRICES.scaled(0.5)) == pytest.approx(base / 2)
+    # ... at the second judge's own prices when it has them: ten times the price, ten times
+    # the confirm calls' part.
+    confirm_part = reserve_usd(small, confirm, PRICES) - base
+    assert reserve_usd(small, second, PRICES, PRICES.scaled(10)) == pytest.approx(
+        base + 10 * confirm_part)
+
+
+def test_a_cap_with_an_unpriced_second_judge_is_refused():
+    """A cap never runs uncapped: a confirming judge without a price is a usage error."""
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from rt4chart.pipeline.jobs import prepare_caps
+
+    priced = JudgeSpec.of("openai", {"model": "m", "price_input": "1", "price_output": "4"})
+    caps = CapConfig(max_usd=("5",))
+    for second, why in (("offline", "reports no USD cost"),
+                        ("openai", "no price for model")):
+        config = StagesConfig(priced, caps=caps, confirm=ConfirmConfig(
+            confirm_judge=second, confirm_judge_option=(("model=unknown-model",)
+                                                        if second == "openai" else ())))
+        with pytest.raises(ValueError, match=f"--confirm-judge: .*{why}"):
+            prepare_caps(config, PipelineOptions([]))
+    config = StagesConfig(priced, caps=caps, confirm=ConfirmConfig(
+        confirm_judge="openai", confirm_judge_option=("model=m2", "price_input=2",
+                                                      "price_output=8")))
+    ready = prepare_caps(config, PipelineOptions([])).caps
+    assert (ready.confirm_prices.input, ready.confirm_prices.output) == (2.0, 8.0)
 
 
 def test_ledger_admits_while_reservations_fit_then_refuses_with_the_spend():
