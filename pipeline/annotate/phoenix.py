@@ -182,67 +182,59 @@ class PhoenixClient:
                                f"{redact_configured(response.text[:200])}")
         return body
 
-    def root_spans(self, trace_ids: Sequence[str]) -> dict[str, str]:
-        """{trace id: span id of its root span} for the traces Phoenix has (the earliest root
-        when a trace has several)."""
-        found: dict[str, tuple[str, str]] = {}
+    def _spans(self, trace_ids: Sequence[str], **params: str) -> Iterator[dict]:
+        """The spans Phoenix returns for the traces (`batch_size` ids a query, every page)."""
         url = f"/v1/projects/{self._target.project}/spans"
         for chunk in _chunks(list(trace_ids), self._target.batch_size):
             cursor = None
             while True:
-                params = {"trace_id": list(chunk), "parent_id": "null", "limit": 1000,
-                          **({"cursor": cursor} if cursor else {})}
-                body = self._request("GET", url, params=params).json()
-                for span in body["data"]:
-                    ctx, start = span["context"], span.get("start_time") or ""
-                    seen = found.get(ctx["trace_id"])
-                    if seen is None or start < seen[0]:
-                        found[ctx["trace_id"]] = (start, ctx["span_id"])
+                query = {"trace_id": list(chunk), "limit": 1000, **params,
+                         **({"cursor": cursor} if cursor else {})}
+                body = self._request("GET", url, params=query).json()
+                yield from body["data"]
                 cursor = body.get("next_cursor")
                 if not cursor:
                     break
+
+    def root_spans(self, trace_ids: Sequence[str]) -> dict[str, str]:
+        """{trace id: span id of its root span} for the traces Phoenix has (the earliest root
+        when a trace has several)."""
+        found: dict[str, tuple[str, str]] = {}
+        for span in self._spans(trace_ids, parent_id="null"):
+            ctx, start = span["context"], span.get("start_time") or ""
+            seen = found.get(ctx["trace_id"])
+            if seen is None or start < seen[0]:
+                found[ctx["trace_id"]] = (start, ctx["span_id"])
         return {tid: span_id for tid, (_, span_id) in found.items()}
 
     def trace_spans(self, trace_ids: Sequence[str]) -> dict[str, list[SourceSpan]]:
         """{trace id: its spans} for the traces Phoenix has (spans it returns that are not
         readable as OpenInference spans are left out: they name no document)."""
         found: dict[str, list[SourceSpan]] = {}
-        url = f"/v1/projects/{self._target.project}/spans"
-        for chunk in _chunks(list(trace_ids), self._target.batch_size):
-            cursor = None
-            while True:
-                params = {"trace_id": list(chunk), "limit": 1000,
-                          **({"cursor": cursor} if cursor else {})}
-                body = self._request("GET", url, params=params).json()
-                for item in body["data"]:
-                    try:
-                        span = row_span(item)
-                    except SpanDecodeError:
-                        continue
-                    found.setdefault(span.trace_id, []).append(span)
-                cursor = body.get("next_cursor")
-                if not cursor:
-                    break
+        for item in self._spans(trace_ids):
+            try:
+                span = row_span(item)
+            except SpanDecodeError:
+                continue
+            found.setdefault(span.trace_id, []).append(span)
         return found
+
+    def _post(self, path: str, annotations: Iterable[dict]) -> int:
+        written = 0
+        for chunk in _chunks(list(annotations), self._target.batch_size):
+            body = self._request("POST", path, params={"sync": "true"},
+                                 json={"data": list(chunk)}).json()
+            written += len(body.get("data", ()))
+        return written
 
     def upsert_documents(self, annotations: Iterable[dict]) -> int:
         """Write document annotations (each with its span_id and document_position), in
         batches; how many were written."""
-        written = 0
-        for chunk in _chunks(list(annotations), self._target.batch_size):
-            body = self._request("POST", "/v1/document_annotations", params={"sync": "true"},
-                                 json={"data": list(chunk)}).json()
-            written += len(body.get("data", ()))
-        return written
+        return self._post("/v1/document_annotations", annotations)
 
     def upsert(self, annotations: Iterable[dict]) -> int:
         """Write span annotations (each with its span_id), in batches; how many were written."""
-        written = 0
-        for chunk in _chunks(list(annotations), self._target.batch_size):
-            body = self._request("POST", "/v1/span_annotations", params={"sync": "true"},
-                                 json={"data": list(chunk)}).json()
-            written += len(body.get("data", ()))
-        return written
+        return self._post("/v1/span_annotations", annotations)
 
 
 def write_back(verdicts: Verdicts, target: PhoenixTarget,

@@ -15,32 +15,12 @@ Options: `gold` (the gold.json next to the traces; default tests/data/injection/
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
+from lucky_judge import _sentences, _words, luckiest
 from planted_injections import obeys
 
 DEFAULT_GOLD = Path(__file__).resolve().parents[1] / "data" / "injection" / "gold.json"
-_WORD_RE = re.compile(r"\w+")
-_SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+")
-
-
-def _words(text: str) -> set[str]:
-    return {w.lower() for w in _WORD_RE.findall(text)}
-
-
-def _sentences(text: str) -> list[str]:
-    out = []
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith("[Document"):
-            out.extend(s.strip() for s in _SENTENCE_END_RE.split(line) if s.strip())
-    return out
-
-
-def luckiest(claim: str, text: str) -> str:
-    words = _words(claim)
-    return max(_sentences(text) or [""], key=lambda s: len(words & _words(s)))
 
 
 class ObeyingJudge:
