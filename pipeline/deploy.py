@@ -192,13 +192,11 @@ def estimate_lines(config, stages) -> list[str]:
                 "`rt4chart audit --estimate` on a local sample of them"]
     from rt4chart.pipeline import estimate_run
 
-    est_config, model = estimate_run.estimate_config(stages, 0.5)
-    totals, dead, seen = estimate_run.estimate_inputs(
-        config.inputs, stages, {"configured": est_config}, config.input_format, config.spans,
-        config.max_record_bytes)
-    data = estimate_run.report(totals, dead, model, estimate_run.price_table(
-        dict(stages.judge.options)), stages.judge.name == "openai-batch",
-        confirm=estimate_run.confirm_prices(stages))
+    data = estimate_run.estimate(
+        config.inputs, stages, batch_api=stages.judge.name == "openai-batch",
+        alternatives=False, input_format=config.input_format, spans=config.spans,
+        max_record_bytes=config.max_record_bytes)
+    model, dead, seen = data["model"], data["dead_letters"], data["seen"]
     run = data["runs"]["configured"]
     total = run["total"]
     usd = run["usd"]["configured"]

@@ -245,16 +245,29 @@ def confirm_prices(stages) -> tuple[str, Prices | None] | None:
     return second.name, price_table(options).lookup(second.name)
 
 
-def run(inputs, stages, *, batch_api: bool, json_path: str | None, reasoning_fill: float,
-        input_format: str = "auto", spans=None, max_record_bytes: int | None = None,
-        per: int | None = None, per_hour: int | None = None) -> int:
-    """Estimate and print; the exit code (0)."""
+def estimate(inputs, stages, *, batch_api: bool, reasoning_fill: float = 0.5,
+             alternatives: bool = True, input_format: str = "auto", spans=None,
+             max_record_bytes: int | None = None, per: int | None = None,
+             per_hour: int | None = None) -> dict:
+    """The estimate's report (`report`, plus `seen`) of the inputs under `stages`: the
+    configured run, and with `alternatives` the variants (`variants`)."""
     config, model = estimate_config(stages, reasoning_fill)
-    totals, dead, seen = estimate_inputs(inputs, stages, variants(config), input_format, spans,
+    configs = variants(config) if alternatives else {"configured": config}
+    totals, dead, seen = estimate_inputs(inputs, stages, configs, input_format, spans,
                                          max_record_bytes)
     data = report(totals, dead, model, price_table(dict(stages.judge.options)), batch_api,
                   per, per_hour, confirm_prices(stages))
     data["seen"] = seen  # valid traces; each run's `traces`: those sampling picks
+    return data
+
+
+def run(inputs, stages, *, batch_api: bool, json_path: str | None, reasoning_fill: float,
+        input_format: str = "auto", spans=None, max_record_bytes: int | None = None,
+        per: int | None = None, per_hour: int | None = None) -> int:
+    """Estimate and print; the exit code (0)."""
+    data = estimate(inputs, stages, batch_api=batch_api, reasoning_fill=reasoning_fill,
+                    input_format=input_format, spans=spans, max_record_bytes=max_record_bytes,
+                    per=per, per_hour=per_hour)
     if json_path == "-":
         print(dumps(data))
         return 0
