@@ -30,7 +30,7 @@ from rt4chart.schemas.records import (
     RunInfo,
     UsageRecord,
 )
-from rt4chart.transforms.confirm import ConfirmConfig, ConfirmEnt
+from rt4chart.transforms.confirm import ConfirmConfig, ConfirmEnt, needs_confirmation
 from rt4chart.transforms.evidence import (
     claim_probability,
     document_text,
@@ -75,10 +75,11 @@ class _GlobalFn(JudgeCallFn):
         sentences (what the quotes alone no longer show: `confirm.ConfirmRequest.keys`)."""
         if not self._keyed:
             return verdict
+        if not needs_confirmation(verdict):  # passes the confirm stage unchanged
+            return element.key, verdict, ()
         cited = {e.sentence_index for e in verdict.evidence}
-        keys = tuple(sorted((i, words) for i, words in key_words(element.context).items()
-                            if i in cited)) if cited else ()
-        return element.key, verdict, keys
+        return element.key, verdict, tuple(sorted(
+            (i, words) for i, words in key_words(element.context).items() if i in cited))
 
     async def call(self, judge, element: GlobalRequest) -> list:
         typed, claim = TypedJudge(judge), element.claim
