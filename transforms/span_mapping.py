@@ -321,33 +321,31 @@ def document_sources(spans: Iterable[SourceSpan], problems: list[str] | None = N
     problems = [] if problems is None else problems
     rerankers = [s for s in spans if kind(s) == _RERANKER
                  and _documents(s, RerankerAttributes.RERANKER_OUTPUT_DOCUMENTS)]
-    # (id, text) -> its places; a reranker's list is kept as it is (a document it lists twice
-    # is two contexts), the retrievers' lists are merged, the same document once.
-    places: dict[tuple[str | None, str] | int, list[tuple[str, int]]] = {}
-    texts: dict[tuple[str | None, str] | int, tuple[str | None, str]] = {}
+    # (id, text, places) in context order; a reranker's list is kept as it is (a document it
+    # lists twice is two contexts), the retrievers' lists are merged, the same document once.
+    entries: list[tuple[str | None, str, list[tuple[str, int]]]] = []
     if rerankers:
         last = max(rerankers, key=lambda s: (s.end_ns, s.span_id))
-        for position, doc_id, text in _documents(last,
-                                                 RerankerAttributes.RERANKER_OUTPUT_DOCUMENTS):
-            places[position] = [(last.span_id, position)]
-            texts[position] = (doc_id, text)
+        entries = [(doc_id, text, [(last.span_id, position)]) for position, doc_id, text
+                   in _documents(last, RerankerAttributes.RERANKER_OUTPUT_DOCUMENTS)]
     else:
         retrievers = [s for s in spans if kind(s) == _RETRIEVER]
         if not retrievers:
             problems.append("no retriever span: nothing says which documents the answer was "
                             "generated from")
             return []
+        seen: dict[tuple[str | None, str], list[tuple[str, int]]] = {}
         for span in retrievers:
             for position, doc_id, text in _documents(span, SpanAttributes.RETRIEVAL_DOCUMENTS):
-                places.setdefault((doc_id, text), []).append((span.span_id, position))
-                texts[(doc_id, text)] = (doc_id, text)
-        if not places:
+                if (doc_id, text) not in seen:
+                    entries.append((doc_id, text, seen.setdefault((doc_id, text), [])))
+                seen[(doc_id, text)].append((span.span_id, position))
+        if not entries:
             problems.append(f"no documents: the {len(retrievers)} retriever span(s) hold no "
                             "retrieval.documents with content")
-    docs = [texts[key] for key in places]
-    ids = _with_ids(docs)
-    return [DocumentSource(ids[i], text, tuple(where))
-            for i, ((_, text), where) in enumerate(zip(docs, places.values(), strict=True))]
+    ids = _with_ids([doc_id for doc_id, _, _ in entries])
+    return [DocumentSource(i, text, tuple(where))
+            for i, (_, text, where) in zip(ids, entries, strict=True)]
 
 
 def _contexts(spans: list[SourceSpan], problems: list[str]) -> list[dict]:
@@ -356,12 +354,12 @@ def _contexts(spans: list[SourceSpan], problems: list[str]) -> list[dict]:
     return [{"doc_id": d.doc_id, "text": d.text} for d in document_sources(spans, problems)]
 
 
-def _with_ids(docs: list[tuple[str | None, str]]) -> list[str]:
+def _with_ids(doc_ids: list[str | None]) -> list[str]:
     """The documents' ids: `document.id`, else `doc<N>` by position; an id taken twice gets
     `~2`, `~3`, ..."""
     taken: dict[str, int] = {}
     out = []
-    for i, (doc_id, _) in enumerate(docs):
+    for i, doc_id in enumerate(doc_ids):
         base = doc_id if doc_id is not None else f"doc{i}"
         taken[base] = taken.get(base, 0) + 1
         out.append(base if taken[base] == 1 else f"{base}~{taken[base]}")
