@@ -110,6 +110,8 @@ def revealed(text: str) -> str:
     forms folded (NFKC: full-width letters, ligatures), invisible characters removed, Cyrillic
     and Greek look-alikes read as Latin, HTML character references resolved, and the base64 runs
     that decode to text appended. Equal to `text` for ordinary text."""
+    if text.isascii() and "&" not in text and not _BASE64_RE.search(text):
+        return text  # nothing to undo: the common case, one pass over the text
     plain = unicodedata.normalize("NFKC", html.unescape(text))
     plain = _INVISIBLE_RE.sub("", plain).translate(_LOOKALIKES)
     decoded = _decoded_runs(plain)
