@@ -167,9 +167,9 @@ def secret_spans(text: str, pattern: re.Pattern[str] | None, needles: tuple[str,
 
 
 def merge(spans: Iterable[Span]) -> list[Span]:
-    """Overlapping or touching spans joined, in order."""
+    """Overlapping or touching spans joined, in order; empty ones dropped."""
     merged: list[list[int]] = []
-    for start, end in sorted(spans):
+    for start, end in sorted(s for s in spans if s[1] > s[0]):
         if merged and start <= merged[-1][1]:
             merged[-1][1] = max(merged[-1][1], end)
         else:
