@@ -36,7 +36,7 @@ from apache_beam.io.filesystem import BeamIOError
 from apache_beam.io.filesystems import FileSystems
 
 from rt4chart import __version__
-from rt4chart.pipeline.tablefiles import PARTITION_KEY, is_work_file
+from rt4chart.pipeline.tablefiles import PARTITION_KEY, is_work_file, salvage_temp_files
 from rt4chart.schemas.tables import TABLES
 
 logger = logging.getLogger(__name__)
@@ -343,6 +343,8 @@ class RunFolder:
         Beside an earlier run, they stay in the staging folder (the earlier run untouched).
         Without any table written, this is `abort`. Where they are, or None."""
         _remove_tree(_join(self.staging, ".tmp-run"))  # the process's temporary files
+        for table in TABLES:  # the whole files of tables whose write did not finish
+            salvage_temp_files(_join(self.staging, table), table)
         new = [f for f in self.staged_files() if _top(f) in TABLES]
         if not new:
             self.abort()
