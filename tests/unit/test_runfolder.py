@@ -396,3 +396,30 @@ def test_audit_and_stream_to_out_slash_are_usage_errors_that_write_nothing(
     assert cli.main([command, *extra, "--judge", "offline", "--out", "/"]) == 2
     assert "--out / is the file system's root" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command,names", [("report", ("out_dir",)), ("export", ("run",)),
+                                           ("annotate", ("source",)),
+                                           ("eval", ("run_a", "run_b"))])
+def test_readers_refuse_a_swap_cut_short_and_warn_on_a_failed_run(tmp_path, capsys, command,
+                                                                  names):
+    import argparse
+
+    from rt4chart.pipeline import cli, jobs
+
+    out = tmp_path / "out"
+    _run(out, OLD)
+    args = argparse.Namespace(command=command, **{n: str(out) for n in names})
+    cli.check_runs_read(args)  # complete: read quietly
+    assert capsys.readouterr().err == ""
+    cut = runfolder.Manifest("r1", tuple(NEW), complete=False, phase=runfolder.PHASE_IN,
+                             aside=".previous-r1")
+    (out / MANIFEST).write_bytes(cut.dumps())
+    with pytest.raises(jobs.UsageError, match="cut short"):
+        cli.check_runs_read(args)
+    failed = runfolder.Manifest("r2", tuple(OLD), complete=False, phase=runfolder.PHASE_FAILED)
+    (out / MANIFEST).write_bytes(failed.dumps())
+    cli.check_runs_read(args)
+    assert "WARNING" in capsys.readouterr().err
+    bq = argparse.Namespace(command=command, **{n: "bq:p:d" for n in names})
+    cli.check_runs_read(bq)  # BigQuery datasets have no manifest
