@@ -25,8 +25,6 @@ from rt4chart.transforms.redact import configured_secrets, redact
 # name traces: a trace id is the input's own (`--redo` finds traces by it), the others hashes.
 IDENTITY_COLUMNS = frozenset({"trace_id", "dead_letter_id", "key", "doc_id", "prompt_hash",
                               "sample_trace_ids"})
-# Kept for readers of the earlier name: the columns that carry free text from outside.
-REDACTED_COLUMNS = ("reason", "note", "raw")
 
 
 @dataclass(frozen=True)
