@@ -16,7 +16,16 @@ import sys
 import threading
 
 from rt4chart.pipeline import args as cli_args
-from rt4chart.pipeline import check_judge, deploy, estimate_run, export, gcp_extra, jobs, launcher
+from rt4chart.pipeline import (
+    check_judge,
+    deploy,
+    estimate_run,
+    export,
+    gcp_extra,
+    jobs,
+    launcher,
+    runfolder,
+)
 from rt4chart.pipeline.annotate import cli as annotate_cli
 from rt4chart.pipeline.eval import cli as eval_cli
 from rt4chart.pipeline.options import (
@@ -185,7 +194,27 @@ def main_error(exc: BaseException) -> str:
     return redact_configured(text[:MAX_ERROR_CHARS]) or ""
 
 
+# The arguments that name a run folder a command reads, by command.
+_READ_RUNS = {"report": ("out_dir",), "export": ("run",), "annotate": ("source",),
+              "eval": ("run_a", "run_b")}
+
+
+def check_runs_read(args: argparse.Namespace) -> None:
+    """Warn loudly (stderr) about a run folder a command reads that holds what a failed run
+    completed; refuse (UsageError) one whose swap was cut short, which mixes two runs."""
+    for name in _READ_RUNS.get(args.command, ()):
+        folder = getattr(args, name, None)
+        if not isinstance(folder, str) or folder.startswith("bq:"):
+            continue
+        found = runfolder.incomplete_message(folder)
+        if found and found[1]:
+            raise jobs.UsageError(found[0])
+        if found:
+            print(f"rt4chart: WARNING: {found[0]}", file=sys.stderr)
+
+
 def _command(args: argparse.Namespace, beam_args: list[str]) -> int:
+    check_runs_read(args)
     if args.command == "report":
         return report_cli.run(args)
     if args.command == "eval":
