@@ -17,7 +17,7 @@ import threading
 
 from rt4chart import __version__
 from rt4chart.pipeline import args as cli_args
-from rt4chart.pipeline import check_judge, deploy, estimate_run, export, jobs
+from rt4chart.pipeline import check_judge, deploy, estimate_run, export, gate, jobs
 from rt4chart.pipeline.annotate import cli as annotate_cli
 from rt4chart.pipeline.eval import cli as eval_cli
 from rt4chart.pipeline.options import (
@@ -48,7 +48,8 @@ def parsers() -> tuple[KnownOptionsParser, dict[str, KnownOptionsParser]]:
                 "report": report_cli.add_parser(sub),
                 "annotate": annotate_cli.add_parser(sub),
                 "check-judge": check_judge.add_parser(sub),
-                "export": export.add_parser(sub)}
+                "export": export.add_parser(sub),
+                "gate": gate.add_parser(sub)}
     commands = {name: p for name, p in commands.items() if p is not None}
     for command in commands.values():
         command.allow_abbrev = False  # a misspelt option is an error, never another option
@@ -187,6 +188,9 @@ def _command(args: argparse.Namespace, beam_args: list[str]) -> int:
     if args.command == "check-judge":
         with jobs.usage_errors():
             return check_judge.run(args)
+    if args.command == "gate":  # 0 within the limits, 1 not; usage errors as ValueError
+        with jobs.usage_errors():
+            return gate.run(args)
     if args.command == "export":
         with jobs.usage_errors():
             return export.run(args)
