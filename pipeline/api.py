@@ -214,9 +214,14 @@ class Auditor:
     def _beam(self):
         return jobs.beam_options(list(self._beam_args))
 
-    def _config(self, inputs: Sequence[str], out: str) -> tuple[AuditConfig, Any]:
-        """The typed config and Beam's options of a run (ValueError on a bad option)."""
-        args = namespace(inputs, out, self._options)
+    def _config(self, inputs: Sequence[str], out: str,
+                keep_traces: bool = False) -> tuple[AuditConfig, Any]:
+        """The typed config and Beam's options of a run (ValueError on a bad option).
+        `keep_traces`: in-memory records kept in `out=`, where they exist nowhere else: the
+        traces table is written too (the report's trace views read it), unless the options
+        say write_traces=False."""
+        given = {"write_traces": True, **self._options} if keep_traces else self._options
+        args = namespace(inputs, out, given)
         with _values_errors():
             config = cli_args.audit_config(args)
         return config, with_command_options(self._beam(), args)
@@ -242,7 +247,9 @@ class Auditor:
         with self._lock, _work_folder() as work:
             inputs = _inputs(records, work)
             run_out = os.path.join(work, "run") if out is None else os.fspath(out)
-            config, options = self._config(inputs, run_out)
+            in_memory = not isinstance(records, str | os.PathLike)
+            config, options = self._config(inputs, run_out,
+                                           keep_traces=out is not None and in_memory)
             config = self._prepared(config)
             with _values_errors():
                 summary = jobs.run_audit(config, options)

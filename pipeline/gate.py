@@ -29,7 +29,7 @@ from rt4chart.transforms.options_spec import from_values, option
 ALL = "*"  # the run-level check's route
 
 
-def _fraction(text: str) -> float:
+def fraction(text: str) -> float:
     value = float(text)
     if not 0 <= value <= 1:
         raise ValueError(f"must be a fraction in [0, 1], got {text}")
@@ -42,7 +42,7 @@ def route_limit(text: str) -> tuple[str, float]:
     if not sep or not route:
         raise ValueError(f"--route expects ROUTE=R, got {text!r}")
     try:
-        return route, _fraction(rate)
+        return route, fraction(rate)
     except ValueError as exc:
         raise ValueError(f"--route {text}: the rate {exc}") from None
 
@@ -53,7 +53,7 @@ class GateConfig:
 
     run: str
     max_rate: float | None = option(
-        "--max-rate", parse=_fraction, metavar="R",
+        "--max-rate", parse=fraction, metavar="R",
         help="each route's hallucination rate (of complete answers) must be at most R, a "
              "fraction: 0.05 is 5%%")
     route: tuple[str, ...] = option(
@@ -65,7 +65,7 @@ class GateConfig:
         help="an earlier run (folder or bq:PROJECT:DATASET) to compare with, on the traces "
              "both runs audited where there are any")
     max_increase: float | None = option(
-        "--max-increase", parse=_fraction, metavar="D",
+        "--max-increase", parse=fraction, metavar="D",
         help="with --baseline: each route's rate may exceed the baseline's by at most D "
              "(0.02: two points)")
     min_answers: int | None = option(

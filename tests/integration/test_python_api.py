@@ -89,6 +89,7 @@ def test_out_keeps_the_run_and_open_run_reads_it(tmp_path, clean_dirs):
     out = tmp_path / "kept"
     result = rt4chart.audit([gt.trace("k1", "faq", gt.GROUNDED)], judge="offline", out=out)
     assert result.source == str(out) and (out / "summary.json").exists()
+    assert (out / "traces").is_dir()  # the records exist nowhere else: the report reads them
     again = rt4chart.open_run(str(out))
     assert again.answers == result.answers and again.summary == result.summary
     assert os.listdir(clean_dirs[0]) == [] and os.listdir(clean_dirs[1]) == []
