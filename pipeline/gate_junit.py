@@ -17,7 +17,9 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def xml_text(text: str) -> str:
-    """`text` with what XML cannot hold written as \\uXXXX (a route or claim may hold it)."""
+    """`text` with what XML cannot hold written as \\uXXXX (a route or claim may hold it),
+    and its line breaks as \\n (an XML reader turns \\r\\n and \\r into \\n anyway)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
     return _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
