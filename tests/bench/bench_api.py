@@ -1,0 +1,101 @@
+"""The Python API's overhead against the command line, on the same records.
+
+    .venv/bin/python tests/bench/bench_api.py [--sizes 1 100] [--repeats 3]
+
+For each size N, N traces (the bundled example traces under fresh ids) are audited with the
+offline judge (no network, so the figures are the machinery's, not a model's) in four ways:
+
+- `api`: `rt4chart.audit(records, judge="offline")` in this process (records in memory;
+  written to a temporary JSON lines file, audited, the tables read back as typed results);
+- `auditor`: the same through one `rt4chart.Auditor` kept between calls;
+- `cli in-process`: `rt4chart.pipeline.cli.main(["audit", FILE, ...])` in this process (the
+  same job, tables left in a folder, nothing read back);
+- `cli process`: `rt4chart audit FILE ...` as a new process (what a shell user pays:
+  interpreter start and imports included).
+
+The first call of the process (imports, Beam's start) is made before timing and reported
+apart. Prints the median seconds of each way, and the API's overhead over `cli in-process`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RT4CHART = str(Path(sys.executable).parent / "rt4chart")
+
+
+def traces(n: int) -> list[dict]:
+    from rt4chart.pipeline.jobs import example_traces
+
+    examples = [json.loads(line) for line in Path(example_traces()).read_text().splitlines()
+                if line.strip()]
+    return [{**examples[i % len(examples)], "trace_id": f"bench-{i}"} for i in range(n)]
+
+
+def timed(fn) -> float:
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+def ways(records: list[dict], scratch: Path):
+    """name -> a call auditing `records` once."""
+    import rt4chart
+    from rt4chart.pipeline import cli
+
+    path = scratch / f"traces-{len(records)}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    auditor = rt4chart.Auditor("offline")
+    counter = iter(range(10**6))
+
+    def out() -> str:
+        return str(scratch / f"out-{next(counter)}")
+
+    return {
+        "api": lambda: rt4chart.audit(records, judge="offline"),
+        "auditor": lambda: auditor.audit(records),
+        "cli in-process": lambda: cli.main(["audit", str(path), "--judge", "offline",
+                                            "--out", out()]),
+        "cli process": lambda: subprocess.run(
+            [RT4CHART, "audit", str(path), "--judge", "offline", "--out", out()],
+            check=True, capture_output=True, timeout=1800),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1, 100])
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+    import logging
+
+    logging.disable(logging.WARNING)  # the CLI's INFO lines would bury the figures
+    with tempfile.TemporaryDirectory(prefix="bench-api-") as scratch:
+        import rt4chart
+
+        first = timed(lambda: rt4chart.audit(traces(1), judge="offline"))
+        print(f"first call of the process (imports, Beam's start): {first:.2f} s")
+        print(f"{'traces':>6}  {'way':<15} {'median s':>9}  runs")
+        for n in args.sizes:
+            medians = {}
+            for name, call in ways(traces(n), Path(scratch)).items():
+                runs = [timed(call) for _ in range(args.repeats)]
+                medians[name] = statistics.median(runs)
+                print(f"{n:>6}  {name:<15} {medians[name]:>9.2f}  "
+                      + " ".join(f"{r:.2f}" for r in runs), flush=True)
+            over = medians["api"] - medians["cli in-process"]
+            print(f"{n:>6}  api overhead over cli in-process: {over:+.2f} s "
+                  f"({over / medians['cli in-process']:+.0%}); auditor "
+                  f"{medians['auditor'] - medians['cli in-process']:+.2f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
