@@ -52,6 +52,9 @@ REFUSED = {
     "annotate": "write the verdicts back with `rt4chart annotate` on a run written with out=",
 }
 PLACEHOLDER = "records.jsonl"  # the inputs' name while the options are checked
+# One audit at a time in a process: a run points the process's temporary folder into its
+# staging folder while it runs (runlock.run_temp_folder), which two runs cannot share.
+_RUNS = threading.Lock()
 
 
 class AuditFailed(RuntimeError):
@@ -202,7 +205,6 @@ class Auditor:
     def __init__(self, judge: str = "auto", *, beam_args: Sequence[str] = (), **options: Any):
         self._options = {"judge": judge, **options}
         self._beam_args = list(beam_args)
-        self._lock = threading.Lock()
         self._spec = None  # the judge spec negotiated with its endpoint, once
         self._runtime = None  # held between calls: the judges, their clients and limits
         self._config((PLACEHOLDER,), os.path.join(tempfile.gettempdir(), "rt4chart-check"))
@@ -238,13 +240,13 @@ class Auditor:
         """Audit `records` (trace dicts, or the path of a trace file or glob in any format
         `rt4chart audit` reads) and return the results. `out`: also keep the run's tables
         there (a folder as `--out`); without it nothing is written outside a temporary folder
-        removed before returning. One call at a time per Auditor (calls are serialised).
+        removed before returning. One audit runs at a time in a process (calls wait).
 
         Raises:
             AuditFailed: nothing could be judged (its `result` says why).
             TypeError, ValueError: bad records or options; FileNotFoundError: no such input.
         """
-        with self._lock, _work_folder() as work:
+        with _RUNS, _work_folder() as work:
             inputs = _inputs(records, work)
             run_out = os.path.join(work, "run") if out is None else os.fspath(out)
             in_memory = not isinstance(records, str | os.PathLike)

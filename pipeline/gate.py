@@ -102,7 +102,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="exit 1 when a run's hallucination rates are over their limits (CI)",
         description="Check an audit run against limits on its hallucination rate per route, "
                     "optionally against a baseline run: exit 0 within every limit, 1 when "
-                    "not, 2 on a usage error. Prints per route the rate, its 95%% interval, "
+                    "not, 2 on a usage error. Prints per route the rate, its 95% interval, "
                     "the baseline's and the verdict.")
     p.add_argument("run", metavar="RUN",
                    help="the run to check: an output folder of `rt4chart audit` or "
