@@ -183,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
         report_cli.run(argparse.Namespace(
             out_dir=config.run, traces=None, compare=config.baseline, compare_traces=None,
             out=config.diff, max_traces=200, title="rt4chart gate: claim-level comparison"))
+        print(f"claim-level diff: {config.diff}")
     elif config.baseline:
         print(f"claim-level diff: rt4chart report {config.run} --compare {config.baseline} "
               "--out diff.html")
