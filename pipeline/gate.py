@@ -18,7 +18,6 @@ writes the claim-level comparison of the two runs (`rt4chart report RUN --compar
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -195,7 +194,3 @@ def run(args: argparse.Namespace) -> int:
     print(f"gate: {'FAIL' if failed else 'PASS'} ({failed} of {len(checks)} checks failed)")
     return 1 if failed else 0
 
-
-def check_names(checks: Iterable[Check]) -> list[str]:
-    """The checks' test case names, in order (for tests and the JUnit file)."""
-    return [c.name for c in checks]
