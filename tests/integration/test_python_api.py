@@ -152,12 +152,15 @@ def test_auditor_probes_once_and_keeps_its_judge(monkeypatch):
             judge_option={"backoff_initial_s": 0.02, "backoff_max_s": 0.2})
         first = auditor.audit([gt.trace("o1", "faq", gt.CONTRADICTED)])
         probes = len(server.probes)
-        judges = dict(auditor._runtime._judges)  # the runtime the stages' DoFns acquire
+        def openai_judges() -> dict:  # in the runtime the stages' DoFns acquire
+            return {k: v for k, v in auditor._runtime._judges.items() if k.name == "openai"}
+
+        judges = openai_judges()
         second = asyncio.run(auditor.audit_async([gt.trace("o2", "faq", gt.GROUNDED)]))
         assert probes > 0 and len(server.probes) == probes  # the endpoint probed once
         assert len(server.requests) == first.summary.calls + second.summary.calls
         assert runtime.acquire(runtime.runtime_handle()) is auditor._runtime
-        assert auditor._runtime._judges == judges and len(judges) == 1  # the same client
+        assert openai_judges() == judges and len(judges) == 1  # the same client, limits
         auditor.close()
     assert [a.label for a in first.answers + second.answers] == ["CON", "ENT"]
 
