@@ -56,7 +56,7 @@ def ways(records: list[dict], scratch: Path):
     counter = iter(range(10**6))
 
     def out() -> str:
-        return str(scratch / f"out-{next(counter)}")
+        return str(scratch / f"out-{len(records)}-{next(counter)}")
 
     return {
         "api": lambda: rt4chart.audit(records, judge="offline"),
@@ -103,12 +103,14 @@ def main(argv: list[str] | None = None) -> int:
                 for name, call in calls.items():
                     with contextlib.redirect_stdout(io.StringIO()):
                         runs[name].append(timed(call))
+                    print(f"  ({n} traces, {name}: {runs[name][-1]:.2f} s)", file=sys.stderr,
+                          flush=True)
             medians = {name: statistics.median(r) for name, r in runs.items()}
             for name, r in runs.items():
                 print(f"{n:>6}  {name:<15} {medians[name]:>9.2f}  "
                       + " ".join(f"{x:.2f}" for x in r), flush=True)
             over = medians["api"] - medians["cli in-process"]
-            kept = str(Path(scratch) / "out-0")  # the first cli in-process run's tables
+            kept = str(Path(scratch) / f"out-{n}-0")  # the first cli in-process run's tables
             write, read = own_steps(traces(n), Path(scratch), kept)
             print(f"{n:>6}  api - cli in-process (medians): {over:+.2f} s "
                   f"({over / medians['cli in-process']:+.0%}); auditor - cli in-process: "
