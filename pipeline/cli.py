@@ -21,6 +21,7 @@ from rt4chart.pipeline import (
     deploy,
     estimate_run,
     export,
+    gate,
     gcp_extra,
     jobs,
     launcher,
@@ -52,7 +53,8 @@ def parsers() -> tuple[KnownOptionsParser, dict[str, KnownOptionsParser]]:
                 "report": report_cli.add_parser(sub),
                 "annotate": annotate_cli.add_parser(sub),
                 "check-judge": check_judge.add_parser(sub),
-                "export": export.add_parser(sub)}
+                "export": export.add_parser(sub),
+                "gate": gate.add_parser(sub)}
     commands = {name: p for name, p in commands.items() if p is not None}
     for command in commands.values():
         command.allow_abbrev = False  # a misspelt option is an error, never another option
@@ -225,6 +227,9 @@ def _command(args: argparse.Namespace, beam_args: list[str]) -> int:
     if args.command == "check-judge":
         with jobs.usage_errors():
             return check_judge.run(args)
+    if args.command == "gate":  # 0 within the limits, 1 not; usage errors as ValueError
+        with jobs.usage_errors():
+            return gate.run(args)
     if args.command == "export":
         with jobs.usage_errors():
             return export.run(args)

@@ -210,11 +210,12 @@ def test_console_script_and_beam_flags_pass_through(tmp_path):
 
 
 HELP = {  # command line -> what its help must show (the root's sub-commands, an option)
-    ("--help",): "{audit,stream,eval,report,annotate,check-judge,export}",
+    ("--help",): "{audit,stream,eval,report,annotate,check-judge,export,gate}",
     ("audit", "-h"): "--claims-per-call", ("check-judge", "--help"): "--base-url",
     ("stream", "--help"): "--subscription", ("eval", "--help"): "--dataset",
     ("eval", "compare", "--help"): "RUN_B", ("report", "--help"): "--max-traces",
     ("annotate", "phoenix", "--help"): "--endpoint", ("export", "--help"): "--flagged",
+    ("gate", "--help"): "--max-increase",
 }
 TYPOS = {  # command line -> the error's last line
     ("audit", "--example", "--windw-size", "5"):
