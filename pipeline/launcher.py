@@ -24,6 +24,7 @@ COMMANDS = {
     "annotate": "write a run's verdicts onto the traces where they are kept",
     "check-judge": "check that a judge endpoint can be used, and how",
     "export": "write audited answers as labelled JSONL for `eval`",
+    "gate": "exit 1 when a run's hallucination rates are over their limits (CI)",
 }
 ROOT_ONLY = {"-h", "--help", "--version"}
 

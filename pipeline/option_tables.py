@@ -1,9 +1,9 @@
-"""The docs' option tables (docs/options.md), made from the options' declarations (`flags.py`): one Markdown
-table per command (flag, default, help), written between `<!-- options:begin -->` and
-`<!-- options:end -->`.
+"""The docs' option tables (docs/options.md), made from the options' declarations
+(`flags.py`): one Markdown table per command (flag, default, help), written between
+`<!-- options:begin -->` and `<!-- options:end -->`.
 
     python -m rt4chart.pipeline.option_tables docs/options.md          # rewrite the tables
-    python -m rt4chart.pipeline.option_tables docs/options.md --check  # exit 1 if they are not current
+    python -m rt4chart.pipeline.option_tables docs/options.md --check  # exit 1 if not current
 """
 
 from __future__ import annotations

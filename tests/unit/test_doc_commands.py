@@ -2,9 +2,10 @@
 renamed or removed option, a stale sub-command or a missing required argument fails here, not
 in a newcomer's terminal.
 
-A command is a line of a fenced code block that starts with `rt4chart`, `.venv/bin/rt4chart` or
-`$ rt4chart` (lines joined at a trailing backslash, a trailing comment and what follows `|`,
-`>` or `&&` cut off). Usage synopses (`[--opt]` brackets) are not commands and are skipped.
+A command is a line of a shell code block (or a `$ `-prompted line of another block) that
+starts with `rt4chart`, `.venv/bin/rt4chart` or `$ rt4chart` (lines joined at a trailing
+backslash, a trailing comment and what follows `|`, `>` or `&&` cut off). Usage synopses
+(`[--opt]` brackets) are not commands and are skipped.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from rt4chart.pipeline.options import split_beam_args
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md")),
          ROOT / "infra" / "README.md"]
-FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.S | re.M)
+FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```", re.S | re.M)
+SHELL = {"bash", "sh", "shell", "console"}
 START = re.compile(r"^(?:\$\s+)?(?:\S*/)?rt4chart\s")
 
 
@@ -54,8 +56,10 @@ def doc_commands() -> list[tuple[str, list[str]]]:
     for page in PAGES:
         if not page.exists():
             continue
-        for block in FENCE.findall(page.read_text(encoding="utf-8")):
+        for language, block in FENCE.findall(page.read_text(encoding="utf-8")):
             for line in _logical_lines(block):
+                if language.strip() not in SHELL and not line.startswith("$ "):
+                    continue  # a diagram or an output: only prompted lines are commands
                 argv = _command(line)
                 if argv is not None and not _is_synopsis(argv):
                     found.append((f"{page.relative_to(ROOT)}: {line.strip()[:90]}", argv))
