@@ -187,7 +187,10 @@ def _missing_polarity(claim: str, evidence: Sequence[str]) -> list[str]:
     both sides), or naming record fields of it, must agree with them on negation: "does not
     take reservations" / `"RestaurantsReservations": false`."""
     texts = [_NULL_FIELD_RE.sub(" ", text) for text in evidence]
-    theirs = [c for text in texts for c in _clauses(text.replace('"', " "), commas=True)]
+    # Evidence clauses cut at commas, and cut as the claim's are: "Kids eat free at the buffet,
+    # not surprisingly" restates itself, whatever its comma-cut clause "Kids eat free" says.
+    theirs = [c for text in texts for commas in (True, False)
+              for c in _clauses(text.replace('"', " "), commas=commas)]
     fields = [f for text in evidence for f in _fields(text)]
     for terms, negated in _clauses(claim, commas=False):
         words = _plural_free(" ".join(terms))
