@@ -43,7 +43,9 @@ _MARKER_RE = re.compile(
     r"^\s*(?:[-*•·▪‣–—>+#]+|\(?\d{1,3}[.)]|\(?[a-z][.)]|step\s+\d+\s*[:.)-])\s*", re.I)
 _REFERENCE_RE = re.compile(
     r"\b(?:passages?|documents?|docs?|sources?|articles?|references?|steps?|paragraphs?|pages?"
-    r"|sections?|tips?|methods?|options?|points?)\s+#?\d+(?:\s*[:.]\s*\d+)?"
+    r"|sections?|tips?|methods?|options?|points?)\s+#?\d+"
+    # ... but not the number of an amount: "points 2 million" keeps its 2 million.
+    r"(?![\d.,]*\s*(?:hundred|thousand|million|billion|trillion)\b)(?:\s*[:.]\s*\d+)?"
     r"(?:\s*(?:,|and|&|-|to|or)\s*\d+\b)*|\[\d+(?:\s*[,-]\s*\d+)*\]", re.I)
 # "3.5 out of 5 stars", "on a scale of 1 to 10": the scale is not a fact of the source.
 _SCALE_RE = re.compile(r"\bout of (?:a (?:possible|maximum) (?:of )?)?(?:\d+|five|ten)\b"
