@@ -6,8 +6,9 @@ probabilities that never contradict the row's label:
 - Claim. The judge's raw score (the offline judge's lexical score, the openai judge's
   1 - P(ENT) from label-token log-probabilities; a judge that gives none: 0 for ENT, 1
   otherwise; through an overturn the judge's score is kept) goes through the judge model's
-  calibration map c (isotonic, fitted on the dev part of RAGTruth by
-  ``rt4chart eval calibrate``; the identity when none is given). The run's
+  calibration map c (an isotonic fit on the dev part of RAGTruth by ``rt4chart eval
+  calibrate``, made strictly increasing by `strictly_monotone` so that it keeps the raw
+  score's ranking; the identity when none is given). The run's
   claim threshold is tau = c(decision), the calibrated value of the judge's own decision
   threshold (0.5 for a judge without one). Then the label decides the side::
 
@@ -42,6 +43,10 @@ from pathlib import Path
 from rt4chart.schemas.records import Calibration
 
 EPS = 0.01
+# The least slope of a fitted map (`strictly_monotone`): enough to keep every distinct raw
+# score distinct (the ranking, hence AUROC, is the raw score's), too small to move a
+# probability by more than 0.001.
+STRICT_SLOPE = 1e-3
 DEFAULT_DECISION = 0.5
 Points = tuple[tuple[float, float], ...]
 
@@ -154,6 +159,30 @@ def isotonic(xs: Sequence[float], ys: Sequence[float], min_count: int = 1) -> Po
     for low, high, sy, n in blocks:
         points += [(low, sy / n)] + ([(high, sy / n)] if high > low else [])
     return check_map(tuple(points), "isotonic fit")
+
+
+def strictly_monotone(points: Points, slope: float = STRICT_SLOPE) -> Points:
+    """A non-decreasing map (an `isotonic` fit's steps) made strictly increasing, so that it
+    ranks scores exactly as they came: its breakpoints, extended flat to 0 and 1, mixed with
+    the identity by `slope` ((1 - slope) * map + slope * x). Every step keeps its rate within
+    `slope` (the calibration stays the fit's) and gains a slope of at least `slope` (scores the
+    judge told apart stay apart). Empty (the identity) stays empty.
+
+    Linear interpolation through the steps' midpoints was tried first: it also keeps the
+    ranking, but spreads a wide step's rate over scores where the fit saw none, and its
+    cross-validated answer ECE on RAGTruth dev was 0.105 against 0.045 (docs/calibration.md).
+    """
+    if not 0.0 < slope < 1.0:
+        raise ValueError(f"strictly_monotone: slope must lie in (0, 1), got {slope}")
+    pts = list(check_map(points))
+    if not pts:
+        return ()
+    if pts[0][0] > 0.0:
+        pts.insert(0, (0.0, pts[0][1]))
+    if pts[-1][0] < 1.0:
+        pts.append((1.0, pts[-1][1]))
+    return check_map(tuple((x, (1.0 - slope) * y + slope * x) for x, y in pts),
+                     "strictly monotone map")
 
 
 def _merge(blocks: list[list[float]], i: int) -> None:

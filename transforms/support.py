@@ -43,7 +43,9 @@ _MARKER_RE = re.compile(
     r"^\s*(?:[-*•·▪‣–—>+#]+|\(?\d{1,3}[.)]|\(?[a-z][.)]|step\s+\d+\s*[:.)-])\s*", re.I)
 _REFERENCE_RE = re.compile(
     r"\b(?:passages?|documents?|docs?|sources?|articles?|references?|steps?|paragraphs?|pages?"
-    r"|sections?|tips?|methods?|options?|points?)\s+#?\d+(?:\s*[:.]\s*\d+)?"
+    r"|sections?|tips?|methods?|options?|points?)\s+#?\d+"
+    # ... but not the number of an amount: "points 2 million" keeps its 2 million.
+    r"(?![\d.,]*\s*(?:hundred|thousand|million|billion|trillion)\b)(?:\s*[:.]\s*\d+)?"
     r"(?:\s*(?:,|and|&|-|to|or)\s*\d+\b)*|\[\d+(?:\s*[,-]\s*\d+)*\]", re.I)
 # "3.5 out of 5 stars", "on a scale of 1 to 10": the scale is not a fact of the source.
 _SCALE_RE = re.compile(r"\bout of (?:a (?:possible|maximum) (?:of )?)?(?:\d+|five|ten)\b"
@@ -187,7 +189,10 @@ def _missing_polarity(claim: str, evidence: Sequence[str]) -> list[str]:
     both sides), or naming record fields of it, must agree with them on negation: "does not
     take reservations" / `"RestaurantsReservations": false`."""
     texts = [_NULL_FIELD_RE.sub(" ", text) for text in evidence]
-    theirs = [c for text in texts for c in _clauses(text.replace('"', " "), commas=True)]
+    # Evidence clauses cut at commas, and cut as the claim's are: "Kids eat free at the buffet,
+    # not surprisingly" restates itself, whatever its comma-cut clause "Kids eat free" says.
+    theirs = [c for text in texts for commas in (True, False)
+              for c in _clauses(text.replace('"', " "), commas=commas)]
     fields = [f for text in evidence for f in _fields(text)]
     for terms, negated in _clauses(claim, commas=False):
         words = _plural_free(" ".join(terms))

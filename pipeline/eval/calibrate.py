@@ -2,7 +2,9 @@
 
 It runs the eval on the dev part only (`--split dev`) with the judge's calibration turned off
 (`--judge-option calibration=identity`, so the claim rows hold the raw score on its label's
-side of the judge's decision threshold), then fits two isotonic maps (see
+side of the judge's decision threshold), then fits two isotonic maps, each made strictly
+increasing (`probability.strictly_monotone`: a slope of 0.001 added to the isotonic steps) so
+that a map never ties scores the judge told apart and ranks them as the raw score does (see
 :mod:`rt4chart.transforms.probability` for how a run uses them):
 
 - claim map: raw score -> P(the claim is unsupported), a claim being unsupported when the
@@ -107,14 +109,15 @@ def fit(items: list[dict], claims: list[dict], judge_model: str, decision: float
     by_trace = _by_trace(claims)
     gold = {it["trace_id"]: it for it in items}
     decided = [c for c in claims if c["status"] == "ok" and c["trace_id"] in gold]
-    claim_map = probability.isotonic(
+    claim_map = probability.strictly_monotone(probability.isotonic(
         [c["p_unsupported"] for c in decided],
-        [_claim_truth(c, gold[c["trace_id"]]["gold_spans"]) for c in decided], min_block)
+        [_claim_truth(c, gold[c["trace_id"]]["gold_spans"]) for c in decided], min_block))
     partial = Calibration(judge_model, decision, claim_map)
     answered = _answered(items)
     tops = _answer_scores(answered, by_trace, partial)
     truth = [int(bool(it["gold_spans"])) for it in answered]
-    cal = replace(partial, answer_map=probability.isotonic(tops, truth, min_block))
+    cal = replace(partial, answer_map=probability.strictly_monotone(
+        probability.isotonic(tops, truth, min_block)))
     y = np.array(truth, dtype=bool)
     after = _answer_ps(answered, tops, cal)
     figures = {"claims": len(decided), "answers": len(answered),

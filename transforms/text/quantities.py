@@ -177,7 +177,9 @@ def _bounded(q: Quantity, before: str) -> Quantity:
     """`q` as an interval when a bound ("over", "nearly", "about") comes right before it."""
     for pattern, (low, high) in _BOUNDS:
         if pattern.search(before):
-            return replace(q, low=q.value * low, high=q.value * high)
+            # An unbounded end stays unbounded: "over 0" is 0-inf, not 0 * inf = nan.
+            return replace(q, low=low if math.isinf(low) else q.value * low,
+                           high=high if math.isinf(high) else q.value * high)
     return q
 
 
@@ -199,6 +201,7 @@ def _read_vague(text: str) -> tuple[list[Quantity], str]:
                     low, high = 24, 144
                 elif scale == 100 and not tens:
                     low, high = 200, 999
+            low, high = float(low), float(high)  # a Quantity's value is a float (3.11)
             unit, end = _unit_after(text, match.end())
             found.append(Quantity(low, unit, scale, True, text[match.start():end].strip(),
                                   low=low, high=high, point=False))
@@ -445,5 +448,5 @@ def number_terms(text: str) -> set[str]:
 
 
 def _number_term(q: Quantity) -> str:
-    value = int(q.value) if q.value.is_integer() else round(q.value, 6)
+    value = int(q.value) if float(q.value).is_integer() else round(q.value, 6)
     return f"{value} {q.unit}" if q.unit else str(value)

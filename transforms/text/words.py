@@ -39,7 +39,8 @@ STOPWORDS = frozenset(
     won wouldn couldn shouldn hasn haven hadn done onto st nd rd th s t""".split()
 )
 DOTTED_RE = re.compile(r"\b(?:[A-Z]\.){2,}")
-_CAMEL_RE = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
+# Letter/digit boundaries of any script ("K24" with a Kelvin sign folds as "K24" does).
+_CAMEL_RE = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
 POSSESSIVE_RE = re.compile(r"(?<=\w)['’]s\b|(?<=s)['’](?!\w)")
 _DOUBLE_END_RE = re.compile(r"([b-df-hj-km-np-rtv-y])\1$")
 # A compound: letter/digit runs joined by "_" or "-" (snake_case, kebab-case).
