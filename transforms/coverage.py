@@ -19,7 +19,15 @@ from dataclasses import dataclass
 from rt4chart.transforms.support import check_support, claim_body
 from rt4chart.transforms.text.absence import states_absence
 from rt4chart.transforms.text.assertion import ABSENCE, FACT, classify, strip_marker
-from rt4chart.transforms.text.words import fold, stem
+from rt4chart.transforms.text.language import (
+    UNDETERMINED,
+    anchor_units,
+    detect,
+    is_cjk,
+    remark_length,
+    support,
+)
+from rt4chart.transforms.text.words import fold, is_stopword, stem, stopwords_of
 
 # A decomposer may drop a couple of discourse words ("notably", "clearly") when it restates a
 # sentence: up to this many uncovered plain content words are tolerated. Numbers, dates, times,
@@ -31,6 +39,12 @@ MAX_STRAY_WORDS = 2
 # loss.") may share no word with a context that says "the drug"; a short remark cannot hide
 # much ("Fun topic, this.").
 OFF_TOPIC_WORDS = 2
+# In a language whose words about the sources, the answer and the reader the classifier does not
+# have (`language.support(...).frame`), a remark ("Ich hoffe, das hilft!", "希望这对您有帮助。")
+# has more than OFF_TOPIC_WORDS unknown words: there a sentence up to this many words long (a
+# Han, Kana or Hangul character counting half) with no specific, no negation and nothing in
+# common with the question or the context is not re-added.
+REMARK_WORDS = 12
 
 
 @dataclass(frozen=True)
@@ -74,14 +88,36 @@ def topic_terms(*texts: str) -> frozenset[str]:
     return frozenset(stems | {s[:5] for s in stems if len(s) >= 5})
 
 
-def _off_topic(found, topic: frozenset[str] | None) -> bool:
+def _touches(words, topic: frozenset[str]) -> bool:
+    return any(t in topic or len(t) >= 5 and t[:5] in topic for t in (stem(w) for w in words))
+
+
+def _off_topic(found, topic: frozenset[str] | None, sentence: str = "") -> bool:
     """A sentence with no number, date, name or negation whose words about the world touch
     neither the question nor the context: "Fun topic, this.", "Give me a shout if you'd like me
-    to dig further." It says nothing a judge could hide about what was asked."""
-    if topic is None or found.specifics or found.negated or len(found.world) > OFF_TOPIC_WORDS:
+    to dig further." It says nothing a judge could hide about what was asked. In a language
+    without frame vocabulary (`_remark`) a short sentence may have more such words."""
+    if topic is None or found.specifics or found.negated:
         return False
-    return not any(t in topic or len(t) >= 5 and t[:5] in topic
-                   for t in (stem(w) for w in found.world))
+    if len(found.world) > OFF_TOPIC_WORDS:
+        return _remark(sentence, found, topic)
+    return not _touches(found.world, topic)
+
+
+def _remark(sentence: str, found, topic: frozenset[str]) -> bool:
+    """A short sentence of a language the classifier has no frame vocabulary for, whose words
+    share nothing with the question or the context. Han, Kana and Hangul are compared by the
+    units that carry a topic (`language.anchor_units`: Han and Katakana bigrams, Korean word
+    stems; particles and endings, which every text of the language has, left out)."""
+    language = detect(sentence)
+    if language == UNDETERMINED or support(language).frame:
+        return False
+    if remark_length(sentence) > REMARK_WORDS:
+        return False
+    stopwords = stopwords_of(sentence)
+    anchors = [u for u in anchor_units(sentence) if not is_stopword(u, stopwords)]
+    spaced = [w for w in found.world if not is_cjk(w[:1])]
+    return not _touches(anchors + spaced, topic)
 
 
 def check_coverage(sentence: str, claims: Sequence[str],
@@ -109,7 +145,7 @@ def check_coverage(sentence: str, claims: Sequence[str],
         A `Coverage`; for a sentence that asserts nothing checkable it is empty.
     """
     found = classify(sentence)
-    if not found.checkable or _off_topic(found, topic):
+    if not found.checkable or _off_topic(found, topic, sentence):
         return Coverage()
     body = strip_marker(sentence)
     specifics = list(check_support(claim_body(body), list(claims) or [""]).missing)

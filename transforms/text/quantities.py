@@ -15,6 +15,9 @@ import math
 import re
 from dataclasses import dataclass, replace
 
+from rt4chart.transforms.text import cjk_numbers
+from rt4chart.transforms.text.language import has_cjk, normalize_width
+
 # Canonical unit for each unit word; a number followed by another word has no unit.
 _UNIT_GROUPS = {
     "second": "second seconds sec secs", "minute": "minute minutes min mins",
@@ -34,6 +37,7 @@ _UNIT_GROUPS = {
     "ml": "ml milliliter milliliters millilitre millilitres", "mg": "mg milligram milligrams",
     "cm": "cm centimeter centimeters centimetre centimetres", "mm": "mm millimeter millimeters",
     "yard": "yard yards yd", "star": "star stars", "time": "times", "people": "people persons",
+    "cny": "yuan rmb", "krw": "won",
 }
 UNITS = {word: unit for unit, words in _UNIT_GROUPS.items() for word in words.split()}
 _SCALES = {"hundred": 100, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12,
@@ -387,6 +391,10 @@ def read(text: str) -> Specifics:
     Dates and times are read first so that their digits are not also read as numbers; a
     year ("in 2019") is a number.
     """
+    text = normalize_width(text)
+    cjk = has_cjk(text)
+    if cjk:  # Chinese, Japanese and Korean forms said as the reader below reads them
+        text = cjk_numbers.rewrite(text)
     text = text.replace("\u00a0", " ").replace("\u2013", "-").replace("\u2014", " - ")
     text = _GLUED_UNIT_RE.sub(_unglue, text)
     ranges = stated_ranges(text)
@@ -396,6 +404,8 @@ def read(text: str) -> Specifics:
     money, text = _read_money(text)
     digits, text = _read_digits(text)
     words, text = _read_words(text)
+    if cjk:
+        text = cjk_numbers.INSERTED_WORDS_RE.sub(lambda m: " " * len(m.group()), text)
     return Specifics(tuple(vague + money + digits + words), tuple(whens + times), text,
                      tuple(ranges))
 
