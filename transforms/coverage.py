@@ -27,7 +27,7 @@ from rt4chart.transforms.text.language import (
     remark_length,
     support,
 )
-from rt4chart.transforms.text.words import fold, is_stopword, stem, stopwords_of
+from rt4chart.transforms.text.words import fold, is_stopword, language_stopwords, stem
 
 # A decomposer may drop a couple of discourse words ("notably", "clearly") when it restates a
 # sentence: up to this many uncovered plain content words are tolerated. Numbers, dates, times,
@@ -45,6 +45,8 @@ OFF_TOPIC_WORDS = 2
 # Han, Kana or Hangul character counting half) with no specific, no negation and nothing in
 # common with the question or the context is not re-added.
 REMARK_WORDS = 12
+# Marks a Han, Kana or Hangul topic unit in `topic_terms` (apart from the bigrams of `fold`).
+ANCHOR = "\x00"
 
 
 @dataclass(frozen=True)
@@ -83,45 +85,55 @@ def _uncovered_words(world: tuple[str, ...], claims: Sequence[str]) -> list[str]
 
 def topic_terms(*texts: str) -> frozenset[str]:
     """The stems of the words of the question and the context: what a sentence's words must
-    touch to be about what the answer answers (`check_coverage`'s `topic`)."""
+    touch to be about what the answer answers (`check_coverage`'s `topic`). Their Han, Kana and
+    Hangul topic units (`language.anchor_units`) are in it too, marked with ANCHOR."""
     stems = {stem(w) for text in texts for w in fold(text).split() if len(w) > 1}
-    return frozenset(stems | {s[:5] for s in stems if len(s) >= 5})
+    anchors = {ANCHOR + u for text in texts for u in anchor_units(text)}
+    return frozenset(stems | {s[:5] for s in stems if len(s) >= 5} | anchors)
 
 
 def _touches(words, topic: frozenset[str]) -> bool:
     return any(t in topic or len(t) >= 5 and t[:5] in topic for t in (stem(w) for w in words))
 
 
-def _off_topic(found, topic: frozenset[str] | None, sentence: str = "") -> bool:
+def _off_topic(found, topic: frozenset[str] | None, sentence: str = "",
+               language: str | None = None) -> bool:
     """A sentence with no number, date, name or negation whose words about the world touch
     neither the question nor the context: "Fun topic, this.", "Give me a shout if you'd like me
     to dig further." It says nothing a judge could hide about what was asked. In a language
     without frame vocabulary (`_remark`) a short sentence may have more such words."""
-    if topic is None or found.specifics or found.negated:
+    if topic is None or found.specifics:
         return False
-    if len(found.world) > OFF_TOPIC_WORDS:
-        return _remark(sentence, found, topic)
+    if _remark(sentence, topic, language):
+        return True
+    if found.negated or len(found.world) > OFF_TOPIC_WORDS:
+        return False
     return not _touches(found.world, topic)
 
 
-def _remark(sentence: str, found, topic: frozenset[str]) -> bool:
-    """A short sentence of a language the classifier has no frame vocabulary for, whose words
-    share nothing with the question or the context. Han, Kana and Hangul are compared by the
-    units that carry a topic (`language.anchor_units`: Han and Katakana bigrams, Korean word
-    stems; particles and endings, which every text of the language has, left out)."""
-    language = detect(sentence)
+def _remark(sentence: str, topic: frozenset[str], language: str | None) -> bool:
+    """A short sentence of a language the classifier has no frame vocabulary for (its own, or
+    else the answer's `language`), whose words share nothing with the question or the context.
+    Han, Kana and Hangul are compared by the units that carry a topic
+    (`language.anchor_units`: Han and Katakana bigrams, Korean word stems; particles and
+    endings, which every text of the language has, left out). English negation words are not
+    read there ("No dude en preguntar.")."""
+    own = detect(sentence)
+    language = own if own != UNDETERMINED else (language or UNDETERMINED)
     if language == UNDETERMINED or support(language).frame:
         return False
     if remark_length(sentence) > REMARK_WORDS:
         return False
-    stopwords = stopwords_of(sentence)
-    anchors = [u for u in anchor_units(sentence) if not is_stopword(u, stopwords)]
-    spaced = [w for w in found.world if not is_cjk(w[:1])]
-    return not _touches(anchors + spaced, topic)
+    stopwords = language_stopwords(language)
+    if any(ANCHOR + u in topic for u in anchor_units(sentence) if not is_stopword(u, stopwords)):
+        return False
+    spaced = [w for w in fold(sentence).split()
+              if len(w) > 1 and not w.isdigit() and not is_cjk(w[:1]) and w not in stopwords]
+    return not _touches(spaced, topic)
 
 
 def check_coverage(sentence: str, claims: Sequence[str],
-                   topic: frozenset[str] | None = None) -> Coverage:
+                   topic: frozenset[str] | None = None, language: str | None = None) -> Coverage:
     """Whether `claims` cover `sentence`, and if not, the claim to add.
 
     A claim is added when a number, date, time, name or negation of the sentence is in no claim,
@@ -140,12 +152,14 @@ def check_coverage(sentence: str, claims: Sequence[str],
         sentence: one answer sentence.
         claims: the claims the decomposer returned for it (possibly none).
         topic: the question's and the context's stems, or None to skip the topic test.
+        language: the answer's language (`language.detect` of the whole answer), for a
+            sentence too short to tell its own.
 
     Returns:
         A `Coverage`; for a sentence that asserts nothing checkable it is empty.
     """
     found = classify(sentence)
-    if not found.checkable or _off_topic(found, topic, sentence):
+    if not found.checkable or _off_topic(found, topic, sentence, language):
         return Coverage()
     body = strip_marker(sentence)
     specifics = list(check_support(claim_body(body), list(claims) or [""]).missing)

@@ -49,7 +49,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from rt4chart.transforms.text.language import detect
+from rt4chart.transforms.text.language import UNDETERMINED, detect
 from rt4chart.transforms.text.names import entities
 from rt4chart.transforms.text.quantities import read
 from rt4chart.transforms.text.vocabulary import (
@@ -253,7 +253,8 @@ def _negated_subject_passive(toks: list[str]) -> bool:
                for i, t in enumerate(toks[:-1]))
 
 
-def _world_words(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
+def _world_words(text: str, stopwords: frozenset[str] = STOPWORDS,
+                 frame: frozenset[str] = FRAME) -> list[str]:
     """Words about the world, folded, once each; a lone capital letter is a name ("X is A").
     A Han, Kana or Hangul bigram that is not a stopword is a word about the world."""
     world: list[str] = []
@@ -261,7 +262,7 @@ def _world_words(text: str, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
         single = len(raw) == 1 and raw.isupper() and raw != "I" and not (i == 0 and raw == "A")
         for w in fold(raw).split():
             if (single or len(w) > 1 and not w.isdigit() and not is_stopword(w, stopwords)
-                    and w not in NEGATIONS and stem(w) not in FRAME) and w not in world:
+                    and w not in NEGATIONS and stem(w) not in frame) and w not in world:
                 world.append(w)
     return world
 
@@ -382,9 +383,13 @@ def _classify_clause(body: str, sentence: str) -> Assertion:
     specifics = read(kept)
     numbers = [q.text for q in specifics.quantities] + [w.text for w in specifics.whens]
     stopwords = stopwords_of(sentence)
-    names = _names(specifics.rest, stopwords, detect(sentence) in _NOUN_CAPITALISING)
+    language = detect(sentence)
+    # The frame vocabulary and the grammar rules below are English: elsewhere only a question
+    # or a sentence without a word about the world (nor a specific) asserts nothing.
+    english = language in ("en", UNDETERMINED)
+    names = _names(specifics.rest, stopwords, language in _NOUN_CAPITALISING)
     words = fold(specifics.rest).split()
-    world = _world_words(specifics.rest, stopwords)
+    world = _world_words(specifics.rest, stopwords, FRAME if english else frozenset())
     negated = any(w in NEGATIONS or w.endswith("n't") for w in _WORD_RE.findall(kept.lower()))
     found = tuple(numbers + names)
     about_sources = _about_sources(body)
@@ -398,7 +403,8 @@ def _classify_clause(body: str, sentence: str) -> Assertion:
                              " subject")
         return Assertion(NONE, reason="only words about the sources, the answer or the reader")
     if not found:
-        frame = _frame_without_specifics(body, words, about_sources)
+        frame = (_frame_without_specifics(body, words, about_sources) if english
+                 else "a question, no specific" if body.rstrip().endswith(("?", "？")) else "")
         if frame:
             kind = ABSENCE if frame == "what the sources lack" else NONE
             return Assertion(kind, tuple(world), (), negated, frame)

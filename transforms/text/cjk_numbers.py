@@ -9,7 +9,8 @@ that one reader compares values in every language:
   ten minutes before 钟;
 - dates and times: 2024年5月1日 -> 2024-05-01, 5月1日 -> May 1, 7点 / 7時 / 7시 -> 7:00,
   7点半 -> 7:30, 下午3点 / 午後3時 / 오후 3시 -> 3 pm;
-- vague amounts and bounds: 数百 / 几百 / 上百 / 수백 -> hundreds of, 数千 -> thousands of,
+- vague amounts and bounds: 数百 / 上百 / 수백 -> hundreds of, 几百 -> a few hundred, 数千 ->
+  thousands of, 几千 -> a few thousand,
   三千多 / 3000余 / 超过3000 / 3000以上 / 3000 이상 -> over 3000, 不到 / 以下 / 未満 / 미만 ->
   under, 约 / 大约 / 約 / 약 / 左右 -> about, 近 / 将近 -> nearly; 百分之三十 -> 30%;
 - units after a number: 元 / 块 (yuan), 円 (yen), 원 (won), 天 / 日 / 일 (days), 年 / 년, 个月 /
@@ -57,8 +58,10 @@ _TIME_RE = re.compile(
     r"(?P<half>" + "|".join(_HALF_DAY) + r")?\s*(?P<h>\d{1,2})\s*[点點時시]"
     r"(?:\s*(?P<m>\d{1,2})\s*[分분]|(?P<halfhour>半|반))?")
 _VAGUE = (
-    (re.compile(r"(?:数|數|几|幾|上|수)\s*(?:百|백)"), " hundreds of "),
-    (re.compile(r"(?:数|數|几|幾|上|수)\s*(?:千|천)"), " thousands of "),
+    (re.compile(r"(?:几|幾)\s*百"), " a few hundred "),
+    (re.compile(r"(?:几|幾)\s*千"), " a few thousand "),
+    (re.compile(r"(?:数|數|上|수)\s*(?:百|백)"), " hundreds of "),
+    (re.compile(r"(?:数|數|上|수)\s*(?:千|천)"), " thousands of "),
     (re.compile(r"(?:数|數|几|幾|수)\s*(?:万|萬|만)"), " tens of thousands of "),
     (re.compile(r"(?:数|數|几|幾|수)\s*(?:十|십)"), " dozens of "),
 )
@@ -196,6 +199,6 @@ def rewrite(text: str) -> str:
 
 # The English words `rewrite` puts into a text, left out of what the reader leaves unread.
 INSERTED_WORDS_RE = re.compile(
-    r"\b(?:hundreds|thousands|tens|dozens|of|over|under|nearly|about|am|pm|months|hours"
+    r"\b(?:a|few|hundred|thousand|hundreds|thousands|tens|dozens|of|over|under|nearly|about|am|pm|months|hours"
     r"|minutes|to|km|kg|yuan|yen|won|days|years|weeks|seconds|meters|people|times|January"
     r"|February|March|April|May|June|July|August|September|October|November|December)\b")
