@@ -224,3 +224,18 @@ def test_a_fact_about_the_context_left_without_claims_is_re_added(language):
     topic = topic_terms("", CONTEXT[language])
     about = [s for s in FACTS[language] if any(ch.isdigit() for ch in s)]
     assert about and all(check_coverage(s, [], topic).extra_claim for s in about)
+
+
+@pytest.mark.parametrize(("text", "sentences"), [
+    ("Die Messe beginnt am 4. Oktober im Messezentrum. Der Eintritt kostet ca. 15 Euro. Bis bald!",
+     ["Die Messe beginnt am 4. Oktober im Messezentrum.", "Der Eintritt kostet ca. 15 Euro.",
+      "Bis bald!"]),
+    ("会议将于十月四日开始。门票约十五欧元！欢迎参加？",
+     ["会议将于十月四日开始。", "门票约十五欧元！", "欢迎参加？"]),
+    ("見本市は10月4日に始まります。入場料は約15ユーロです。",
+     ["見本市は10月4日に始まります。", "入場料は約15ユーロです。"]),
+])
+def test_sentences_are_split_by_the_rules_of_their_language(text, sentences):
+    from rt4chart.transforms.segment import split_sentences
+
+    assert [text[a:b] for a, b in split_sentences(text)] == sentences
