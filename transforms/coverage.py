@@ -18,8 +18,15 @@ from dataclasses import dataclass
 
 from rt4chart.transforms.support import check_support, claim_body
 from rt4chart.transforms.text.absence import states_absence
-from rt4chart.transforms.text.assertion import ABSENCE, FACT, classify, strip_marker
+from rt4chart.transforms.text.assertion import (
+    ABSENCE,
+    FACT,
+    NOUN_CAPITALISING,
+    classify,
+    strip_marker,
+)
 from rt4chart.transforms.text.language import (
+    CJK_RUN_RE,
     UNDETERMINED,
     anchor_units,
     detect,
@@ -27,6 +34,7 @@ from rt4chart.transforms.text.language import (
     remark_length,
     support,
 )
+from rt4chart.transforms.text.quantities import read
 from rt4chart.transforms.text.words import fold, is_stopword, language_stopwords, stem
 
 # A decomposer may drop a couple of discourse words ("notably", "clearly") when it restates a
@@ -45,6 +53,11 @@ OFF_TOPIC_WORDS = 2
 # Han, Kana or Hangul character counting half) with no specific, no negation and nothing in
 # common with the question or the context is not re-added.
 REMARK_WORDS = 12
+# There, an exclamation with no specific and at most this many content words (a Han, Kana or
+# Hangul character that is not a stopword counting half) is a wish or a greeting ("Viel Spaß
+# beim Besuch!", "Buona visita!", "祝您游玩愉快！") even when it names what the context is
+# about. The cost: "Der Eintritt ist frei!", dropped by a judge, is not re-added.
+EXCLAMATION_WORDS = 3
 # Marks a Han, Kana or Hangul topic unit in `topic_terms` (apart from the bigrams of `fold`).
 ANCHOR = "\x00"
 
@@ -102,34 +115,50 @@ def _off_topic(found, topic: frozenset[str] | None, sentence: str = "",
     neither the question nor the context: "Fun topic, this.", "Give me a shout if you'd like me
     to dig further." It says nothing a judge could hide about what was asked. In a language
     without frame vocabulary (`_remark`) a short sentence may have more such words."""
-    if topic is None or found.specifics:
+    if topic is None:
         return False
-    if _remark(sentence, topic, language):
+    if _remark(sentence, found, topic, language):
         return True
-    if found.negated or len(found.world) > OFF_TOPIC_WORDS:
+    if found.specifics or found.negated or len(found.world) > OFF_TOPIC_WORDS:
         return False
     return not _touches(found.world, topic)
 
 
-def _remark(sentence: str, topic: frozenset[str], language: str | None) -> bool:
+def _remark(sentence: str, found, topic: frozenset[str], language: str | None) -> bool:
     """A short sentence of a language the classifier has no frame vocabulary for (its own, or
     else the answer's `language`), whose words share nothing with the question or the context.
     Han, Kana and Hangul are compared by the units that carry a topic
     (`language.anchor_units`: Han and Katakana bigrams, Korean word stems; particles and
-    endings, which every text of the language has, left out). English negation words are not
-    read there ("No dude en preguntar.")."""
+    endings, which every text of the language has, left out); a short exclamation is one
+    whatever it shares (EXCLAMATION_WORDS). English negation words are not read there ("No dude
+    en preguntar.")."""
     own = detect(sentence)
     language = own if own != UNDETERMINED else (language or UNDETERMINED)
     if language == UNDETERMINED or support(language).frame:
         return False
-    if remark_length(sentence) > REMARK_WORDS:
+    if remark_length(sentence) > REMARK_WORDS or _has_specifics(sentence, found, language):
         return False
     stopwords = language_stopwords(language)
-    if any(ANCHOR + u in topic for u in anchor_units(sentence) if not is_stopword(u, stopwords)):
-        return False
+    anchors = [u for u in anchor_units(sentence) if not is_stopword(u, stopwords)]
     spaced = [w for w in fold(sentence).split()
               if len(w) > 1 and not w.isdigit() and not is_cjk(w[:1]) and w not in stopwords]
-    return not _touches(spaced, topic)
+    cjk = [ch for run in CJK_RUN_RE.findall(sentence) for ch in run if ch not in stopwords]
+    if _exclaimed(sentence) and len(spaced) + len(cjk) / 2 <= EXCLAMATION_WORDS:
+        return True  # "Viel Spaß beim Besuch!", "Buona visita!": a wish, whatever it names
+    return not any(ANCHOR + u in topic for u in anchors) and not _touches(spaced, topic)
+
+
+def _has_specifics(sentence: str, found, language: str) -> bool:
+    """A number, a date or a time; or a name, except where every noun is capitalised."""
+    numbers = read(sentence)
+    if numbers.quantities or numbers.whens:
+        return True
+    return bool(found.specifics) and language not in NOUN_CAPITALISING
+
+
+def _exclaimed(sentence: str) -> bool:
+    text = sentence.strip()
+    return text.endswith(("!", "！")) or text.startswith("¡")
 
 
 def check_coverage(sentence: str, claims: Sequence[str],

@@ -54,7 +54,7 @@ class PolyglotJudge:
         self._lucky = lucky
 
     def _verdict(self, claim: str, text: str) -> tuple[str, list[str]]:
-        row = self._gold.get(claim)
+        row = self._gold.get(claim.removeprefix("- "))
         if row is None:
             return "NIC", []
         if row["label"] == "ENT":
@@ -64,8 +64,9 @@ class PolyglotJudge:
         return "NIC", []
 
     async def decompose(self, sentence, answer, question):
-        row = self._gold.get(sentence.strip())
-        return [] if row is not None and row["label"] == "none" else [sentence.strip()]
+        claim = sentence.strip().removeprefix("- ")  # a list item's claim, without its marker
+        row = self._gold.get(claim)
+        return [] if row is not None and row["label"] == "none" else [claim]
 
     async def verify_local(self, claim, chunk, question):
         return self._verdict(claim, chunk)

@@ -49,7 +49,13 @@ import functools
 import re
 from dataclasses import dataclass
 
-from rt4chart.transforms.text.language import UNDETERMINED, detect
+from rt4chart.transforms.text.language import (
+    UNDETERMINED,
+    detect,
+    has_cjk,
+    normalize_width,
+    remark_length,
+)
 from rt4chart.transforms.text.names import entities
 from rt4chart.transforms.text.quantities import read
 from rt4chart.transforms.text.vocabulary import (
@@ -127,7 +133,7 @@ _FIRST_PERSON = frozenset("i we me us my our".split())
 _MODALS = frozenset("may might can could should would will must also just".split())
 _BE = frozenset("is are was were been be".split())
 # Languages whose nouns are all capitalised: a capital letter is no sign of a name there.
-_NOUN_CAPITALISING = frozenset({"de", "lb"})
+NOUN_CAPITALISING = frozenset({"de", "lb"})
 
 
 @dataclass(frozen=True)
@@ -162,7 +168,7 @@ def strip_marker(sentence: str) -> str:
 
 
 def _clean(sentence: str) -> str:
-    body = strip_marker(sentence)
+    body = strip_marker(normalize_width(sentence))  # "：" is a colon, "？" a question mark
     body = _EMPHASIS_RE.sub("", body).strip()
     return body.strip("\"'“”‘’ \t")
 
@@ -179,7 +185,8 @@ def _drop_lead_in(body: str) -> str:
     words = head.split()
     if not any(ch.isdigit() for ch in _set_aside(head)):
         last = words[-1].lower().strip(".,\"'") if words else ""
-        if len(words) <= 6 or last in _HANGING or stem(last) in _LEAD_IN_NOUNS:
+        length = remark_length(head) if has_cjk(head) else len(words)
+        if length <= 6 or last in _HANGING or stem(last) in _LEAD_IN_NOUNS:
             return ""
     return head
 
@@ -387,7 +394,7 @@ def _classify_clause(body: str, sentence: str) -> Assertion:
     # The frame vocabulary and the grammar rules below are English: elsewhere only a question
     # or a sentence without a word about the world (nor a specific) asserts nothing.
     english = language in ("en", UNDETERMINED)
-    names = _names(specifics.rest, stopwords, language in _NOUN_CAPITALISING)
+    names = _names(specifics.rest, stopwords, language in NOUN_CAPITALISING)
     words = fold(specifics.rest).split()
     world = _world_words(specifics.rest, stopwords, FRAME if english else frozenset())
     negated = any(w in NEGATIONS or w.endswith("n't") for w in _WORD_RE.findall(kept.lower()))

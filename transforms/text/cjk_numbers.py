@@ -5,8 +5,9 @@ reads them.
 that one reader compares values in every language:
 
 - numerals: 三千 -> 3000, 两千五百 -> 2500, 一百二十 -> 120, 3万 -> 30000, 1.5亿 -> 150000000;
-  a lone 一 only before a unit ("一天" one day; not 一起, 一般, 统一); 十分 ("very") only as
-  ten minutes before 钟;
+  not 一起, 一般, 统一; 十分 ("very") only as ten minutes before 钟; a lone 一 only before a
+  unit of two characters ("一个月" one month, "一小时" one hour; not 一个, 一天, 一日: "a",
+  "a day");
 - dates and times: 2024年5月1日 -> 2024-05-01, 5月1日 -> May 1, 7点 / 7時 / 7시 -> 7:00,
   7点半 -> 7:30, 下午3点 / 午後3時 / 오후 3시 -> 3 pm;
 - vague amounts and bounds: 数百 / 上百 / 수백 -> hundreds of, 几百 -> a few hundred, 数千 ->
@@ -115,14 +116,17 @@ def _percent(match: re.Match) -> str:
 
 def _numerals(text: str) -> str:
     """Han numerals as digits: a numeral with a scale (十, 百, 千, 万, 亿), or of any digits
-    before a unit or a classifier; a lone 一 only before a unit or classifier."""
+    before a unit or a classifier; a lone 一 only before a unit of two characters."""
     out, pos = [], 0
     for match in re.finditer(_CJK_NUM, text):
         numeral, after = match.group(), text[match.end():match.end() + 2]
         before = text[max(0, match.start() - 2):match.start()]
         if after[:1] == "分" and after not in ("分钟", "分鐘"):
             after = ""  # 十分: "very" (Chinese), "enough" (Japanese); minutes are 分钟
-        counted = bool(after) and (bool(re.match(_UNIT_ALT, after)) or after[0] in _CLASSIFIERS)
+        unit = re.match(_UNIT_ALT, after)
+        counted = bool(after) and (bool(unit) or after[0] in _CLASSIFIERS)
+        if numeral == "一" and not (unit and len(unit.group()) > 1):
+            continue  # 一个, 一天, 一日: "a", "a day"; 一个月, 一小时: one month, one hour
         scaled = any(ch in _SMALL_SCALES or ch in _BIG_SCALES for ch in numeral)
         if (before.endswith(_NOT_AMOUNT) or numeral[0] in _BIG_SCALES
                 or not (counted or scaled and len(numeral) > 1)):

@@ -31,6 +31,7 @@ import functools
 import re
 from collections.abc import Iterable, Sequence
 
+from rt4chart.transforms.text.cjk_numbers import INSERTED_WORDS_RE, rewrite
 from rt4chart.transforms.text.language import (
     CJK_RUN_RE,
     UNDETERMINED,
@@ -155,7 +156,7 @@ def content_words(text: str) -> set[str]:
     """Word forms of 3+ characters (Han, Kana, Hangul bigrams and single characters) that are
     not stopwords, and all numbers."""
     stopwords = stopwords_of(text)
-    return {w for w in word_forms(text) if _content_word(w, stopwords)}
+    return {w for w in word_forms(_cjk_numbers(text)) if _content_word(w, stopwords)}
 
 
 def same_stem(a: str, b: str) -> bool:
@@ -225,8 +226,16 @@ def content_terms(text: str) -> set[str]:
     """Stems of the words of `text` that are not stopwords or single letters (Han, Kana and
     Hangul bigrams that are not stopwords)."""
     stopwords = stopwords_of(text)
-    return {stem(w) for w in fold(text).split() if len(w) > 1 and not w.isdigit()
+    return {stem(w) for w in fold(_cjk_numbers(text)).split() if len(w) > 1 and not w.isdigit()
             and not is_stopword(w, stopwords)}
+
+
+def _cjk_numbers(text: str) -> str:
+    """A CJK text with its numerals as digits (`cjk_numbers.rewrite`): "八十五元" and
+    "一百二十元" differ in their number, not in their words."""
+    if not has_cjk(text):
+        return text
+    return INSERTED_WORDS_RE.sub(lambda m: " " * len(m.group()), rewrite(text))
 
 
 def short_stem(word: str) -> str:

@@ -84,6 +84,83 @@ CASES = [
  ("ko", "ko-2", "회원권은 얼마인가요?",
   ["헬스장은 매일 오전 6시에 문을 엽니다.", "월 회원권은 5만 원입니다."],
   [("월 회원권은 8만 원입니다.", "NIC:number"), ("도움이 되었기를 바랍니다.", "none")]),
+ # Lists under a lead-in, vague amounts and locale numbers (answers of "-list" traces are one
+ # sentence a line).
+ ("de", "de-list", "Was bietet der Zoo?",
+  ["Der Zoo beherbergt mehrere tausend Tiere.", "Die Jahreskarte kostet 89,90 Euro.",
+   "Der Zoo wurde 1 250 000 Mal besucht."],
+  [("Hier ist eine kurze Übersicht:", "none"),
+   ("- Der Zoo beherbergt mehrere tausend Tiere.", 0),
+   ("- Die Jahreskarte kostet 89,90 Euro.", 1), ("Viel Spaß beim Besuch!", "none")]),
+ ("de", "de-vague", "Wie oft wurde der Zoo besucht?",
+  ["Der Zoo beherbergt mehrere tausend Tiere.", "Der Zoo wurde 1 250 000 Mal besucht."],
+  [("Der Zoo wurde 2 500 000 Mal besucht.", "NIC:number")]),
+ ("fr", "fr-list", "Que propose le musée ?",
+  ["Le musée expose plusieurs centaines de tableaux.", "Le tarif réduit est de 7,50 euros.",
+   "La collection compte 12 400 objets."],
+  [("Voici l'essentiel :", "none"), ("- Le musée expose plusieurs centaines de tableaux.", 0),
+   ("- Le tarif réduit est de 7,50 euros.", 1), ("Bonne visite !", "none")]),
+ ("fr", "fr-vague", "Combien d'objets compte la collection ?",
+  ["Le musée expose plusieurs centaines de tableaux.", "La collection compte 12 400 objets."],
+  [("La collection compte 21 400 objets.", "NIC:number")]),
+ ("es", "es-list", "¿Qué ofrece el parque?",
+  ["El parque tiene más de 40 kilómetros de senderos.", "La entrada cuesta 12,5 euros.",
+   "Cada año lo visitan 2.400 escolares."],
+  [("Estos son los datos principales:", "none"),
+   ("- El parque tiene más de 40 kilómetros de senderos.", 0),
+   ("- La entrada cuesta 12,5 euros.", 1), ("¡Que disfrute de la visita!", "none")]),
+ ("es", "es-vague", "¿Cuántos escolares lo visitan?",
+  ["El parque tiene más de 40 kilómetros de senderos.", "Cada año lo visitan 2.400 escolares."],
+  [("Cada año lo visitan 4.200 escolares.", "NIC:number")]),
+ ("it", "it-list", "Cosa offre il castello?",
+  ["Il castello ospita alcune centinaia di armature.", "Il biglietto intero costa 14,50 euro.",
+   "Nel 2022 i visitatori sono stati 30.000."],
+  [("Ecco le informazioni principali:", "none"),
+   ("- Il castello ospita alcune centinaia di armature.", 0),
+   ("- Il biglietto intero costa 14,50 euro.", 1), ("Buona visita!", "none")]),
+ ("it", "it-vague", "Quanti visitatori nel 2022?",
+  ["Il castello ospita alcune centinaia di armature.", "Nel 2022 i visitatori sono stati 30.000."],
+  [("Nel 2022 i visitatori sono stati 50.000.", "NIC:number")]),
+ ("pt", "pt-list", "O que oferece o aquário?",
+  ["O aquário abriga cerca de 8.000 animais.", "O bilhete custa R$ 75,00.",
+   "A visita dura em média duas horas."],
+  [("Seguem as informações principais:", "none"),
+   ("- O aquário abriga cerca de 8.000 animais.", 0), ("- O bilhete custa R$ 75,00.", 1),
+   ("Boa visita!", "none")]),
+ ("pt", "pt-vague", "Quanto custa o bilhete?",
+  ["O aquário abriga cerca de 8.000 animais.", "O bilhete custa R$ 75,00."],
+  [("O bilhete custa R$ 95,00.", "NIC:number")]),
+ ("ru", "ru-list", "Что есть в парке?",
+  ["В парке растёт несколько тысяч деревьев.", "Аренда лодки стоит 450 рублей.",
+   "Площадь парка составляет 12,5 гектара."],
+  [("Вот основные сведения:", "none"), ("- В парке растёт несколько тысяч деревьев.", 0),
+   ("- Аренда лодки стоит 450 рублей.", 1), ("Приятной прогулки!", "none")]),
+ ("ru", "ru-vague", "Какова площадь парка?",
+  ["В парке растёт несколько тысяч деревьев.", "Площадь парка составляет 12,5 гектара."],
+  [("Площадь парка составляет 25,5 гектара.", "NIC:number")]),
+ ("zh", "zh-list", "动物园有什么？",
+  ["动物园有数百种动物。", "成人门票为八十五元。", "每年约有两百万名游客。"],
+  [("以下是主要信息：", "none"), ("- 动物园有数百种动物。", 0), ("- 成人门票为八十五元。", 1),
+   ("祝您游玩愉快！", "none")]),
+ ("zh", "zh-vague", "门票多少钱？",
+  ["动物园有数百种动物。", "成人门票为八十五元。"],
+  [("成人门票为一百二十元。", "NIC:number")]),
+ ("ja", "ja-list", "水族館について教えてください。",
+  ["水族館には数千匹の魚がいます。", "大人の入館料は２，４００円です。",
+   "年間の来館者は約百万人です。"],
+  [("主な情報は次のとおりです：", "none"), ("- 水族館には数千匹の魚がいます。", 0),
+   ("- 大人の入館料は２，４００円です。", 1), ("楽しい一日をお過ごしください。", "none")]),
+ ("ja", "ja-vague", "入館料はいくらですか？",
+  ["水族館には数千匹の魚がいます。", "大人の入館料は２，４００円です。"],
+  [("大人の入館料は３，２００円です。", "NIC:number")]),
+ ("ko", "ko-list", "수목원에는 무엇이 있나요?",
+  ["수목원에는 수천 종의 식물이 있습니다.", "입장료는 9,000원입니다.",
+   "연간 방문객은 약 30만 명입니다."],
+  [("주요 정보는 다음과 같습니다:", "none"), ("- 수목원에는 수천 종의 식물이 있습니다.", 0),
+   ("- 입장료는 9,000원입니다.", 1), ("즐거운 관람 되세요!", "none")]),
+ ("ko", "ko-vague", "입장료는 얼마인가요?",
+  ["수목원에는 수천 종의 식물이 있습니다.", "입장료는 9,000원입니다."],
+  [("입장료는 12,000원입니다.", "NIC:number")]),
 ]
 
 
@@ -92,14 +169,15 @@ def main() -> None:
     traces, gold = [], []
     for lang, trace_id, question, context, answer in CASES:
         text = " ".join(context) if lang not in ("zh", "ja") else "".join(context)
-        joined = " ".join(s for s, _ in answer) if lang not in ("zh", "ja") else "".join(
-            s for s, _ in answer)
+        glue = "\n" if trace_id.endswith("-list") else "" if lang in ("zh", "ja") else " "
+        joined = glue.join(s for s, _ in answer)
         traces.append({"trace_id": trace_id, "question": question, "answer": joined,
                        "contexts": [{"doc_id": f"{trace_id}-doc", "text": text}],
                        "metadata": {"language": lang}})
         for sentence, g in answer:
             label, _, why = g.partition(":") if isinstance(g, str) else ("ENT", "", "")
-            gold.append({"trace_id": trace_id, "sentence": sentence, "label": label, "why": why,
+            gold.append({"trace_id": trace_id, "sentence": sentence.removeprefix("- "),
+                         "label": label, "why": why,
                          "quote": context[g] if isinstance(g, int) else None})
     for name, rows in (("traces.jsonl", traces), ("gold.jsonl", gold)):
         with open(out / name, "w", encoding="utf-8") as fh:
