@@ -239,3 +239,18 @@ def test_sentences_are_split_by_the_rules_of_their_language(text, sentences):
     from rt4chart.transforms.segment import split_sentences
 
     assert [text[a:b] for a, b in split_sentences(text)] == sentences
+
+
+def test_the_offline_judge_warns_once_per_language_it_has_no_vocabulary_for(caplog):
+    import asyncio
+
+    from rt4chart.transforms.judges.offline import OfflineJudge
+
+    judge = OfflineJudge()
+    chunk = "Das Freibad öffnet um 8 Uhr. Der Eintritt kostet 4 Euro."
+    with caplog.at_level("WARNING"):
+        for claim in ("Das Freibad öffnet um 8 Uhr.", "Der Eintritt kostet 4 Euro.",
+                      "The pool opens at 8 am."):
+            asyncio.run(judge.verify_local(claim, chunk, ""))
+    warnings = [r.getMessage() for r in caplog.records if "offline judge" in r.getMessage()]
+    assert len(warnings) == 1 and "'de'" in warnings[0]
