@@ -119,7 +119,9 @@ def _raw_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """pysbd's sentences of text[start:end] located in `text`, untrimmed, in order."""
     spans: list[tuple[int, int]] = []
     cursor = start
-    for piece in _segmenter(_language_of(text[start:end])).segment(text[start:end]):
+    language = _language_of(text[start:end])
+    segmenter = _segmenter() if language == "en" else _segmenter(language)
+    for piece in segmenter.segment(text[start:end]):
         found = text.find(piece, cursor, end)
         if found < 0:  # the segmenter altered the text: keep the rest whole
             spans.append((cursor, end))
