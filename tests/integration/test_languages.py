@@ -82,3 +82,23 @@ def test_a_hallucinated_name_is_flagged_in_every_language(runs):
     # language, the answer is flagged.
     wrong = {r["trace_id"] for r in _rows("gold.jsonl") if r["why"] == "name"}
     assert wrong and all(a["hallucinated"] for a in runs["0"]["answers"] if a["trace_id"] in wrong)
+
+
+def test_every_language_goes_through_pruning_the_estimate_the_report_and_eval(tmp_path, capsys):
+    from rt4chart.pipeline import cli
+
+    from testutil import read_tables
+
+    traces = str(DATA / "traces.jsonl")
+    assert cli.main(["audit", traces, "--estimate", "--judge", "offline"]) == 0
+    judge = ["--judge", "polyglot_judge:factory"]
+    assert cli.main(["audit", traces, *judge, "--prune-windows", "--out",
+                     str(tmp_path / "run")]) == 0
+    answers = {a["trace_id"]: a["hallucinated"] for a in read_tables(tmp_path / "run")["answers"]}
+    assert answers == _hallucinated()
+    assert cli.main(["report", str(tmp_path / "run"), "--out", str(tmp_path / "r.html")]) == 0
+    assert "自助早餐" in (tmp_path / "r.html").read_text(encoding="utf-8")
+    capsys.readouterr()
+    assert cli.main(["eval", "--dataset", "jsonl", "--data", str(DATA / "eval.jsonl"), *judge,
+                     "--out", str(tmp_path / "eval")]) == 0
+    assert "answer F1 1.000" in capsys.readouterr().out

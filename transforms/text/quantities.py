@@ -476,5 +476,5 @@ def number_terms(text: str) -> set[str]:
 
 
 def _number_term(q: Quantity) -> str:
-    value = int(q.value) if q.value.is_integer() else round(q.value, 6)
+    value = int(q.value) if float(q.value).is_integer() else round(q.value, 6)
     return f"{value} {q.unit}" if q.unit else str(value)

@@ -179,7 +179,16 @@ def main() -> None:
             gold.append({"trace_id": trace_id, "sentence": sentence.removeprefix("- "),
                          "label": label, "why": why,
                          "quote": context[g] if isinstance(g, int) else None})
-    for name, rows in (("traces.jsonl", traces), ("gold.jsonl", gold)):
+    evals = []  # for `rt4chart eval --dataset jsonl`: the traces with their gold spans
+    for trace in traces:
+        spans = []
+        for row in gold:
+            if row["trace_id"] == trace["trace_id"] and row["label"] == "NIC":
+                start = trace["answer"].index(row["sentence"])
+                spans.append({"start": start, "end": start + len(row["sentence"]),
+                              "label": "NIC"})
+        evals.append({**trace, "gold_spans": spans})
+    for name, rows in (("traces.jsonl", traces), ("gold.jsonl", gold), ("eval.jsonl", evals)):
         with open(out / name, "w", encoding="utf-8") as fh:
             fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
 
