@@ -75,9 +75,13 @@ def test_no_word_of_fold_spans_two_cjk_units(text):
     for word in fold(text).split():
         run = "".join(CJK_RUN_RE.findall(word))
         assert not run or word == run and len(word) <= 2
-    # CJK numerals are read as digits ("三十" -> 30), so a number may be a content word that is
-    # not a word form; every other content word is one.
-    assert {w for w in content_words(text) if not w.isdigit()} <= word_forms(text)
+    # CJK numerals are read as digits ("三十" -> 30, "0日百" -> "0 days 百"), so a number may be
+    # a content word that is not a word form, and a Han run may be cut at a number; every
+    # other content word is a word form, and all are in the text.
+    folded = normalize_width(text).lower().replace("-", "").replace("_", "")
+    assert all(w in folded for w in content_words(text) if not w.isdigit())
+    assert {w for w in content_words(text) if not w.isdigit() and not CJK_RUN_RE.search(w)
+            } <= word_forms(text)
 
 
 @given(texts)
