@@ -15,9 +15,17 @@ import signal
 import sys
 import threading
 
-from rt4chart import __version__
 from rt4chart.pipeline import args as cli_args
-from rt4chart.pipeline import check_judge, deploy, estimate_run, export, jobs
+from rt4chart.pipeline import (
+    check_judge,
+    deploy,
+    estimate_run,
+    export,
+    gcp_extra,
+    jobs,
+    launcher,
+    runfolder,
+)
 from rt4chart.pipeline.annotate import cli as annotate_cli
 from rt4chart.pipeline.eval import cli as eval_cli
 from rt4chart.pipeline.options import (
@@ -37,11 +45,7 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 def parsers() -> tuple[KnownOptionsParser, dict[str, KnownOptionsParser]]:
     """The root parser, and each command's parser by name."""
-    root = KnownOptionsParser(prog="rt4chart", allow_abbrev=False,
-                              description="Claim-level hallucination audit of RAG traces.",
-                              epilog="`rt4chart COMMAND --help` shows a command's options.")
-    root.add_argument("--version", action="version", version=f"rt4chart {__version__}")
-    sub = root.add_subparsers(dest="command", required=True)
+    root, sub = launcher.root_parser(KnownOptionsParser)
     commands = {"audit": cli_args.add_audit_parser(sub),
                 "stream": cli_args.add_stream_parser(sub),
                 "eval": eval_cli.add_parsers(sub),
@@ -73,6 +77,8 @@ def audit(args: argparse.Namespace, beam_args: list[str]) -> int:
                                     input_format=config.input_format, spans=config.spans,
                                     max_record_bytes=config.max_record_bytes)
         phoenix = annotate_cli.target(args)
+        _require_gcp([*config.inputs, config.out, config.redo or "", config.reuse or ""],
+                     config.bigquery, options)
         deploy.check_remote(config.inputs, config.out, config.judge, options)
         if deploy.is_dry_run(options):
             return _plan(deploy.audit_plan(config, options))
@@ -101,8 +107,10 @@ def stream(args: argparse.Namespace, beam_args: list[str]) -> int:
                                     reasoning_fill=args.estimate_reasoning_fill,
                                     spans=cli_args.span_mapping(args), per=1000,
                                     per_hour=args.traces_per_hour)
+        gcp_extra.require("pubsub", "rt4chart stream (it reads a Pub/Sub subscription)")
         config = cli_args.stream_config(args, cli_args.judge_spec(args))
         options = with_command_options(jobs.beam_options(beam_args, streaming=True), args)
+        _require_gcp([config.out or ""], config.bigquery, options)
         phoenix = annotate_cli.target(args)
         deploy.check_remote((), config.out, config.stages.judge, options)
         if deploy.is_dry_run(options):
@@ -130,6 +138,16 @@ def stream(args: argparse.Namespace, beam_args: list[str]) -> int:
     else:
         print(f"rt4chart: stream ended ({run.state})", file=sys.stderr)
     return 0 if run.ok else 1
+
+
+def _require_gcp(paths: list[str], bigquery: str | None, options) -> None:
+    """A usage error naming `rt4chart[gcp]` when the run needs a Google Cloud client the base
+    install leaves out (gs:// or bq: paths, --bigquery, the DataflowRunner)."""
+    gcp_extra.require_for_paths(paths, "a gs:// or bq: path")
+    if bigquery:
+        gcp_extra.require("bigquery", "--bigquery")
+    if deploy.is_remote(options):
+        gcp_extra.require("dataflow", "--runner DataflowRunner")
 
 
 def _plan(lines: list[str]) -> int:
@@ -176,7 +194,27 @@ def main_error(exc: BaseException) -> str:
     return redact_configured(text[:MAX_ERROR_CHARS]) or ""
 
 
+# The arguments that name a run folder a command reads, by command.
+_READ_RUNS = {"report": ("out_dir",), "export": ("run",), "annotate": ("source",),
+              "eval": ("run_a", "run_b")}
+
+
+def check_runs_read(args: argparse.Namespace) -> None:
+    """Warn loudly (stderr) about a run folder a command reads that holds what a failed run
+    completed; refuse (UsageError) one whose swap was cut short, which mixes two runs."""
+    for name in _READ_RUNS.get(args.command, ()):
+        folder = getattr(args, name, None)
+        if not isinstance(folder, str) or folder.startswith("bq:"):
+            continue
+        found = runfolder.incomplete_message(folder)
+        if found and found[1]:
+            raise jobs.UsageError(found[0])
+        if found:
+            print(f"rt4chart: WARNING: {found[0]}", file=sys.stderr)
+
+
 def _command(args: argparse.Namespace, beam_args: list[str]) -> int:
+    check_runs_read(args)
     if args.command == "report":
         return report_cli.run(args)
     if args.command == "eval":

@@ -54,6 +54,9 @@ def bigquery_client(project: str, client=None):
     new one for `project`."""
     if client is not None:
         return getattr(client, "gcp", client)
+    from rt4chart.pipeline.gcp_extra import require
+
+    require("bigquery", f"a BigQuery run (bq:{project}:...)")
     from google.cloud import bigquery
 
     return bigquery.Client(project=project)

@@ -227,8 +227,9 @@ def run_audit(config: AuditConfig, options: PipelineOptions) -> Summary:
     """Run the batch audit to the end; its summary (also written to OUT/summary.json).
 
     No run destroys data: the run writes to a staging folder inside OUT, swapped in (the
-    earlier run's files out) only when the pipeline has succeeded; on any failure the staging
-    folder is removed and OUT is left as it was (see runfolder.py). The Batch API's state stays
+    earlier run's files set aside, then removed) only when the pipeline has succeeded; a run
+    refused before it starts leaves OUT as it was, and a run that fails keeps the tables it
+    completed (`RunFolder.keep_failed`, see runfolder.py). The Batch API's state stays
     in OUT/_batch_state, outside the staging folder, so that a run cut short can resume. One
     run at a time per local OUT (a lock on the folder), and the process's temporary folders
     live under the staging folder while it runs (runlock.py).
@@ -243,10 +244,14 @@ def run_audit(config: AuditConfig, options: PipelineOptions) -> Summary:
     try:
         try:  # abort after a refusal too: it removes the folder the lock made
             config, run, redo, endpoint = _preflight(config, folder, options)
+        except BaseException:
+            folder.abort()
+            raise
+        try:
             with run_temp_folder(folder.staging):
                 summary = _run_staged(config, run, redo, folder, options, endpoint)
         except BaseException:
-            folder.abort()
+            folder.keep_failed()  # what the run completed stays readable and --redo-able
             raise
         folder.commit()  # if OUT changed so that the run cannot go there, it stays in staging
     finally:

@@ -1,9 +1,9 @@
-"""The README's option tables, made from the options' declarations (`flags.py`): one Markdown
+"""The docs' option tables (docs/options.md), made from the options' declarations (`flags.py`): one Markdown
 table per command (flag, default, help), written between `<!-- options:begin -->` and
 `<!-- options:end -->`.
 
-    python -m rt4chart.pipeline.option_tables README.md          # rewrite the tables
-    python -m rt4chart.pipeline.option_tables README.md --check  # exit 1 if they are not current
+    python -m rt4chart.pipeline.option_tables docs/options.md          # rewrite the tables
+    python -m rt4chart.pipeline.option_tables docs/options.md --check  # exit 1 if they are not current
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from rt4chart.transforms.options_spec import Option
 
 BEGIN, END = "<!-- options:begin -->", "<!-- options:end -->"
 NOTE = ("<!-- generated from the options' declarations by "
-        "`python -m rt4chart.pipeline.option_tables README.md`: edit the declarations -->")
+        "`python -m rt4chart.pipeline.option_tables docs/options.md`: edit the declarations -->")
 
 
 def _cell(text: str) -> str:
@@ -61,12 +61,12 @@ def tables() -> str:
     """Every command's table, under a heading each, between the markers."""
     parts = [BEGIN, NOTE]
     for command, options in COMMANDS.items():
-        parts += ["", f"#### `rt4chart {command}`", "", table(options)]
+        parts += ["", f"## `rt4chart {command}`", "", table(options)]
     return "\n".join([*parts, "", END])
 
 
 def current(text: str) -> str:
-    """`text` (the README) with its tables replaced by the declarations' (ValueError without
+    """`text` (docs/options.md) with its tables replaced by the declarations' (ValueError without
     the markers)."""
     start, end = text.find(BEGIN), text.find(END)
     if start < 0 or end < start:

@@ -36,7 +36,7 @@ from apache_beam.io.filesystem import BeamIOError
 from apache_beam.io.filesystems import FileSystems
 
 from rt4chart import __version__
-from rt4chart.pipeline.tablefiles import PARTITION_KEY, is_work_file
+from rt4chart.pipeline.tablefiles import PARTITION_KEY, is_work_file, salvage_temp_files
 from rt4chart.schemas.tables import TABLES
 
 logger = logging.getLogger(__name__)
@@ -46,6 +46,10 @@ MANIFEST_FORMAT = 1
 SUMMARY = "summary.json"
 REDO_INPUT = "_redo/traces.jsonl"
 STAGING_PREFIX = ".staging-"
+# Where `commit` puts the earlier run's files while the new run's move in (see `commit`).
+PREVIOUS_PREFIX = ".previous-"
+# The phases of a swap a manifest with complete: false records (see `commit` and `recover`).
+PHASE_ASIDE, PHASE_IN, PHASE_FAILED = "moving-earlier-aside", "moving-new-in", "failed"
 # rt4chart's, in a run folder, but not a run's output: never removed (the Batch API's
 # resumable state, staging folders of runs that did not finish).
 KEPT_FOLDERS = ("_batch_state",)
@@ -67,11 +71,16 @@ class Manifest:
     version: str = __version__
     created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
     complete: bool = True
+    # While not complete: PHASE_ASIDE or PHASE_IN (a swap under way, or cut short) with the
+    # folder the earlier run's files go to (`aside`), or PHASE_FAILED (a failed run's tables).
+    phase: str | None = None
+    aside: str | None = None
 
     def dumps(self) -> bytes:
+        extra = {"phase": self.phase, "aside": self.aside} if self.phase else {}
         return orjson.dumps({"rt4chart_manifest": MANIFEST_FORMAT, "run_id": self.run_id,
                              "version": self.version, "created_at": self.created_at,
-                             "complete": self.complete, "files": list(self.files)},
+                             "complete": self.complete, "files": list(self.files), **extra},
                             option=orjson.OPT_INDENT_2)
 
     @classmethod
@@ -82,9 +91,14 @@ class Manifest:
             if doc["rt4chart_manifest"] != MANIFEST_FORMAT:
                 raise ValueError(f"unknown manifest format {doc['rt4chart_manifest']!r}")
             return cls(str(doc["run_id"]), tuple(str(f) for f in doc["files"]),
-                       str(doc["version"]), str(doc["created_at"]), bool(doc["complete"]))
+                       str(doc["version"]), str(doc["created_at"]), bool(doc["complete"]),
+                       _text_or_none(doc.get("phase")), _text_or_none(doc.get("aside")))
         except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
             raise ValueError(f"not an rt4chart manifest: {exc}") from exc
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 @dataclass(frozen=True)
@@ -162,7 +176,7 @@ def _unlisted_run_file(rel: str) -> bool:
 
 def _kept(rel: str) -> bool:
     top = _top(rel)
-    return top.startswith(STAGING_PREFIX) or top in KEPT_FOLDERS
+    return top.startswith((STAGING_PREFIX, PREVIOUS_PREFIX)) or top in KEPT_FOLDERS
 
 
 def _load_manifest(out: str, files: list[str]) -> Manifest | None:
@@ -246,14 +260,16 @@ class RunFolder:
         self._existed = FileSystems.exists(self.out)
 
     def check(self) -> FolderState:
-        """Refuse a folder a run cannot go to; changes nothing. Raises ForeignFilesError for
-        foreign files (in a folder that holds no run, or where a run writes), FileExistsError
-        for an earlier run without `overwrite`."""
+        """Refuse a folder a run cannot go to. Raises ForeignFilesError for foreign files (in
+        a folder that holds no run, or where a run writes), FileExistsError for an earlier run
+        without `overwrite`. Changes nothing, but first finishes or undoes a swap that was cut
+        short (`recover`: call it under the folder's lock)."""
         if FileSystems.get_scheme(self.out) is None and os.path.isfile(self.out):
             raise ForeignFilesError(f"--out {self.out} is a file, not a folder")
+        recover(self.out)
         state = scan(self.out)
         self._refuse(state)
-        stale = sorted({_top(f) for f in state.kept if _top(f).startswith(STAGING_PREFIX)})
+        stale = _leftover_folders(self.out, state)
         if stale:
             logger.warning("%s holds the staging folders of runs that did not finish: %s (kept; "
                            "delete them when they are of no use)", self.out, ", ".join(stale))
@@ -287,26 +303,67 @@ class RunFolder:
         return [r for r in rels if not r.startswith(MANIFEST) and not is_work_file(r)]
 
     def commit(self, written: Iterable[str] | None = None) -> Manifest:
-        """Swap the staged run in: the earlier run's files out, the new files in, then the
-        manifest; the staging folder goes. Foreign files are left where they are. Raises (and
-        keeps the staging folder) if the folder changed so that the run cannot go there."""
+        """Swap the staged run in, so that a kill at any moment loses neither run: the earlier
+        run's files are moved aside (into OUT/.previous-RUN_ID, with its manifest), the new
+        files moved in, the manifest written, and only then the earlier run deleted. While it
+        goes on, the manifest says complete: false and which phase it is in, so that
+        `recover` (the next run's `check`) puts the earlier run back or finishes the new one.
+        Foreign files are left where they are. Raises (and keeps the staging folder) if the
+        folder changed so that the run cannot go there."""
         new = self.staged_files(written)
         state = scan(self.out)
         self._refuse(state, new)
         old = list(state.run_files)
-        # Should the swap be cut short, this lists every file there may be, so that the next
-        # run (--overwrite) can clean up.
-        self._write_manifest(Manifest(self.run_id, tuple(sorted({*old, *new})), complete=False))
+        aside = f"{PREVIOUS_PREFIX}{self.run_id}"
         if old:
-            logger.info("removing the %d files of the earlier run in %s", len(old), self.out)
-            FileSystems.delete([_join(self.out, f) for f in old])
+            if state.manifest is not None:  # the earlier run's own, to put back on an undo
+                _copy_bytes(_join(self.out, MANIFEST), _join(self.out, f"{aside}/{MANIFEST}"))
+            self._write_manifest(self._journal(new, PHASE_ASIDE, aside))
+            logger.info("moving the %d files of the earlier run in %s aside", len(old),
+                        self.out)
+            for rel in old:
+                _move(_join(self.out, rel), _join(self.out, f"{aside}/{rel}"))
             _remove_empty_folders(self.out, old)
+        self._write_manifest(self._journal(new, PHASE_IN, aside))
         for rel in new:
             _move(_join(self.staging, rel), _join(self.out, rel))
         manifest = Manifest(self.run_id, tuple(new))
         self._write_manifest(manifest)
+        _remove_tree(_join(self.out, aside))
         _remove_tree(self.staging)
         return manifest
+
+    def _journal(self, new: list[str], phase: str, aside: str) -> Manifest:
+        return Manifest(self.run_id, tuple(new), complete=False, phase=phase, aside=aside)
+
+    def keep_failed(self) -> str | None:
+        """After a run failed: keep what it completed (never remove the run folder). In a run
+        folder without an earlier run, the tables the run wrote move in under a manifest that
+        says complete: false (phase "failed"): readable (readers warn) and `--redo`-able.
+        Beside an earlier run, they stay in the staging folder (the earlier run untouched).
+        Without any table written, this is `abort`. Where they are, or None."""
+        _remove_tree(_join(self.staging, ".tmp-run"))  # the process's temporary files
+        for table in TABLES:  # the whole files of tables whose write did not finish
+            salvage_temp_files(_join(self.staging, table), table)
+        new = [f for f in self.staged_files() if _top(f) in TABLES]
+        if not new:
+            self.abort()
+            return None
+        state = scan(self.out)
+        if state.run_files or state.in_the_way or set(new).intersection(state.foreign):
+            logger.warning("the run failed; the tables it completed are kept in %s (the "
+                           "earlier run in %s is untouched)", self.staging, self.out)
+            return self.staging
+        kept = self.staged_files()
+        for rel in kept:
+            _move(_join(self.staging, rel), _join(self.out, rel))
+        self._write_manifest(Manifest(self.run_id, tuple(kept), complete=False,
+                                      phase=PHASE_FAILED))
+        _remove_tree(self.staging)
+        logger.warning("the run failed; the tables it completed are kept in %s, marked "
+                       "incomplete (`audit --redo %s` redoes what they hold as failed; traces "
+                       "they do not hold need a new run)", self.out, self.out)
+        return self.out
 
     def abort(self) -> None:
         """Remove the staging folder (nothing else); and the run folder if this run made it
@@ -321,6 +378,94 @@ class RunFolder:
         with FileSystems.create(temp) as fh:
             fh.write(manifest.dumps())
         _move(temp, _join(self.out, MANIFEST))
+
+
+def _manifest_at(out: str) -> Manifest | None:
+    """The manifest of run folder `out`, None without one (or with one rt4chart cannot read)."""
+    try:
+        there = FileSystems.exists(_join(out, MANIFEST))
+    except (OSError, BeamIOError, ValueError):
+        return None
+    return _load_manifest(out, [MANIFEST] if there else [])
+
+
+def recover(out: str) -> str | None:
+    """Finish or undo a swap that was cut short (a kill during `commit`), as its manifest's
+    phase says: while the earlier run was being moved aside, put it back (the new run stays
+    in its staging folder); once the new run was being moved in, finish moving it in. What was
+    done, or None. Call it holding the folder's lock (`check` does)."""
+    manifest = _manifest_at(out)
+    if manifest is None or manifest.complete or manifest.phase not in (PHASE_ASIDE, PHASE_IN):
+        return None
+    aside = _join(out, manifest.aside or f"{PREVIOUS_PREFIX}{manifest.run_id}")
+    staging = _join(out, f"{STAGING_PREFIX}{manifest.run_id}")
+    if manifest.phase == PHASE_ASIDE:
+        for rel in list_files(aside):
+            if rel != MANIFEST:
+                _move(_join(aside, rel), _join(out, rel))
+        if FileSystems.exists(_join(aside, MANIFEST)):
+            _move(_join(aside, MANIFEST), _join(out, MANIFEST))
+        else:  # the earlier run had no manifest (an older rt4chart's)
+            FileSystems.delete([_join(out, MANIFEST)])
+        _remove_tree(aside)
+        done = (f"the swap of run {manifest.run_id} was cut short: the earlier run is back in "
+                f"{out}; the new run's files stay in {staging}")
+    else:
+        for rel in manifest.files:
+            if FileSystems.exists(_join(staging, rel)):
+                _move(_join(staging, rel), _join(out, rel))
+        final = Manifest(manifest.run_id, manifest.files, manifest.version, manifest.created_at)
+        _copy_text(final.dumps(), _join(out, MANIFEST))
+        _remove_tree(aside)
+        _remove_tree(staging)
+        done = (f"the swap of run {manifest.run_id} was cut short after the earlier run was "
+                f"set aside: its moving in is finished in {out}")
+    logger.warning("%s", done)
+    return done
+
+
+def incomplete_message(out: str) -> tuple[str, bool] | None:
+    """What a reader of run folder `out` (report, eval, export, annotate) must say about a
+    manifest with complete: false, and whether it must refuse to read it (a swap cut short:
+    two runs mixed); None when it is complete (or there is none)."""
+    manifest = _manifest_at(out.rstrip("/"))
+    if manifest is None or manifest.complete:
+        return None
+    if manifest.phase == PHASE_FAILED:
+        return (f"{out} holds what a failed run ({manifest.run_id}) completed: its tables are "
+                "incomplete (traces it did not finish are missing), and it has no summary"), False
+    return (f"{out} holds a run cut short while it was being swapped in ({manifest.run_id}, "
+            "manifest complete: false): it mixes the earlier run and the new one; the next "
+            f"`rt4chart audit --out {out}` puts the earlier run back or finishes the new one "
+            "before anything else"), True
+
+
+def _leftover_folders(out: str, state: FolderState) -> list[str]:
+    """The staging and set-aside folders of runs that did not finish, empty ones included."""
+    found = {_top(f) for f in state.kept if _top(f).startswith((STAGING_PREFIX,
+                                                                 PREVIOUS_PREFIX))}
+    if FileSystems.get_scheme(out) is None and os.path.isdir(out):
+        found.update(n for n in os.listdir(out) if n.startswith((STAGING_PREFIX,
+                                                                  PREVIOUS_PREFIX))
+                     and os.path.isdir(os.path.join(out, n)))
+    return sorted(found)
+
+
+def _copy_bytes(source: str, destination: str) -> None:
+    data = _read(source)
+    if data is not None:
+        _copy_text(data, destination)
+
+
+def _copy_text(data: bytes, destination: str) -> None:
+    """Write `data` to `destination` whole: a temporary file renamed over it."""
+    temp = f"{destination}.tmp"
+    parent = destination.rsplit("/", 1)[0]
+    if FileSystems.get_scheme(parent) is None and not os.path.isdir(parent):
+        FileSystems.mkdirs(parent)
+    with FileSystems.create(temp) as fh:
+        fh.write(data)
+    _move(temp, destination)
 
 
 def _move(source: str, destination: str) -> None:

@@ -21,10 +21,10 @@ from rt4chart.transforms.alerts import alert_message
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.redact import configured_secrets, redact
 
-# The columns that carry text from outside rt4chart: why a call or record failed (an endpoint's
-# error body may echo the request's key), a claim's note, and a record as received (`raw`: a
-# trace may carry a key in its metadata). Every row passes through `RedactRows` before a sink.
-REDACTED_COLUMNS = ("reason", "note", "raw")
+# Every text column is redacted (see `redact_value`) but the identities that join tables and
+# name traces: a trace id is the input's own (`--redo` finds traces by it), the others hashes.
+IDENTITY_COLUMNS = frozenset({"trace_id", "dead_letter_id", "key", "doc_id", "prompt_hash",
+                              "sample_trace_ids"})
 
 
 @dataclass(frozen=True)
@@ -53,17 +53,39 @@ def key_envs(*specs: JudgeSpec | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(env for env in envs if env))
 
 
+def redact_value(value: Any, secrets: Iterable[str]) -> Any:
+    """`value` with every text in it redacted (see `transforms/redact.py`): a string, the
+    strings of a tuple or list, the fields of a row (nested records too) or the values of a
+    dict, but not IDENTITY_COLUMNS. The same object when there was nothing to remove.
+
+    Everything a judge or a server returns reaches the tables in some text column (a claim's
+    text, its evidence, a note, a reason, the judge_cache's result), so every one is cleaned,
+    not a list of the columns known to carry it."""
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, tuple | list):
+        items = [redact_value(item, secrets) for item in value]
+        changed = any(new is not old for new, old in zip(items, value, strict=True))
+        return type(value)(items) if changed else value
+    if isinstance(value, dict):
+        clean = {k: v if k in IDENTITY_COLUMNS else redact_value(v, secrets)
+                 for k, v in value.items()}
+        return clean if any(clean[k] is not value[k] for k in value) else value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {}
+        for f in dataclasses.fields(value):
+            old = getattr(value, f.name)
+            new = old if f.name in IDENTITY_COLUMNS else redact_value(old, secrets)
+            if new is not old:
+                changes[f.name] = new
+        return dataclasses.replace(value, **changes) if changes else value
+    return value
+
+
 def redact_row(row: Any, secrets: Iterable[str]) -> Any:
-    """The row with its REDACTED_COLUMNS redacted (see `transforms/redact.py`); the same row
-    when there was nothing to remove."""
-    changes = {}
-    for name in REDACTED_COLUMNS:
-        value = getattr(row, name, None)
-        if isinstance(value, str):
-            clean = redact(value, secrets)
-            if clean != value:
-                changes[name] = clean
-    return dataclasses.replace(row, **changes) if changes else row
+    """The row with every text column redacted (`redact_value`); the same row when there was
+    nothing to remove."""
+    return redact_value(row, tuple(secrets))
 
 
 class _RedactFn(beam.DoFn):
@@ -81,10 +103,8 @@ class _RedactFn(beam.DoFn):
 
 
 def _redacted(name: str) -> bool:
-    """Whether a table has a column that RedactRows cleans."""
-    row_type = TABLES[name].row_type if name in TABLES else None
-    return row_type is not None and any(
-        f.name in REDACTED_COLUMNS for f in dataclasses.fields(row_type))
+    """Whether a table's rows pass through RedactRows: every table's (each has text)."""
+    return name in TABLES or name == "dead_letters"
 
 
 def _bigquery_sink(sinks: Sinks, table: str, test_client=None) -> beam.PTransform:
@@ -104,11 +124,11 @@ def _publish(rows: beam.PCollection, topic: str, to_message, what: str) -> None:
 class WriteTables(beam.PTransform):
     """{table name: rows} -> Parquet files under `out`, BigQuery tables and Pub/Sub topics.
 
-    Every row whose table has a reason, note or raw column is redacted first (`Redact_<table>`,
-    the one redaction step of what is written or published). Rows BigQuery rejects join the
-    dead letters, which are then written (and published to the dead-letter topic) with the
-    others; alerts, if given, go to the alerts topic. Labels are per table: `Redact_<table>`,
-    `BigQuery_<table>`, `Write_<table>`.
+    Every row is redacted first (`Redact_<table>`, the one redaction step of what is written
+    or published: every text column but the identities, see `redact_value`). Rows BigQuery
+    rejects join the dead letters, which are then written (and published to the dead-letter
+    topic) with the others; alerts, if given, go to the alerts topic. Labels are per table:
+    `Redact_<table>`, `BigQuery_<table>`, `Write_<table>`.
     """
 
     def __init__(self, sinks: Sinks, bigquery_client=None):

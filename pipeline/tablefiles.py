@@ -315,3 +315,34 @@ class WriteTableStreaming(beam.PTransform):
     def expand(self, rows: beam.PCollection):
         return rows | "Files" >> beam.ParDo(_WriteBundleFn(self._dir, self._table,
                                                             self._settle))
+
+
+def salvage_temp_files(table_dir: str, table: str) -> list[str]:
+    """After a failed batch job (local files only): move the whole temporary Parquet files its
+    bundles wrote under TABLE_DIR/beam-temp-…/ into partition folders as part files, so that
+    what the job completed stays readable; files a cut-short write left unreadable are
+    dropped with their folders. The paths moved in.
+
+    Only for local folders: there a bundle is not retried, so no row is in two files (a
+    remote runner retries bundles, and its leftover files may repeat rows)."""
+    if FileSystems.get_scheme(table_dir) is not None or not os.path.isdir(table_dir):
+        return []
+    field_name = TABLES[table].partition_field
+    moved = []
+    for temp in sorted(os.listdir(table_dir)):
+        folder = os.path.join(table_dir, temp)
+        if not temp.startswith(TEMP_PREFIX) or not os.path.isdir(folder):
+            continue
+        for name in sorted(os.listdir(folder)):
+            try:
+                data = pq.read_table(os.path.join(folder, name), columns=[field_name])
+            except (OSError, pa.ArrowException):
+                continue  # cut short while written: not a whole file
+            if data.num_rows == 0:
+                continue
+            day = partition_folder(data.column(field_name)[0].as_py())
+            target = os.path.join(table_dir, day, f"part-salvaged-{name}")
+            _rename(os.path.join(folder, name), target)
+            moved.append(target)
+        _remove_folder(folder)
+    return moved

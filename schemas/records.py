@@ -159,13 +159,23 @@ class Usage:
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
-            self.calls + other.calls,
-            self.input_tokens + other.input_tokens,
-            self.cached_tokens + other.cached_tokens,
-            self.output_tokens + other.output_tokens,
+            add_count(self.calls, other.calls),
+            add_count(self.input_tokens, other.input_tokens),
+            add_count(self.cached_tokens, other.cached_tokens),
+            add_count(self.output_tokens, other.output_tokens),
             add_cost(self.cost_usd, other.cost_usd),
-            self.reused + other.reused,
+            add_count(self.reused, other.reused),
         )
+
+
+# The largest count an INT64 column (Parquet, BigQuery, Beam's counters) holds.
+MAX_COUNT = (1 << 63) - 1
+
+
+def add_count(a: int, b: int) -> int:
+    """A sum of counts that stays within MAX_COUNT (and so within every INT64 column): a sum
+    that would pass it stays at it rather than failing the write of every table."""
+    return min(a + b, MAX_COUNT)
 
 
 def add_cost(a: float | None, b: float | None) -> float | None:

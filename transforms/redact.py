@@ -6,9 +6,13 @@ removes, from any text:
 
 - the configured secret values (the judge's API key), wherever they appear, and as an echo
   may have changed them: in any case, URL-encoded, split by whitespace or line breaks, in hex,
-  or inside base64 text (at any of its 3 byte alignments);
+  inside base64 text (at any of its 3 byte alignments) or base32 text (any of its 5), and in
+  the views of :mod:`.redact_views`: HTML entities and backslash escapes resolved, invisible
+  (zero-width, format) characters removed, reversed, and with any separators between its
+  characters (commas, spaces, dashes, dots, quotes);
 - ``Bearer <token>`` credentials;
-- ``sk-…``-like keys (OpenAI, Anthropic and similar providers' key format);
+- ``sk-…``-like keys (OpenAI, Anthropic and similar providers' key format), also behind
+  entities or invisible characters;
 - the values of key-carrying headers or parameters echoed back: ``api-key: …``,
   ``x-api-key: …``, ``Authorization: …``, ``api_key=…``, ``Ocp-Apim-Subscription-Key: …``.
 
@@ -33,6 +37,8 @@ import re
 import threading
 from collections.abc import Iterable, Mapping, MutableMapping
 
+from rt4chart.transforms.redact_views import Span, plain_view, replace_spans, secret_spans, skeleton
+
 REDACTED = "[REDACTED]"
 KEY_ENV_NAMES = ("OPENAI_API_KEY", "AZURE_OPENAI_API_KEY")
 # A configured value shorter than this is not a real key ("x", "none", "not-needed" for a local
@@ -41,6 +47,7 @@ MIN_SECRET_CHARS = 12
 
 _TOKEN = r"[A-Za-z0-9._~+/=\-]"
 _BEARER = re.compile(rf"(?i)\b(bearer)(\s+){_TOKEN}{{8,}}")
+_BEARER_TOKEN = re.compile(rf"(?i)\b(bearer)(\s+)({_TOKEN}{{8,}})")
 _SK_KEY = re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}")
 _HEADER = re.compile(
     r"(?i)\b(api[-_]?key|x-api-key|authorization|ocp-apim-subscription-key|access[-_]token)"
@@ -59,13 +66,31 @@ def redact(text: str | None, secrets: Iterable[str] = ()) -> str | None:
     """
     if not text:
         return text
-    found = sorted({s for s in secrets if s and len(s) >= MIN_SECRET_CHARS}, key=len,
-                   reverse=True)
+    found = tuple(sorted({s for s in secrets if s and len(s) >= MIN_SECRET_CHARS}, key=len,
+                         reverse=True))
     if found:
-        text = _compiled(tuple(found)).sub(REDACTED, text)
+        spans = secret_spans(text, _compiled(found), _skeletons(found), _credential_spans)
+    else:
+        view, where = plain_view(text)  # credentials behind entities or invisible characters
+        spans = [] if where is None else [where.span(a, b) for a, b in _credential_spans(view)]
+    if spans:
+        text = replace_spans(text, spans, REDACTED)
     text = _HEADER.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
     text = _BEARER.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
     return _SK_KEY.sub(REDACTED, text)
+
+
+def _credential_spans(text: str) -> list[Span]:
+    """Spans of credential-shaped text: sk-… keys, bearer tokens, key-carrying header values."""
+    return ([m.span() for m in _SK_KEY.finditer(text)]
+            + [m.span(3) for m in _BEARER_TOKEN.finditer(text)]
+            + [m.span(3) for m in _HEADER.finditer(text)])
+
+
+@functools.lru_cache(maxsize=16)
+def _skeletons(secrets: tuple[str, ...]) -> tuple[str, ...]:
+    """The secrets' skeletons (letters and digits, lower case) long enough to be told apart."""
+    return tuple(dict.fromkeys(k for k in map(skeleton, secrets) if len(k) >= MIN_SECRET_CHARS))
 
 
 def _spelled(secret: str) -> str:
@@ -95,11 +120,24 @@ def _base64_forms(secret: str) -> list[str]:
     return forms
 
 
+def _base32_forms(secret: str) -> list[str]:
+    """The parts of base32 text that encode the secret, at each of the 5 byte alignments it
+    can have inside encoded data: the characters that depend on the secret's bytes alone."""
+    data = secret.encode()
+    forms = []
+    for offset in range(5):
+        encoded = base64.b32encode(b"\0" * offset + data).decode()
+        forms.append(encoded[-(-8 * offset // 5):8 * (offset + len(data)) // 5])
+    return forms
+
+
 def secrets_pattern(secrets: tuple[str, ...]) -> str:
     """A regular expression matching each secret as written, in any case, URL-encoded,
-    split by whitespace, in hex, and inside base64 text."""
+    split by whitespace, in hex, and inside base64 or base32 text."""
     forms = []
     for secret in secrets:
+        forms += [rf"(?i:{re.escape(f)})[A-Za-z2-7]*=*"
+                  for f in dict.fromkeys(_base32_forms(secret))]
         # The rest of the base64 token goes too (its characters before the match hold at most
         # a few bits of the key: a leading class here would cost a scan at every position).
         forms += [rf"{re.escape(f)}[A-Za-z0-9+/_\-]*=*"

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from apache_beam.io.filesystems import FileSystems
 
 from rt4chart.pipeline.earlier import is_bigquery, stored_traces, table_reader
-from rt4chart.pipeline.sinks import REDACTED_COLUMNS
+from rt4chart.pipeline.sinks import redact_value
 from rt4chart.pipeline.trace_lookup import find_traces, mapping_of
 from rt4chart.schemas.records import PreparedTrace, add_cost
 from rt4chart.transforms.joins import wilson
-from rt4chart.transforms.redact import redact_configured
+from rt4chart.transforms.redact import configured_secrets, redact_configured
 from rt4chart.transforms.segment import SegmentConfig, prepare
 from rt4chart.transforms.span_mapping import SpanMapping
 from rt4chart.transforms.validate import InvalidTrace, parse_trace
@@ -120,13 +120,10 @@ def _read_summary(out_dir: str) -> dict:
 
 
 def redacted(rows: list[dict]) -> list[dict]:
-    """Rows with their free-text columns (reason, note, raw) redacted: a run written before
+    """Rows with every text column redacted (`sinks.redact_value`): a run written before
     redaction (or by another tool) must not put a key into the report."""
-    for row in rows:
-        for name in REDACTED_COLUMNS:
-            if isinstance(row.get(name), str):
-                row[name] = redact_configured(row[name])
-    return rows
+    secrets = configured_secrets()
+    return [redact_value(row, secrets) for row in rows]
 
 
 def _redacted_summary(summary: dict) -> dict:

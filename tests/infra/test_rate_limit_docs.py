@@ -1,4 +1,4 @@
-"""`--rpm`/`--tpm` mean the whole job's limits everywhere: the READMEs, the Flex Template's
+"""`--rpm`/`--tpm` mean the whole job's limits everywhere: the READMEs and docs, the Flex Template's
 metadata and the scripts say so and give the same totals; the rate-limit service's config
 names the budgets rt4chart asks for."""
 
@@ -17,8 +17,9 @@ from rt4chart.transforms.judges.openai_judge import OpenAIConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 INFRA = ROOT / "infra"
-DOCS = [ROOT / "README.md", INFRA / "README.md", INFRA / "flex_template" / "metadata.json",
-        INFRA / "flex_template" / "run.sh", INFRA / "dataflow_backfill.sh"]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), INFRA / "README.md",
+        INFRA / "flex_template" / "metadata.json", INFRA / "flex_template" / "run.sh",
+        INFRA / "dataflow_backfill.sh"]
 # What the docs used to say: limits per process, to be divided by the workers by hand.
 PER_PROCESS = [
     re.compile(r"(limits?|rpm|tpm)\W[^.]*\bappl(y|ies) per (worker )?process", re.I | re.S),
@@ -46,7 +47,7 @@ def test_every_example_passes_the_same_job_totals():
     rpms = {int(v) for p in DOCS for v in RPM.findall(_text(p))}
     tpms = {int(v) for p in DOCS for v in TPM.findall(_text(p))}
     assert rpms == {500} and tpms == {200_000}, (rpms, tpms)
-    for path in (ROOT / "README.md", INFRA / "README.md"):
+    for path in (ROOT / "docs" / "judges.md", INFRA / "README.md"):
         text = _text(path)
         assert "for the whole job" in text
         # The Dataflow examples bound the job (the static share needs it), with no share given.

@@ -210,3 +210,70 @@ def test_a_stream_into_a_foreign_folder_is_refused_before_it_starts(tmp_path, ca
     assert code == 2
     assert "holds files that rt4chart did not write: notes.txt" in capsys.readouterr().err
     assert snapshot(mine) == {"notes.txt": b"my notes"}
+
+
+# Runs `rt4chart audit` with the swap paused after CUT file moves: at that point it writes
+# PAUSE and sleeps, for the test to kill it (a fault-injection point in the process the test
+# started, not a side channel of rt4chart's).
+PAUSED_AUDIT = """
+import sys, time
+from rt4chart.pipeline import cli, runfolder
+cut, pause, argv = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+real, moves = runfolder._move, []
+def paused(source, destination):
+    if not destination.endswith(runfolder.MANIFEST) and not destination.endswith(".tmp"):
+        if len(moves) == cut:
+            open(pause, "w").close()
+            time.sleep(600)
+        moves.append(destination)
+    real(source, destination)
+runfolder._move = paused
+sys.exit(cli.main(argv))
+"""
+
+
+def _killed_at_swap(tmp_path: Path, cut: int, *audit_args: str) -> None:
+    pause = tmp_path / "paused"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(FAKES)}
+    proc = subprocess.Popen([sys.executable, "-c", PAUSED_AUDIT, str(cut), str(pause),
+                             "audit", *audit_args], cwd=tmp_path, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 300
+        while not pause.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert pause.exists(), proc.stderr.read().decode()[-2000:] if proc.poll() else "hang"
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+
+
+@pytest.mark.parametrize("phase", ["setting the earlier run aside", "moving the new run in"])
+def test_a_kill_during_the_overwrite_swap_loses_neither_run(tmp_path, earlier_run, phase):
+    """Issue 33, defect 3: the earlier run's files were deleted before the new ones moved in;
+    a kill between left a half-new folder that `report` accepted. Now: `report` refuses the
+    folder cut short, and the next run's first step puts the earlier run back whole (killed
+    while it was set aside) or finishes the new one (killed while it moved in)."""
+    out, before = earlier_run
+    earlier_files = json.loads(before[MANIFEST])["files"]
+    write_jsonl(tmp_path / "t.jsonl", TRACES)
+    cut = 1 if phase.startswith("setting") else len(earlier_files) + 1
+    _killed_at_swap(tmp_path, cut, "t.jsonl", "--out", "R", "--overwrite", "--judge", "offline")
+    assert json.loads((out / MANIFEST).read_text())["complete"] is False
+    proc = rt4chart("report", "R", "--out", "r.html", cwd=tmp_path)
+    assert proc.returncode == 2 and "cut short" in proc.stderr
+    # What any next `rt4chart audit --out R` does first, under the folder's lock.
+    recover = ("from rt4chart.pipeline.runfolder import RunFolder; "
+               "RunFolder('R', overwrite=True).check()")
+    subprocess.run([sys.executable, "-c", recover], cwd=tmp_path, check=True)
+    after = {k: v for k, v in snapshot(out).items() if not k.startswith(".staging-")}
+    if phase.startswith("setting"):
+        assert after == before  # the earlier run, byte for byte
+    else:
+        manifest = json.loads(after[MANIFEST])
+        assert manifest["complete"] is True and sorted(after) == sorted(
+            [*manifest["files"], MANIFEST])
+        assert sorted(a["trace_id"] for a in read_tables(out)["answers"]) == ["t0", "t1", "t2"]
+    proc = rt4chart("report", "R", "--out", "r.html", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]

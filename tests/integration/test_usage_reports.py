@@ -70,6 +70,36 @@ def test_unusable_usage_is_unknown_cost_not_a_judge_error(tmp_path, audit, capsy
     assert "cost unknown" in page and not re.search(r"<td>\$-", page)
 
 
+def _huge_completion(body: dict, usage: dict) -> dict:
+    return {**usage, "completion_tokens": 5 * 10**18}  # fits 64 bits; two of them do not
+
+
+def _huge_prompt(body: dict, usage: dict) -> dict:
+    return {**usage, "prompt_tokens": 1e300}
+
+
+@pytest.mark.parametrize("rewrite", [_huge_completion, _huge_prompt])
+def test_implausible_token_counts_are_unknown_and_every_answer_is_kept(tmp_path, audit, capsys,
+                                                                        rewrite):
+    """Issue 33, defect 2: such a report failed the run (OverflowError writing the costs table,
+    or in the progress tally) and the output folder went with it: 0 of 10 answers kept."""
+    records = [{**RECORDS[0], "trace_id": f"u{i}"} for i in range(10)]
+    traces = write_jsonl(tmp_path / "t.jsonl", records)
+    with FakeOpenAI(usage=rewrite) as server:
+        code, tables, out = audit(str(traces), "--judge", "openai", "--base-url",
+                                  server.base_url)
+    assert code == 0
+    assert [a["status"] for a in tables["answers"]] == ["ok"] * 10
+    assert all(a["cost_usd"] is None for a in tables["answers"])  # unknown, not huge
+    for column in ("input_tokens", "output_tokens"):
+        assert 0 <= sum(c[column] for c in tables["costs"]) < 10**9
+    assert json.loads((out / "summary.json").read_text())["cost_usd"] is None
+    html = tmp_path / "report.html"
+    capsys.readouterr()
+    assert cli.main(["report", str(out), "--out", str(html)]) == 0
+    assert "10 answers, 10 complete" in capsys.readouterr().out
+
+
 def test_a_valid_usage_report_still_has_its_cost(tmp_path, audit):
     traces = write_jsonl(tmp_path / "t.jsonl", RECORDS)
     with FakeOpenAI() as server:
@@ -88,6 +118,8 @@ def test_token_counts_are_whole_non_negative_numbers_or_unknown():
 
     assert [token_count(v) for v in (0, 12, 12.0, None, -1, 1.5, "12", True, float("nan"))] == [
         0, 12, 12, None, None, None, None, None, None]
+    assert [token_count(v) for v in (5 * 10**18, 1e300, float("inf"), 10**9 + 1, 10**9)] == [
+        None, None, None, None, 10**9]
     details = _Usage(cached_tokens=None)
     assert reported_usage(_Usage(prompt_tokens=10, completion_tokens=2,
                                  prompt_tokens_details=details), None) == (10, 0, 2, None)

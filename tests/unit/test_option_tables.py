@@ -1,4 +1,4 @@
-"""The README's option tables are the declarations' (pipeline/option_tables.py)."""
+"""The docs' option tables (docs/options.md) are the declarations' (pipeline/option_tables.py)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from pathlib import Path
 from rt4chart.pipeline import option_tables
 from rt4chart.pipeline.flags import AUDIT
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+OPTIONS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "options.md"
 
 
-def test_readme_option_tables_are_current():
-    text = README.read_text()
+def test_docs_option_tables_are_current():
+    text = OPTIONS_PAGE.read_text()
     assert option_tables.current(text) == text, (
-        "README.md's option tables are not current: run "
-        "python -m rt4chart.pipeline.option_tables README.md")
+        "docs/options.md's option tables are not current: run "
+        "python -m rt4chart.pipeline.option_tables docs/options.md")
 
 
 def test_a_table_row_per_option_with_its_flag_default_and_help():

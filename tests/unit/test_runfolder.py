@@ -197,31 +197,76 @@ def test_a_run_that_crashed_leaves_its_staging_and_the_earlier_run(tmp_path, cap
         [*NEW, MANIFEST, f"{staging}/answers/part-00000-of-00001.parquet"])
 
 
-def test_a_swap_cut_short_is_cleaned_up_by_the_next_run(tmp_path, monkeypatch):
+def _contents(out: Path) -> dict[str, str]:
+    return {f: (out / f).read_text() for f in list_files(str(out))
+            if not f.startswith((".staging-", ".previous-")) and f != MANIFEST}
+
+
+@pytest.mark.parametrize("cut_after", [0, 1, len(OLD), len(OLD) + 1])
+def test_a_swap_cut_short_is_undone_or_finished_by_the_next_run(tmp_path, monkeypatch,
+                                                                 cut_after):
+    """A failure after `cut_after` file moves of the swap (the earlier run's files set aside,
+    then the new run's moved in): the folder says complete: false, and the next check puts
+    the earlier run back whole (cut while setting it aside) or finishes the new one (cut while
+    moving it in); never a mix, never a loss."""
     out = tmp_path / "out"
     _run(out, OLD)
+    earlier = _contents(out)
     moves = []
     real_move = runfolder._move
 
-    def move_once(source, destination):
-        if moves and not destination.endswith(".json"):
+    def move_until_cut(source, destination):
+        if len(moves) >= cut_after and not destination.endswith(MANIFEST):
             raise OSError("killed mid-swap")
-        moves.append(destination)
+        if not destination.endswith(MANIFEST):
+            moves.append(destination)
         real_move(source, destination)
 
-    monkeypatch.setattr(runfolder, "_move", move_once)
+    monkeypatch.setattr(runfolder, "_move", move_until_cut)
     folder = RunFolder(str(out), overwrite=True)
     folder.check()
     _stage(folder, NEW)
     with pytest.raises(OSError, match="mid-swap"):
         folder.commit()
     interim = _manifest(out)
-    assert interim["complete"] is False
-    assert sorted(interim["files"]) == sorted({*OLD, *NEW})
+    assert interim["complete"] is False and sorted(interim["files"]) == sorted(NEW)
+    assert runfolder.incomplete_message(str(out))[1]  # readers refuse it
     monkeypatch.setattr(runfolder, "_move", real_move)
+    RunFolder(str(out), overwrite=True).check()  # what the next run does first
+    assert _manifest(out)["complete"] is True
+    assert _contents(out) == (earlier if cut_after < len(OLD) else NEW)
+    assert runfolder.incomplete_message(str(out)) is None
     _run(out, {"costs/part-00000-of-00001.parquet": "third"}, overwrite=True)
     assert sorted(f for f in list_files(str(out)) if not f.startswith(".staging-")) == [
         MANIFEST, "costs/part-00000-of-00001.parquet"]
+
+
+def test_an_empty_staging_folder_left_by_a_kill_is_named(tmp_path, caplog):
+    out = tmp_path / "out"
+    _run(out, OLD)
+    (out / ".staging-20260101T000000Z-deadbeef" / "answers" / "dt=2026-01-01").mkdir(
+        parents=True)
+    RunFolder(str(out), overwrite=True).check()
+    assert ".staging-20260101T000000Z-deadbeef" in caplog.text
+
+
+def test_a_failed_run_keeps_its_tables_in_a_new_folder_marked_incomplete(tmp_path):
+    out = tmp_path / "out"
+    folder = RunFolder(str(out))
+    folder.check()
+    _stage(folder, {**NEW, ".tmp-run/beam-temp/x": "temporary"})
+    assert folder.keep_failed() == folder.out
+    assert _contents(out) == NEW
+    manifest = _manifest(out)
+    assert manifest["complete"] is False and manifest["phase"] == "failed"
+    message, refuse = runfolder.incomplete_message(str(out))
+    assert not refuse and "failed run" in message
+    # Beside an earlier run, the failed run's tables stay in its staging folder.
+    again = RunFolder(str(out), overwrite=True)
+    again.check()
+    _stage(again, {"answers/part-00000-of-00001.parquet": "third"})
+    assert again.keep_failed() == again.staging
+    assert _contents(out) == NEW
 
 
 def test_commit_refuses_a_file_someone_put_where_the_run_goes(tmp_path):
@@ -351,3 +396,30 @@ def test_audit_and_stream_to_out_slash_are_usage_errors_that_write_nothing(
     assert cli.main([command, *extra, "--judge", "offline", "--out", "/"]) == 2
     assert "--out / is the file system's root" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command,names", [("report", ("out_dir",)), ("export", ("run",)),
+                                           ("annotate", ("source",)),
+                                           ("eval", ("run_a", "run_b"))])
+def test_readers_refuse_a_swap_cut_short_and_warn_on_a_failed_run(tmp_path, capsys, command,
+                                                                  names):
+    import argparse
+
+    from rt4chart.pipeline import cli, jobs
+
+    out = tmp_path / "out"
+    _run(out, OLD)
+    args = argparse.Namespace(command=command, **{n: str(out) for n in names})
+    cli.check_runs_read(args)  # complete: read quietly
+    assert capsys.readouterr().err == ""
+    cut = runfolder.Manifest("r1", tuple(NEW), complete=False, phase=runfolder.PHASE_IN,
+                             aside=".previous-r1")
+    (out / MANIFEST).write_bytes(cut.dumps())
+    with pytest.raises(jobs.UsageError, match="cut short"):
+        cli.check_runs_read(args)
+    failed = runfolder.Manifest("r2", tuple(OLD), complete=False, phase=runfolder.PHASE_FAILED)
+    (out / MANIFEST).write_bytes(failed.dumps())
+    cli.check_runs_read(args)
+    assert "WARNING" in capsys.readouterr().err
+    bq = argparse.Namespace(command=command, **{n: "bq:p:d" for n in names})
+    cli.check_runs_read(bq)  # BigQuery datasets have no manifest

@@ -146,13 +146,20 @@ def batch_prices(prices: Prices | None, config: Any) -> Prices | None:
     return prices.scaled(load_table(config.prices).batch_discount)
 
 
+# No model reads or writes this many tokens in one call (the largest context windows hold about
+# 10 million); a count above it is garbage. Sums of plausible counts then stay far from what an
+# INT64 column holds (records.MAX_COUNT would take some 9 billion such calls).
+MAX_TOKENS_PER_CALL = 1_000_000_000
+
+
 def token_count(value: Any) -> int | None:
-    """A token count as a usage report gives it: a non-negative whole number, else None
-    (unknown). Providers and proxies send null, omit fields or send garbage; none of that may
-    fail a call that was answered, nor turn into a negative or zero cost."""
+    """A token count as a usage report gives it: a plausible non-negative whole number (at most
+    MAX_TOKENS_PER_CALL), else None (unknown). Providers and proxies send null, omit fields or
+    send garbage (negative, fractional, strings, booleans, 5e18, 1e300); none of that may fail
+    a call that was answered, nor turn into a negative or zero cost, nor overflow a sum."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    if value < 0 or value != value or value in (float("inf"), float("-inf")):
+    if not 0 <= value <= MAX_TOKENS_PER_CALL:  # NaN fails this too
         return None
     return int(value) if float(value).is_integer() else None
 

@@ -173,8 +173,9 @@ class Prober:
         usage = getattr(completion, "usage", None)
         choice = completion.choices[0] if completion.choices else None
         self.report.steps.append(Step(
-            step, round(time.monotonic() - started, 3), getattr(usage, "prompt_tokens", None),
-            getattr(usage, "completion_tokens", None),
+            step, round(time.monotonic() - started, 3),
+            token_count(getattr(usage, "prompt_tokens", None)),  # checked where read
+            token_count(getattr(usage, "completion_tokens", None)),
             getattr(choice, "finish_reason", None)))
         return completion
 

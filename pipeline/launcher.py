@@ -1,0 +1,68 @@
+"""The `rt4chart` executable: answers `rt4chart`, `rt4chart --help` and `rt4chart --version`
+from the command list alone, and hands every command to `cli.main`.
+
+The commands' parsers are made from the options' declarations, which live beside the stages
+that own them and so import Apache Beam, the openai client and pyarrow (seconds of start-up).
+The root help only names the commands: it needs none of that.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rt4chart import __version__
+
+DESCRIPTION = "Claim-level hallucination audit of RAG traces."
+EPILOG = "`rt4chart COMMAND --help` shows a command's options."
+# Each command's one-line help, as its own parser declares it (a test holds them equal).
+COMMANDS = {
+    "audit": "audit trace files (batch)",
+    "stream": "audit a Pub/Sub subscription (streaming)",
+    "eval": "evaluate the audit on a labelled dataset",
+    "report": "write a self-contained HTML report of an audit run",
+    "annotate": "write a run's verdicts onto the traces where they are kept",
+    "check-judge": "check that a judge endpoint can be used, and how",
+    "export": "write audited answers as labelled JSONL for `eval`",
+}
+ROOT_ONLY = {"-h", "--help", "--version"}
+
+
+def root_parser(parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser,
+                ) -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
+    """The root parser and its (empty) sub-command action: `cli.parsers` adds the commands."""
+    root = parser_class(prog="rt4chart", allow_abbrev=False, description=DESCRIPTION,
+                        epilog=EPILOG)
+    root.add_argument("--version", action="version", version=f"rt4chart {__version__}")
+    return root, root.add_subparsers(dest="command", required=True)
+
+
+def root_only(argv: list[str]) -> bool:
+    """Whether `argv` asks only the root parser: no command, only help or version (or nothing,
+    which is the missing-command usage error)."""
+    return all(token in ROOT_ONLY for token in argv)
+
+
+def root_help(argv: list[str]) -> int:
+    """Help, version or the missing-command error, from the command list alone."""
+    root, sub = root_parser()
+    for name, help_text in COMMANDS.items():
+        sub.add_parser(name, help=help_text)
+    try:
+        root.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0  # pragma: no cover - argparse exits on help, version and a missing command
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if root_only(argv):
+        return root_help(argv)
+    from rt4chart.pipeline import cli  # the commands: Beam, openai, pyarrow
+
+    return cli.main(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+"""`rt4chart`, `rt4chart --help` and `--version` answer from the command list alone (no Beam,
+no openai client imported), and that list is the commands' own."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import subprocess
+import sys
+
+from rt4chart.pipeline import cli, launcher
+
+
+def _sub_action(root):
+    return next(a for a in root._actions if a.dest == "command")
+
+
+def test_the_root_help_names_every_command_with_its_own_help():
+    root, _commands = cli.parsers()
+    real = {choice.dest: choice.help for choice in _sub_action(root)._choices_actions}
+    assert real == launcher.COMMANDS
+
+
+def _run(argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = launcher.main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_help_version_and_a_missing_command():
+    code, out, _ = _run(["--help"])
+    assert code == 0 and all(name in out for name in launcher.COMMANDS)
+    code, out, _ = _run(["--version"])
+    assert code == 0 and out.startswith("rt4chart ")
+    code, _, err = _run([])
+    assert code == 2 and "required" in err
+
+
+def test_a_command_goes_to_the_full_cli():
+    code, out, _ = _run(["report", "--help"])
+    assert code == 0 and "--max-traces" in out
+
+
+def test_the_root_help_imports_neither_beam_nor_openai():
+    probe = ("import sys, contextlib, io\n"
+             "from rt4chart.pipeline import launcher\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n"
+             "    launcher.main(['--help'])\n"
+             "heavy = [m for m in ('apache_beam', 'openai', 'pyarrow') if m in sys.modules]\n"
+             "print(','.join(heavy))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == ""
