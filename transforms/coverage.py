@@ -18,8 +18,24 @@ from dataclasses import dataclass
 
 from rt4chart.transforms.support import check_support, claim_body
 from rt4chart.transforms.text.absence import states_absence
-from rt4chart.transforms.text.assertion import ABSENCE, FACT, classify, strip_marker
-from rt4chart.transforms.text.words import fold, stem
+from rt4chart.transforms.text.assertion import (
+    ABSENCE,
+    FACT,
+    NOUN_CAPITALISING,
+    classify,
+    strip_marker,
+)
+from rt4chart.transforms.text.language import (
+    CJK_RUN_RE,
+    UNDETERMINED,
+    anchor_units,
+    detect,
+    is_cjk,
+    remark_length,
+    support,
+)
+from rt4chart.transforms.text.quantities import read
+from rt4chart.transforms.text.words import fold, is_stopword, language_stopwords, stem
 
 # A decomposer may drop a couple of discourse words ("notably", "clearly") when it restates a
 # sentence: up to this many uncovered plain content words are tolerated. Numbers, dates, times,
@@ -31,6 +47,19 @@ MAX_STRAY_WORDS = 2
 # loss.") may share no word with a context that says "the drug"; a short remark cannot hide
 # much ("Fun topic, this.").
 OFF_TOPIC_WORDS = 2
+# In a language whose words about the sources, the answer and the reader the classifier does not
+# have (`language.support(...).frame`), a remark ("Ich hoffe, das hilft!", "希望这对您有帮助。")
+# has more than OFF_TOPIC_WORDS unknown words: there a sentence up to this many words long (a
+# Han, Kana or Hangul character counting half) with no specific, no negation and nothing in
+# common with the question or the context is not re-added.
+REMARK_WORDS = 12
+# There, an exclamation with no specific and at most this many content words (a Han, Kana or
+# Hangul character that is not a stopword counting half) is a wish or a greeting ("Viel Spaß
+# beim Besuch!", "Buona visita!", "祝您游玩愉快！") even when it names what the context is
+# about. The cost: "Der Eintritt ist frei!", dropped by a judge, is not re-added.
+EXCLAMATION_WORDS = 3
+# Marks a Han, Kana or Hangul topic unit in `topic_terms` (apart from the bigrams of `fold`).
+ANCHOR = "\x00"
 
 
 @dataclass(frozen=True)
@@ -69,23 +98,71 @@ def _uncovered_words(world: tuple[str, ...], claims: Sequence[str]) -> list[str]
 
 def topic_terms(*texts: str) -> frozenset[str]:
     """The stems of the words of the question and the context: what a sentence's words must
-    touch to be about what the answer answers (`check_coverage`'s `topic`)."""
+    touch to be about what the answer answers (`check_coverage`'s `topic`). Their Han, Kana and
+    Hangul topic units (`language.anchor_units`) are in it too, marked with ANCHOR."""
     stems = {stem(w) for text in texts for w in fold(text).split() if len(w) > 1}
-    return frozenset(stems | {s[:5] for s in stems if len(s) >= 5})
+    anchors = {ANCHOR + u for text in texts for u in anchor_units(text)}
+    return frozenset(stems | {s[:5] for s in stems if len(s) >= 5} | anchors)
 
 
-def _off_topic(found, topic: frozenset[str] | None) -> bool:
+def _touches(words, topic: frozenset[str]) -> bool:
+    return any(t in topic or len(t) >= 5 and t[:5] in topic for t in (stem(w) for w in words))
+
+
+def _off_topic(found, topic: frozenset[str] | None, sentence: str = "",
+               language: str | None = None) -> bool:
     """A sentence with no number, date, name or negation whose words about the world touch
     neither the question nor the context: "Fun topic, this.", "Give me a shout if you'd like me
-    to dig further." It says nothing a judge could hide about what was asked."""
-    if topic is None or found.specifics or found.negated or len(found.world) > OFF_TOPIC_WORDS:
+    to dig further." It says nothing a judge could hide about what was asked. In a language
+    without frame vocabulary (`_remark`) a short sentence may have more such words."""
+    if topic is None:
         return False
-    return not any(t in topic or len(t) >= 5 and t[:5] in topic
-                   for t in (stem(w) for w in found.world))
+    if _remark(sentence, found, topic, language):
+        return True
+    if found.specifics or found.negated or len(found.world) > OFF_TOPIC_WORDS:
+        return False
+    return not _touches(found.world, topic)
+
+
+def _remark(sentence: str, found, topic: frozenset[str], language: str | None) -> bool:
+    """A short sentence of a language the classifier has no frame vocabulary for (its own, or
+    else the answer's `language`), whose words share nothing with the question or the context.
+    Han, Kana and Hangul are compared by the units that carry a topic
+    (`language.anchor_units`: Han and Katakana bigrams, Korean word stems; particles and
+    endings, which every text of the language has, left out); a short exclamation is one
+    whatever it shares (EXCLAMATION_WORDS). English negation words are not read there ("No dude
+    en preguntar.")."""
+    own = detect(sentence)
+    language = own if own != UNDETERMINED else (language or UNDETERMINED)
+    if language == UNDETERMINED or support(language).frame:
+        return False
+    if remark_length(sentence) > REMARK_WORDS or _has_specifics(sentence, found, language):
+        return False
+    stopwords = language_stopwords(language)
+    anchors = [u for u in anchor_units(sentence) if not is_stopword(u, stopwords)]
+    spaced = [w for w in fold(sentence).split()
+              if len(w) > 1 and not w.isdigit() and not is_cjk(w[:1]) and w not in stopwords]
+    cjk = [ch for run in CJK_RUN_RE.findall(sentence) for ch in run if ch not in stopwords]
+    if _exclaimed(sentence) and len(spaced) + len(cjk) / 2 <= EXCLAMATION_WORDS:
+        return True  # "Viel Spaß beim Besuch!", "Buona visita!": a wish, whatever it names
+    return not any(ANCHOR + u in topic for u in anchors) and not _touches(spaced, topic)
+
+
+def _has_specifics(sentence: str, found, language: str) -> bool:
+    """A number, a date or a time; or a name, except where every noun is capitalised."""
+    numbers = read(sentence)
+    if numbers.quantities or numbers.whens:
+        return True
+    return bool(found.specifics) and language not in NOUN_CAPITALISING
+
+
+def _exclaimed(sentence: str) -> bool:
+    text = sentence.strip()
+    return text.endswith(("!", "！")) or text.startswith("¡")
 
 
 def check_coverage(sentence: str, claims: Sequence[str],
-                   topic: frozenset[str] | None = None) -> Coverage:
+                   topic: frozenset[str] | None = None, language: str | None = None) -> Coverage:
     """Whether `claims` cover `sentence`, and if not, the claim to add.
 
     A claim is added when a number, date, time, name or negation of the sentence is in no claim,
@@ -104,12 +181,14 @@ def check_coverage(sentence: str, claims: Sequence[str],
         sentence: one answer sentence.
         claims: the claims the decomposer returned for it (possibly none).
         topic: the question's and the context's stems, or None to skip the topic test.
+        language: the answer's language (`language.detect` of the whole answer), for a
+            sentence too short to tell its own.
 
     Returns:
         A `Coverage`; for a sentence that asserts nothing checkable it is empty.
     """
     found = classify(sentence)
-    if not found.checkable or _off_topic(found, topic):
+    if not found.checkable or _off_topic(found, topic, sentence, language):
         return Coverage()
     body = strip_marker(sentence)
     specifics = list(check_support(claim_body(body), list(claims) or [""]).missing)

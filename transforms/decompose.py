@@ -42,6 +42,7 @@ from rt4chart.transforms.limits import LimitsConfig, claims_over_limit
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
 from rt4chart.transforms.spans import claim_spans
 from rt4chart.transforms.text.absence import accepted_absence, states_absence
+from rt4chart.transforms.text.language import detect
 from rt4chart.transforms.validate import raw_text
 
 
@@ -171,6 +172,7 @@ def number_claims(prepared: PreparedTrace, results: Iterable[DecomposeResult]) -
     failed: list[FailedClaim] = []
     trace_id = prepared.trace.trace_id
     topic = topic_terms(prepared.trace.question, *(d.text for d in prepared.trace.contexts))
+    language = detect(prepared.trace.answer)
     for s in prepared.answer_sentences:
         result = by_sentence.get(s.index)
         if result is None or result.status != "ok":
@@ -183,7 +185,8 @@ def number_claims(prepared: PreparedTrace, results: Iterable[DecomposeResult]) -
             index = len(claims) + len(failed)
             claims.append(Claim(trace_id, index, c.text, s.index, s.start, s.end, c.kind,
                                 c.spans, c.span_source, note))
-        extra = check_coverage(s.text, covering(s.text, [c for c, _ in placed]), topic)
+        extra = check_coverage(s.text, covering(s.text, [c for c, _ in placed]), topic,
+                               language)
         if extra.extra_claim:
             claims.append(Claim(trace_id, len(claims) + len(failed), extra.extra_claim, s.index,
                                 s.start, s.end, extra.kind))

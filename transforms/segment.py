@@ -30,6 +30,7 @@ from rt4chart.schemas.records import (
 from rt4chart.transforms.limits import LimitsConfig, over_limit
 from rt4chart.transforms.options_spec import Flex, option
 from rt4chart.transforms.text.headers import document_header
+from rt4chart.transforms.text.language import detect
 from rt4chart.transforms.validate import raw_text
 
 # Text lines are segmented one by one: line breaks end sentences in lists, tables and records.
@@ -80,9 +81,20 @@ class SegmentConfig:
             raise ValueError(f"limits must be a LimitsConfig, got {type(self.limits).__name__}")
 
 
+# Languages whose own pysbd rules are used (their abbreviations and ordinals: "ca.", "3. Mai",
+# "env."); any other text, and text whose language cannot be told (`text.language.detect`), is
+# segmented with the English rules, which also end a sentence at 。！？.
+PYSBD_LANGUAGES = frozenset({"de", "fr", "it", "es"})
+
+
 @functools.cache
-def _segmenter() -> pysbd.Segmenter:
-    return pysbd.Segmenter(language="en", clean=False)
+def _segmenter(language: str = "en") -> pysbd.Segmenter:
+    return pysbd.Segmenter(language=language, clean=False)
+
+
+def _language_of(text: str) -> str:
+    language = detect(text)
+    return language if language in PYSBD_LANGUAGES else "en"
 
 
 def _cut_long(start: int, end: int, text: str) -> Iterator[tuple[int, int]]:
@@ -107,7 +119,9 @@ def _raw_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """pysbd's sentences of text[start:end] located in `text`, untrimmed, in order."""
     spans: list[tuple[int, int]] = []
     cursor = start
-    for piece in _segmenter().segment(text[start:end]):
+    language = _language_of(text[start:end])
+    segmenter = _segmenter() if language == "en" else _segmenter(language)
+    for piece in segmenter.segment(text[start:end]):
         found = text.find(piece, cursor, end)
         if found < 0:  # the segmenter altered the text: keep the rest whole
             spans.append((cursor, end))

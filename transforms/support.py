@@ -81,6 +81,10 @@ class Support:
 
 
 def _unit_fits(claim: Quantity, other: Quantity) -> bool:
+    # An amount said only vaguely and without a unit ("thousands of fish") states no amount
+    # with a unit ("3,200 yen").
+    if other.unit is None and not other.point and claim.unit is not None:
+        return False
     return claim.unit is None or other.unit is None or claim.unit == other.unit
 
 
@@ -150,7 +154,7 @@ def _missing_specifics(claim: str, evidence: str) -> list[str]:
 
 def _kind(q: Quantity) -> str:
     return {"%": "percentage", "usd": "amount", "eur": "amount", "gbp": "amount",
-            "yen": "amount"}.get(q.unit or "", "number")
+            "yen": "amount", "cny": "amount", "krw": "amount"}.get(q.unit or "", "number")
 
 
 # --- negation ----------------------------------------------------------------------------

@@ -383,3 +383,39 @@ def test_kinds_fragments_and_absence_checks_through_the_openai_client(tmp_path, 
     assert row["label"] == "CON"
     assert [(s["char_start"], s["char_end"], s["label"]) for s in row["hallucinated_spans"]] == [
         (claims[2]["spans"][0]["char_start"], claims[2]["spans"][0]["char_end"], "CON")]
+
+
+ZH_CONTEXT = "酒店每天早上7点至10点提供自助早餐。酒店共有120间客房。"
+ZH_TRACE = {"trace_id": "zh-openai", "question": "酒店提供早餐吗？",
+            "contexts": [ZH_CONTEXT], "answer": "酒店提供自助早餐。希望这对您有帮助。"}
+
+
+def _zh_responder(body: dict) -> dict:
+    """A model that reads Chinese: one claim per sentence in its own words (none for the
+    courtesy line), the supporting sentence quoted verbatim."""
+    user = body["messages"][-1]["content"]
+    if "<sentence>" in user:
+        sentence = tag(user, "sentence")
+        claims = [] if sentence.startswith("希望") else [
+            {"text": sentence, "kind": "fact", "fragments": [sentence]}]
+        return {"reasoning": "一句一个陈述", "claims": claims}
+    text = tag(user, "passage") or tag(user, "context") or ""
+    quote = "酒店每天早上7点至10点提供自助早餐。"
+    return {"reasoning": "原文如此", "evidence": [quote] if quote in text else [],
+            "label": "ENT" if quote in text else "NIC"}
+
+
+def test_a_chinese_answer_goes_through_the_openai_judge_unchanged(tmp_path, audit):
+    traces = write_jsonl(tmp_path / "t.jsonl", [ZH_TRACE])
+    with FakeOpenAI(_zh_responder) as server:
+        code, tables, _ = audit(str(traces), *_openai(server))
+    assert code == 0
+    sentences = {tag(b["messages"][-1]["content"], "sentence") for b in server.requests}
+    assert {"酒店提供自助早餐。", "希望这对您有帮助。"} <= sentences
+    assert all(b["response_format"]["json_schema"]["strict"] for b in server.requests)
+    assert "language of the sentence" in server.requests[0]["messages"][0]["content"]
+    (claim,) = tables["claims"]
+    assert (claim["claim"], claim["label"]) == ("酒店提供自助早餐。", "ENT")
+    assert claim["evidence"][0]["text"].startswith("酒店每天早上7点至10点提供自助早餐")
+    (answer,) = tables["answers"]
+    assert answer["hallucinated"] is False

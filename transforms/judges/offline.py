@@ -11,13 +11,22 @@ was given. It reads only the documents' text: the header lines rt4chart puts abo
 document of the full context (with their numbers and doc ids) are blanked before it looks
 (`text.headers.blank_headers`), and the question is never evidence (it only names what an absence
 claim that names nothing says is missing: "None mentioned.").
+
+Its vocabularies (verbs of saying, antonyms, negation) are English: a claim in another language
+(`text.language.detect`) is compared word by word only, and the judge says so with a warning,
+once per language and worker (docs/languages.md).
 """
 
 from __future__ import annotations
 
+import logging
+
 from rt4chart.transforms.judges import lexical, lexical_claims
 from rt4chart.transforms.judges.base import DecomposedClaim, Verdict
 from rt4chart.transforms.text.headers import blank_headers
+from rt4chart.transforms.text.language import UNDETERMINED, detect
+
+logger = logging.getLogger(__name__)
 
 # The version changes with the heuristics: judge_cache keys (--reuse) include it.
 MODEL = "offline-lexical-v5"
@@ -35,12 +44,24 @@ class OfflineJudge:
 
     def __init__(self, options: dict[str, str] | None = None):
         self.options = dict(options or {})
+        self._warned: set[str] = set()
+
+    def _read(self, claim: str) -> None:
+        """Warn, once per language, that a claim is in a language it has no vocabulary for."""
+        language = detect(claim)
+        if language not in ("en", UNDETERMINED) and language not in self._warned:
+            self._warned.add(language)
+            logger.warning(
+                "offline judge: claims in language %r are compared word by word only (its "
+                "negation, antonym and saying vocabularies are English); see "
+                "docs/languages.md", language)
 
     async def decompose(self, sentence: str, answer: str, question: str) -> list[DecomposedClaim]:
         return [DecomposedClaim(c.text, c.kind, c.fragments)
                 for c in lexical_claims.decompose_claims(sentence)]
 
     async def verify_local(self, claim: str, chunk: str, question: str) -> Verdict:
+        self._read(claim)
         return Verdict(*lexical.verify_scored(claim, chunk))
 
     async def verify_global(

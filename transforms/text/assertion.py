@@ -34,6 +34,13 @@ The decision reads the sentence's grammar and vocabulary, not a list of phrasing
 
 Errors fall on the safe side: an unknown word counts as a word about the world, so a sentence in
 an unseen form is checked, not waved through.
+
+Other languages: the words about the sources, the answer and the reader are English, so in
+another language every word that is not a stopword of that language (`words.stopwords_of`)
+counts as a word about the world, and a sentence there is `none` only when it has no such word
+and no specific. Whether a short remark without a specific concerns what was asked is decided
+with the question and the context (`coverage.check_coverage`). In a language that capitalises
+its nouns (German) a capital letter does not make a name.
 """
 
 from __future__ import annotations
@@ -42,6 +49,13 @@ import functools
 import re
 from dataclasses import dataclass
 
+from rt4chart.transforms.text.language import (
+    UNDETERMINED,
+    detect,
+    has_cjk,
+    normalize_width,
+    remark_length,
+)
 from rt4chart.transforms.text.names import entities
 from rt4chart.transforms.text.quantities import read
 from rt4chart.transforms.text.vocabulary import (
@@ -55,7 +69,7 @@ from rt4chart.transforms.text.vocabulary import (
     SPEECH_VERBS,
     WRAP_VERBS,
 )
-from rt4chart.transforms.text.words import STOPWORDS, fold, stem
+from rt4chart.transforms.text.words import STOPWORDS, fold, is_stopword, stem, stopwords_of
 
 NONE, FACT, SOURCE, ABSENCE = "none", "fact", "source", "absence"
 
@@ -118,6 +132,8 @@ _CONDITIONAL_RE = re.compile(r"^\s*(?:if|unless|had|were|should)\b|\bwould have\
 _FIRST_PERSON = frozenset("i we me us my our".split())
 _MODALS = frozenset("may might can could should would will must also just".split())
 _BE = frozenset("is are was were been be".split())
+# Languages whose nouns are all capitalised: a capital letter is no sign of a name there.
+NOUN_CAPITALISING = frozenset({"de", "lb"})
 
 
 @dataclass(frozen=True)
@@ -152,7 +168,7 @@ def strip_marker(sentence: str) -> str:
 
 
 def _clean(sentence: str) -> str:
-    body = strip_marker(sentence)
+    body = strip_marker(normalize_width(sentence))  # "：" is a colon, "？" a question mark
     body = _EMPHASIS_RE.sub("", body).strip()
     return body.strip("\"'“”‘’ \t")
 
@@ -169,7 +185,8 @@ def _drop_lead_in(body: str) -> str:
     words = head.split()
     if not any(ch.isdigit() for ch in _set_aside(head)):
         last = words[-1].lower().strip(".,\"'") if words else ""
-        if len(words) <= 6 or last in _HANGING or stem(last) in _LEAD_IN_NOUNS:
+        length = remark_length(head) if has_cjk(head) else len(words)
+        if length <= 6 or last in _HANGING or stem(last) in _LEAD_IN_NOUNS:
             return ""
     return head
 
@@ -243,25 +260,30 @@ def _negated_subject_passive(toks: list[str]) -> bool:
                for i, t in enumerate(toks[:-1]))
 
 
-def _world_words(text: str) -> list[str]:
-    """Words about the world, folded, once each; a lone capital letter is a name ("X is A")."""
+def _world_words(text: str, stopwords: frozenset[str] = STOPWORDS,
+                 frame: frozenset[str] = FRAME) -> list[str]:
+    """Words about the world, folded, once each; a lone capital letter is a name ("X is A").
+    A Han, Kana or Hangul bigram that is not a stopword is a word about the world."""
     world: list[str] = []
     for i, raw in enumerate(_WORD_RE.findall(text)):
         single = len(raw) == 1 and raw.isupper() and raw != "I" and not (i == 0 and raw == "A")
         for w in fold(raw).split():
-            if (single or len(w) > 1 and not w.isdigit() and w not in STOPWORDS
-                    and w not in NEGATIONS and stem(w) not in FRAME) and w not in world:
+            if (single or len(w) > 1 and not w.isdigit() and not is_stopword(w, stopwords)
+                    and w not in NEGATIONS and stem(w) not in frame) and w not in world:
                 world.append(w)
     return world
 
 
-def _names(body: str) -> list[str]:
+def _names(body: str, stopwords: frozenset[str] = STOPWORDS,
+           nouns_capitalised: bool = False) -> list[str]:
     """Capitalised words inside the sentence that are not words about the sources, the
-    answer or the reader."""
+    answer or the reader (none in a language that capitalises its nouns)."""
+    if nouns_capitalised:
+        return []
     found = []
     for name in entities(body):
         words = fold(name).split()
-        if words and not all(stem(w) in FRAME or w in STOPWORDS for w in words):
+        if words and not all(stem(w) in FRAME or w in stopwords for w in words):
             found.append(name)
     return found
 
@@ -367,9 +389,14 @@ def _classify_clause(body: str, sentence: str) -> Assertion:
     kept = _set_aside(_drop_lead_in(body))
     specifics = read(kept)
     numbers = [q.text for q in specifics.quantities] + [w.text for w in specifics.whens]
-    names = _names(specifics.rest)
+    stopwords = stopwords_of(sentence)
+    language = detect(sentence)
+    # The frame vocabulary and the grammar rules below are English: elsewhere only a question
+    # or a sentence without a word about the world (nor a specific) asserts nothing.
+    english = language in ("en", UNDETERMINED)
+    names = _names(specifics.rest, stopwords, language in NOUN_CAPITALISING)
     words = fold(specifics.rest).split()
-    world = _world_words(specifics.rest)
+    world = _world_words(specifics.rest, stopwords, FRAME if english else frozenset())
     negated = any(w in NEGATIONS or w.endswith("n't") for w in _WORD_RE.findall(kept.lower()))
     found = tuple(numbers + names)
     about_sources = _about_sources(body)
@@ -383,7 +410,8 @@ def _classify_clause(body: str, sentence: str) -> Assertion:
                              " subject")
         return Assertion(NONE, reason="only words about the sources, the answer or the reader")
     if not found:
-        frame = _frame_without_specifics(body, words, about_sources)
+        frame = (_frame_without_specifics(body, words, about_sources) if english
+                 else "a question, no specific" if body.rstrip().endswith(("?", "？")) else "")
         if frame:
             kind = ABSENCE if frame == "what the sources lack" else NONE
             return Assertion(kind, tuple(world), (), negated, frame)

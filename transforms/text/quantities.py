@@ -15,6 +15,9 @@ import math
 import re
 from dataclasses import dataclass, replace
 
+from rt4chart.transforms.text import cjk_numbers
+from rt4chart.transforms.text.language import detect, has_cjk, normalize_width
+
 # Canonical unit for each unit word; a number followed by another word has no unit.
 _UNIT_GROUPS = {
     "second": "second seconds sec secs", "minute": "minute minutes min mins",
@@ -34,6 +37,7 @@ _UNIT_GROUPS = {
     "ml": "ml milliliter milliliters millilitre millilitres", "mg": "mg milligram milligrams",
     "cm": "cm centimeter centimeters centimetre centimetres", "mm": "mm millimeter millimeters",
     "yard": "yard yards yd", "star": "star stars", "time": "times", "people": "people persons",
+    "cny": "yuan rmb", "krw": "won",
 }
 UNITS = {word: unit for unit, words in _UNIT_GROUPS.items() for word in words.split()}
 _SCALES = {"hundred": 100, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12,
@@ -80,7 +84,8 @@ _WORDNUM_RE = re.compile(r"\b(?:(?:a|" + "|".join(_WORD_VALUES) + r"|dozen|hundr
                          r"|million|billion|trillion)(?:[\s-]+(?:and[\s-]+)?|\b)){1,8}", re.I)
 # A unit glued to its number: "160F", "10mph", "5kg", "30min".
 _GLUED_UNIT_RE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)([A-Za-z]{1,6})\b")
-_UNIT_AFTER_RE = re.compile(r"\s*(?:-\s*)?(?P<u>%|°\s?[FC]?\b|°|per[\s-]cent\b|[a-z]+\b)", re.I)
+_UNIT_AFTER_RE = re.compile(
+    r"\s*(?:-\s*)?(?P<u>%|[€£¥]|°\s?[FC]?\b|°|per[\s-]cent\b|[a-z]+\b)", re.I)
 
 
 @dataclass(frozen=True)
@@ -384,12 +389,36 @@ def _unglue(match: re.Match) -> str:
     return f"{number} {suffix}" if suffix.lower() in UNITS else match.group()
 
 
+# Most languages but English write a decimal comma and group thousands with a dot or a space:
+# in a text not confidently English (`language.detect`), "30.000" is 30000, "1 250 000"
+# 1250000, "12,5" 12.5 (a short claim whose language cannot be told reads as its quote does).
+_DOT_GROUPS_RE = re.compile(r"(?<![\d.,])(\d{1,3}(?:\.\d{3})+)(?![\d.]|,\d{3})")
+_SPACE_GROUPS_RE = re.compile(r"(?<![\d.,])(\d{1,3}(?:[ \u00a0\u202f]\d{3})+)(?![\d.,]\d)")
+# A comma before one, two or four and more digits: three would be English thousands.
+_DECIMAL_COMMA_RE = re.compile(r"(?<![\d.,])(\d+),(\d{1,2}|\d{4,})(?![\d,])")
+
+
+def locale_numbers(text: str) -> str:
+    """`text` with the numbers of a decimal-comma language written as the reader reads them:
+    "30.000" -> "30000", "1 250 000" -> "1250000", "12,5" -> "12.5", "200,00" -> "200.00".
+    The text's length changes; call it only on a text that is not English."""
+    text = _DOT_GROUPS_RE.sub(lambda m: m.group(1).replace(".", ""), text)
+    text = _SPACE_GROUPS_RE.sub(lambda m: re.sub(r"\s", "", m.group(1)), text)
+    return _DECIMAL_COMMA_RE.sub(r"\1.\2", text)
+
+
 def read(text: str) -> Specifics:
     """The quantities, dates, weekdays and times in `text`.
 
     Dates and times are read first so that their digits are not also read as numbers; a
     year ("in 2019") is a number.
     """
+    text = normalize_width(text)
+    if any(ch.isdigit() for ch in text) and detect(text) != "en":
+        text = locale_numbers(text)
+    cjk = has_cjk(text)
+    if cjk:  # Chinese, Japanese and Korean forms said as the reader below reads them
+        text = cjk_numbers.rewrite(text)
     text = text.replace("\u00a0", " ").replace("\u2013", "-").replace("\u2014", " - ")
     text = _GLUED_UNIT_RE.sub(_unglue, text)
     ranges = stated_ranges(text)
@@ -399,6 +428,8 @@ def read(text: str) -> Specifics:
     money, text = _read_money(text)
     digits, text = _read_digits(text)
     words, text = _read_words(text)
+    if cjk:
+        text = cjk_numbers.INSERTED_WORDS_RE.sub(lambda m: " " * len(m.group()), text)
     return Specifics(tuple(vague + money + digits + words), tuple(whens + times), text,
                      tuple(ranges))
 

@@ -1,6 +1,6 @@
 """Words: the one tokeniser, stemmer and stopword list of rt4chart's text checks.
 
-Pure functions, no Beam, standard library only. Everything that compares the words of a claim
+Pure functions, no Beam. Everything that compares the words of a claim
 with the words of evidence, a window or a sentence (grounding, support, coverage, pruning, the
 assertion classifier, the offline judge) reads them here, so that "the same word" means the
 same thing in every check.
@@ -16,12 +16,31 @@ Two readings of a text:
   as well ("takeout", "wifi", "5pm"), so that a claim written either way finds it. Every plain
   word the text had before (a run of letters and digits) is still a word: splitting only ever
   adds words.
+
+Across languages (`language`): a run of Han, Kana or Hangul characters is cut into overlapping
+character bigrams wherever words are read (``fold``, ``word_forms``), full-width letters and
+digits read as their ASCII forms, and the stopwords of a text are the English list plus, when
+the text is confidently in another language, that language's list from stopwords-iso
+(`stopwords_of`). Stems are English (`stem`); the prefix comparisons (`same_stem`,
+`short_stem`) serve inflected languages too.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
+
+from rt4chart.transforms.text.cjk_numbers import INSERTED_WORDS_RE, rewrite
+from rt4chart.transforms.text.language import (
+    CJK_RUN_RE,
+    UNDETERMINED,
+    cjk_units,
+    detect,
+    has_cjk,
+    is_cjk,
+    normalize_width,
+)
 
 # Function words: they say nothing about what a sentence is about. The one list; the word
 # classes of `vocabulary` (words about the sources, the answer, the reader) are separate.
@@ -78,8 +97,17 @@ def _glued(parts: Sequence[str]) -> Iterable[str]:
         yield "".join(parts)
 
 
+def _spaced_cjk(text: str) -> str:
+    """`text` with each Han, Kana or Hangul run replaced by its bigrams, spaced apart."""
+    return CJK_RUN_RE.sub(lambda m: " " + " ".join(cjk_units(m.group())) + " ", text)
+
+
 def word_forms(text: str) -> set[str]:
-    """Every lower-cased word form of a text: plain runs, their parts and the glued parts."""
+    """Every lower-cased word form of a text: plain runs, their parts and the glued parts
+    (Han, Kana and Hangul runs as their bigrams)."""
+    text = normalize_width(text)
+    if has_cjk(text):
+        text = _spaced_cjk(text)
     forms: set[str] = set()
     for compound in _COMPOUND_RE.findall(text):
         runs = _RUN_RE.findall(compound)
@@ -90,10 +118,46 @@ def word_forms(text: str) -> set[str]:
     return {f.lower() for f in forms}
 
 
+@functools.lru_cache(maxsize=64)
+def language_stopwords(code: str) -> frozenset[str]:
+    """The stopwords that apply in language `code` (ISO 639-1): the English list, plus the
+    language's list from stopwords-iso (shipped in its wheel), lower-cased, when it has one."""
+    if code in ("en", UNDETERMINED):
+        return STOPWORDS
+    import stopwordsiso
+
+    if not stopwordsiso.has_lang(code):
+        return STOPWORDS
+    return STOPWORDS | frozenset(w.lower() for w in stopwordsiso.stopwords(code))
+
+
+def stopwords_of(text: str) -> frozenset[str]:
+    """The stopwords that apply to `text`: the English list, plus the list of the language
+    `text` is in when it is confidently another one (`language.detect`)."""
+    return language_stopwords(detect(text))
+
+
+def is_stopword(word: str, stopwords: frozenset[str] = STOPWORDS) -> bool:
+    """Whether a lower-cased word (a bigram for Han, Kana and Hangul) is a stopword: in the
+    list, or a bigram both of whose characters are."""
+    if word in stopwords:
+        return True
+    return len(word) == 2 and is_cjk(word[0]) and word[0] in stopwords and word[1] in stopwords
+
+
+def _content_word(word: str, stopwords: frozenset[str]) -> bool:
+    if word.isdigit():
+        return True
+    if is_cjk(word[:1]):
+        return not is_stopword(word, stopwords)
+    return len(word) >= 3 and word not in stopwords
+
+
 def content_words(text: str) -> set[str]:
-    """Word forms of 3+ characters that are not stopwords, and all numbers."""
-    return {w for w in word_forms(text)
-            if w.isdigit() or (len(w) >= 3 and w not in STOPWORDS)}
+    """Word forms of 3+ characters (Han, Kana, Hangul bigrams and single characters) that are
+    not stopwords, and all numbers."""
+    stopwords = stopwords_of(text)
+    return {w for w in word_forms(_cjk_numbers(text)) if _content_word(w, stopwords)}
 
 
 def same_stem(a: str, b: str) -> bool:
@@ -152,15 +216,27 @@ def fold(text: str) -> str:
     """Lower-case words and digits separated by single spaces; possessives dropped; camelCase,
     snake_case, hyphens and letter/digit boundaries split ("RestaurantsTakeOut" -> "restaurants
     take out", "Acme's" -> "acme")."""
-    text = DOTTED_RE.sub(lambda m: m.group().replace(".", ""), text)
+    text = DOTTED_RE.sub(lambda m: m.group().replace(".", ""), normalize_width(text))
     text = _CAMEL_RE.sub(" ", POSSESSIVE_RE.sub("", text))
+    if has_cjk(text):
+        text = _spaced_cjk(text)
     return " ".join(re.findall(r"[^\W_]+", text.lower()))
 
 
 def content_terms(text: str) -> set[str]:
-    """Stems of the words of `text` that are not stopwords or single letters."""
-    return {stem(w) for w in fold(text).split() if len(w) > 1 and w not in STOPWORDS
-            and not w.isdigit()}
+    """Stems of the words of `text` that are not stopwords or single letters (Han, Kana and
+    Hangul bigrams that are not stopwords)."""
+    stopwords = stopwords_of(text)
+    return {stem(w) for w in fold(_cjk_numbers(text)).split() if len(w) > 1 and not w.isdigit()
+            and not is_stopword(w, stopwords)}
+
+
+def _cjk_numbers(text: str) -> str:
+    """A CJK text with its numerals as digits (`cjk_numbers.rewrite`): "八十五元" and
+    "一百二十元" differ in their number, not in their words."""
+    if not has_cjk(text):
+        return text
+    return INSERTED_WORDS_RE.sub(lambda m: " " * len(m.group()), rewrite(text))
 
 
 def short_stem(word: str) -> str:
