@@ -294,16 +294,22 @@ def _clauses(body: str) -> list[str]:
     return [p for p in parts if any(ch.isalnum() for ch in p)] or [body]
 
 
-def _subject_is_the_text(body: str) -> bool:
-    """The sentence is about the writer, the answer or the sources: its first words (past an
-    opening phrase, determiners and discourse words) are I / we / my / our or a source or
-    answer noun. "Based on the passages, the clinic accepts walk-ins" is about the clinic."""
+def _past_opening(body: str) -> str:
+    """The sentence past an opening phrase of discourse words ("Therefore,", "Based on the
+    passages,", "In short,"); unchanged when the phrase may be about the world ("In Paris,")."""
     opening = _OPENING_RE.match(body)
     if opening:
         lead = fold(opening.group()).split()
         if lead and (lead[0] in STOPWORDS or stem(lead[0]) in FRAME):
-            body = body[opening.end():]
-    words = fold(body).split()
+            return body[opening.end():]
+    return body
+
+
+def _subject_is_the_text(body: str) -> bool:
+    """The sentence is about the writer, the answer or the sources: its first words (past an
+    opening phrase, determiners and discourse words) are I / we / my / our or a source or
+    answer noun. "Based on the passages, the clinic accepts walk-ins" is about the clinic."""
+    words = fold(_past_opening(body)).split()
     for w in words[:4]:
         if w in _FIRST_PERSON:
             return True
@@ -347,11 +353,16 @@ def classify(sentence: str) -> Assertion:
     return whole
 
 
-def _frame_without_specifics(body: str, words: list[str], about_sources: bool) -> str:
+def _frame_without_specifics(body: str, words: list[str], world: list[str],
+                             about_sources: bool) -> str:
     """Why a clause with world words but no specific asserts nothing checkable (or says what
     the sources lack), else ""."""
-    if _advice(words):
+    if _advice(words) or _advice(fold(_past_opening(body)).split()):
         return "advice to look elsewhere, no specific"
+    if about_sources and all(stem(w) in _LEAD_IN_NOUNS for w in world):
+        # "These steps are based on the information in passages 1-2.": the answer's own parts
+        # credited to the sources; no word about the world besides the parts' names.
+        return "the answer's parts credited to the sources"
     if body.rstrip().endswith("?"):
         return "a question, no specific"
     if _presents_the_answer(body):
@@ -383,7 +394,7 @@ def _classify_clause(body: str, sentence: str) -> Assertion:
                              " subject")
         return Assertion(NONE, reason="only words about the sources, the answer or the reader")
     if not found:
-        frame = _frame_without_specifics(body, words, about_sources)
+        frame = _frame_without_specifics(body, words, world, about_sources)
         if frame:
             kind = ABSENCE if frame == "what the sources lack" else NONE
             return Assertion(kind, tuple(world), (), negated, frame)
