@@ -110,12 +110,21 @@ _CLAUSE_CUT_RE = re.compile(r"\s*(?:[:;]|\s[—–-]\s|—)\s*")
 _LEAD_IN_NOUNS = ANSWER_NOUNS | SOURCE_NOUNS | frozenset(stem(w) for w in """step steps tip tips
     way ways method methods thing things example examples instruction instructions guideline
     guidelines follows below data""".split())
+# What the answer presents itself as: "Here's a brief guide on how to ...".
+_PRESENTED_NOUNS = _LEAD_IN_NOUNS | frozenset(
+    stem(w) for w in "guide guides walkthrough rundown recap".split())
 # What "no ..." says the sources lack: "no information", "no details", "no mention".
 _ABSENT_NOUNS = frozenset(stem(w) for w in "mention details detail word record".split())
 _YES_NO_RE = re.compile(r"^\s*(?:yes|no|yeah|nope|correct|incorrect|true|false)\b\W*$", re.I)
 # A condition or a counterfactual: "If the passages did not contain it, I would have said...".
 _CONDITIONAL_RE = re.compile(r"^\s*(?:if|unless|had|were|should)\b|\bwould have\b", re.I)
 _FIRST_PERSON = frozenset("i we me us my our".split())
+# Verbs of looking elsewhere that may take a thing instead: "check the oil" is an instruction.
+_THING_VERBS = frozenset(stem(w) for w in "check verify confirm double-check read research seek"
+                         .split())
+_POSSESSIVES = frozenset("your their his her its our my any some".split())
+# Subjects of a clause about the writer or the reader: "note that I have no access to ...".
+_SELF_SUBJECTS = _FIRST_PERSON | frozenset("you your this these it".split())
 _MODALS = frozenset("may might can could should would will must also just".split())
 _BE = frozenset("is are was were been be".split())
 
@@ -202,14 +211,20 @@ def _salutation(body: str) -> bool:
 
 def _presents_the_answer(body: str) -> bool:
     """"Here is a summary of...", "Here's how to...", "Below are the main points...": the
-    answer presenting itself, whatever topic it names."""
+    answer presenting itself, whatever topic it names, also past an opening phrase ("Based on
+    the given passages, here is how to...")."""
     match = _PRESENTATIVE_RE.match(body.strip())
+    if match:
+        body = body.strip()
+    else:
+        body = _past_opening(body.strip())
+        match = _PRESENTATIVE_RE.match(body)
     if not match:
         return False
     ahead = _WORD_RE.findall(body[match.end("opener"):].lower())[:4]
     if ahead[:1] and ahead[0] in ("how", "what", "why", "where", "when", "which", "who"):
         return True
-    return any(stem(w) in _LEAD_IN_NOUNS for w in ahead)
+    return any(stem(w) in _PRESENTED_NOUNS for w in ahead)
 
 
 def _about_sources(body: str) -> bool:
@@ -284,7 +299,17 @@ def _advice(words: list[str]) -> bool:
     while i < len(words) and (words[i] in _MODALS or words[i] in _ADVICE_FILLER
                               or stem(words[i]) in WRAP_VERBS):
         i += 1
-    return i < len(words) and stem(words[i]) in SEEK_VERBS
+    if i >= len(words) or stem(words[i]) not in SEEK_VERBS:
+        return False
+    return stem(words[i]) not in _THING_VERBS or _sends_elsewhere(words[i + 1:])
+
+
+def _sends_elsewhere(rest: list[str]) -> bool:
+    """Whether a verb that may take a thing ("check", "verify") sends the reader elsewhere:
+    "check with your bank", "verify the details", "do your own research", not "check the
+    tyre pressure" (its object is a word about the world)."""
+    following = [w for w in rest if w not in _DETERMINERS and w not in _POSSESSIVES]
+    return not following or following[0] in STOPWORDS or stem(following[0]) in FRAME
 
 
 def _clauses(body: str) -> list[str]:
@@ -319,10 +344,25 @@ def _subject_is_the_text(body: str) -> bool:
     return False
 
 
+def _tells_content(toks: list[str], cues: tuple[str, ...]) -> bool:
+    """Whether a cue word ("that", or a reporting verb: `cues` empty) inside the sentence
+    opens a clause about the world (two world words or more) whose subject is not the writer,
+    the reader or the answer: "..., which says the filter must be replaced yearly", not
+    "Please note that I have no access to real-time data"."""
+    for i, tok in enumerate(toks[1:-1], start=1):
+        if (tok in cues if cues else stem(tok) in REPORTING_VERBS):
+            rest = [t for t in toks[i + 1:] if t != "that"]
+            if rest and rest[0] not in _SELF_SUBJECTS and len(_world_words(" ".join(rest))) >= 2:
+                return True
+    return False
+
+
 def _reports_content(body: str) -> bool:
     """A reporting verb followed by a clause with words about the world: "Passage 2 says the
     hotel allows pets" (not "The article covers several related issues")."""
     toks = _WORD_RE.findall(body.lower())
+    if _tells_content(toks, ("that",)):
+        return True  # "I found that the plant closes in winter", "we can see that ..."
     for i, tok in enumerate(toks):
         if stem(tok) in REPORTING_VERBS:
             rest = " ".join(toks[i + 1:])
@@ -357,7 +397,8 @@ def _frame_without_specifics(body: str, words: list[str], world: list[str],
                              about_sources: bool) -> str:
     """Why a clause with world words but no specific asserts nothing checkable (or says what
     the sources lack), else ""."""
-    if _advice(words) or _advice(fold(_past_opening(body)).split()):
+    if (_advice(words) or _advice(fold(_past_opening(body)).split())) and not _tells_content(
+            _WORD_RE.findall(body.lower()), ()):  # "Consult the manual, which says ..."
         return "advice to look elsewhere, no specific"
     if about_sources and all(stem(w) in _LEAD_IN_NOUNS for w in world):
         # "These steps are based on the information in passages 1-2.": the answer's own parts
