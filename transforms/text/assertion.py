@@ -322,11 +322,12 @@ def _clauses(body: str) -> list[str]:
 def _past_opening(body: str) -> str:
     """The sentence past an opening phrase of discourse words ("Therefore,", "Based on the
     passages,", "In short,"); unchanged when the phrase may be about the world ("In Paris,")."""
-    opening = _OPENING_RE.match(body)
-    if opening:
-        lead = fold(opening.group()).split()
-        if lead and (lead[0] in STOPWORDS or stem(lead[0]) in FRAME):
-            return body[opening.end():]
+    for _ in range(4):  # stacked: "Based on the passages, according to passage 2, ..."
+        opening = _OPENING_RE.match(body)
+        lead = fold(opening.group()).split() if opening else []
+        if not (lead and (lead[0] in STOPWORDS or stem(lead[0]) in FRAME)):
+            break
+        body = body[opening.end():]
     return body
 
 
@@ -394,13 +395,14 @@ def classify(sentence: str) -> Assertion:
 
 
 def _frame_without_specifics(body: str, words: list[str], world: list[str],
-                             about_sources: bool) -> str:
+                             about_sources: bool, sentence: str) -> str:
     """Why a clause with world words but no specific asserts nothing checkable (or says what
     the sources lack), else ""."""
     if (_advice(words) or _advice(fold(_past_opening(body)).split())) and not _tells_content(
             _WORD_RE.findall(body.lower()), ()):  # "Consult the manual, which says ..."
         return "advice to look elsewhere, no specific"
-    if about_sources and all(stem(w) in _LEAD_IN_NOUNS for w in world):
+    if (about_sources or _LABEL_RE.search(sentence)) and all(
+            stem(w) in _LEAD_IN_NOUNS for w in world):
         # "These steps are based on the information in passages 1-2.": the answer's own parts
         # credited to the sources; no word about the world besides the parts' names.
         return "the answer's parts credited to the sources"
@@ -435,7 +437,7 @@ def _classify_clause(body: str, sentence: str) -> Assertion:
                              " subject")
         return Assertion(NONE, reason="only words about the sources, the answer or the reader")
     if not found:
-        frame = _frame_without_specifics(body, words, world, about_sources)
+        frame = _frame_without_specifics(body, words, world, about_sources, sentence)
         if frame:
             kind = ABSENCE if frame == "what the sources lack" else NONE
             return Assertion(kind, tuple(world), (), negated, frame)
