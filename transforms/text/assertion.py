@@ -110,6 +110,10 @@ _CLAUSE_CUT_RE = re.compile(r"\s*(?:[:;]|\s[—–-]\s|—)\s*")
 _LEAD_IN_NOUNS = ANSWER_NOUNS | SOURCE_NOUNS | frozenset(stem(w) for w in """step steps tip tips
     way ways method methods thing things example examples instruction instructions guideline
     guidelines follows below data""".split())
+# A sentence about the writer, the answer or the sources says nothing checkable only with at most
+# this many words about the world: "The article has been criticized for its lack of accuracy
+# and for damaging reputations" states what happened to the article.
+MAX_FRAMED_WORLD = 3
 # What the answer presents itself as: "Here's a brief guide on how to ...".
 _PRESENTED_NOUNS = _LEAD_IN_NOUNS | frozenset(
     stem(w) for w in "guide guides walkthrough rundown recap".split())
@@ -119,6 +123,12 @@ _YES_NO_RE = re.compile(r"^\s*(?:yes|no|yeah|nope|correct|incorrect|true|false)\
 # A condition or a counterfactual: "If the passages did not contain it, I would have said...".
 _CONDITIONAL_RE = re.compile(r"^\s*(?:if|unless|had|were|should)\b|\bwould have\b", re.I)
 _FIRST_PERSON = frozenset("i we me us my our".split())
+# What follows a verb of looking elsewhere that takes no thing: "check with", "research online".
+_ELSEWHERE = frozenset("with for about into up on out as online further more elsewhere first"
+                       .split())
+# Words that open a subordinate clause before the subject: "If ..., I can say more."
+_SUBORDINATORS = frozenset("""if unless when whenever while although though since because as
+    once until before after without were had should given""".split())
 # Verbs of looking elsewhere that may take a thing instead: "check the oil" is an instruction.
 _THING_VERBS = frozenset(stem(w) for w in "check verify confirm double-check read research seek"
                          .split())
@@ -205,6 +215,9 @@ def _heading(body: str) -> bool:
 
 def _salutation(body: str) -> bool:
     words = fold(body).split()
+    if words[:1] == ["good"] and words[1:2] not in (["morning"], ["afternoon"], ["evening"],
+                                                    ["day"], ["night"], ["question"], ["luck"]):
+        return False  # "good options for groups." is not a greeting
     return bool(words) and words[0] in _SALUTATION and len(words) <= 4 and not any(
         ch.isdigit() for ch in body) and body.rstrip()[-1:] in ("!", ",", ".", "")
 
@@ -289,8 +302,9 @@ def _advice(words: list[str]) -> bool:
     "It is recommended to water the plant weekly" is not advice to look elsewhere."""
     if not words:
         return False
-    if stem(words[0]) in COURTESY_VERBS:
-        return True  # "Feel free...", "Let me know...", "Please...", "Hope this helps"
+    if stem(words[0]) in COURTESY_VERBS and not (words[0] == "let" and words[1:2] and (
+            words[1] in _DETERMINERS or words[1] in ("it", "them"))):
+        return True  # "Feel free...", "Let me know...", "Please...", not "Let it cool"
     i = 0
     if words[0] in _PRONOUN_SUBJECTS:
         i = 1
@@ -306,10 +320,10 @@ def _advice(words: list[str]) -> bool:
 
 def _sends_elsewhere(rest: list[str]) -> bool:
     """Whether a verb that may take a thing ("check", "verify") sends the reader elsewhere:
-    "check with your bank", "verify the details", "do your own research", not "check the
-    tyre pressure" (its object is a word about the world)."""
+    "check with your bank", "verify the details", "do your own research as well", not "check
+    the tyre pressure" (its object is a word about the world) or "research has found ..."."""
     following = [w for w in rest if w not in _DETERMINERS and w not in _POSSESSIVES]
-    return not following or following[0] in STOPWORDS or stem(following[0]) in FRAME
+    return not following or following[0] in _ELSEWHERE or stem(following[0]) in FRAME
 
 
 def _clauses(body: str) -> list[str]:
@@ -320,12 +334,17 @@ def _clauses(body: str) -> list[str]:
 
 
 def _past_opening(body: str) -> str:
-    """The sentence past an opening phrase of discourse words ("Therefore,", "Based on the
-    passages,", "In short,"); unchanged when the phrase may be about the world ("In Paris,")."""
+    """The sentence past opening phrases of discourse words only ("Therefore,", "Based on the
+    passages,", "In short,") or subordinate clauses ("If you send me the policy,"); unchanged
+    at a phrase with a word about the world ("In Paris,", "The company offers tours, ...")."""
     for _ in range(4):  # stacked: "Based on the passages, according to passage 2, ..."
         opening = _OPENING_RE.match(body)
         lead = fold(opening.group()).split() if opening else []
-        if not (lead and (lead[0] in STOPWORDS or stem(lead[0]) in FRAME)):
+        # Discourse words only, or a subordinate clause ("If you send me the policy, ..."):
+        # "the company provides amenities such as a restroom, and ..." is not an opening.
+        if not lead or not (lead[0] in _SUBORDINATORS
+                            or all(w in STOPWORDS or stem(w) in FRAME or w.isdigit()
+                                   for w in lead)):
             break
         body = body[opening.end():]
     return body
@@ -398,8 +417,10 @@ def _frame_without_specifics(body: str, words: list[str], world: list[str],
                              about_sources: bool, sentence: str) -> str:
     """Why a clause with world words but no specific asserts nothing checkable (or says what
     the sources lack), else ""."""
-    if (_advice(words) or _advice(fold(_past_opening(body)).split())) and not _tells_content(
-            _WORD_RE.findall(body.lower()), ()):  # "Consult the manual, which says ..."
+    toks = _WORD_RE.findall(body.lower())
+    if (_advice(words) or _advice(fold(_past_opening(body)).split())) and not (
+            _tells_content(toks, ()) or _tells_content(toks, ("that",))):
+        # not "Consult the manual, which says ...", "Research has found that ..."
         return "advice to look elsewhere, no specific"
     if (about_sources or _LABEL_RE.search(sentence)) and all(
             stem(w) in _LEAD_IN_NOUNS for w in world):
@@ -412,7 +433,8 @@ def _frame_without_specifics(body: str, words: list[str], world: list[str],
         return "the answer presenting its own form"
     if _negated_saying(body) and about_sources:
         return "what the sources lack"
-    if _subject_is_the_text(body) and not _reports_content(body):
+    if (_subject_is_the_text(body) and not _reports_content(body)
+            and len(world) <= MAX_FRAMED_WORLD):
         return "about the writer, the answer or the sources, reporting nothing"
     return ""
 
