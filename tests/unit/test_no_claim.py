@@ -68,12 +68,22 @@ LEAD_INS = ["Based on the passages, ", "According to the given passages, ", "The
             "From the passages provided, ", "Overall, "]
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.sampled_from(FACTS), st.sampled_from(LEAD_INS))
-def test_a_lead_in_cannot_hide_a_fact(fact, lead_in):
+def _led(lead_ins: list[str], fact: str) -> str:
+    body = fact[2:] if fact[:2] in ("- ", "* ") else fact
+    return "".join(lead_ins) + body[0].lower() + body[1:]
+
+
+def test_a_lead_in_cannot_hide_a_fact():
     # A compromised decomposer phrasing a fact as "Based on the passages, ..." keeps it checked.
-    text = lead_in + fact[0].lower() + fact[1:] if fact[:2] != "- " else lead_in + fact[2:]
-    assert classify(text).checkable, text
+    hidden = [_led([lead], f) for f in FACTS for lead in LEAD_INS
+              if not classify(_led([lead], f)).checkable]
+    assert hidden == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(FACTS), st.lists(st.sampled_from(LEAD_INS), min_size=2, max_size=3))
+def test_stacked_lead_ins_cannot_hide_a_fact(fact, lead_ins):
+    assert classify(_led(lead_ins, fact)).checkable, _led(lead_ins, fact)
 
 
 @settings(max_examples=200, deadline=None)
