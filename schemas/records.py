@@ -30,6 +30,12 @@ CLAIM_KINDS = (FACT, SOURCE, ABSENCE)
 # text found verbatim in the sentence, or (neither aligned) the whole sentence.
 SPAN_SOURCES = ("fragments", "claim_text", "sentence")
 
+# The status of a judge's claim whose text asserts nothing checkable ("Passage 1 and Passage
+# 2", "Based on the given passages, the lyrics are:"; `transforms.text.assertion.classify`, the
+# classifier that decides coverage): it is not verified, has no label, and stays out of its
+# answer's label and the rates (`transforms.decompose.number_claims`).
+NO_CLAIM = "no_claim"
+
 
 @dataclass(frozen=True)
 class Document:
@@ -276,7 +282,7 @@ class ClaimVerdict:
     local_label: str | None
     deciding_window: int | None
     label: str | None
-    status: str  # "ok" | "judge_error"
+    status: str  # "ok" | "judge_error" | NO_CLAIM
     evidence: tuple[Evidence, ...] = ()
     note: str | None = None
     usage: Usage = Usage()  # of every judge call made for this claim (local and global)
@@ -442,12 +448,16 @@ class FailedClaim:
 
 @dataclass(frozen=True)
 class ClaimSet:
-    """A prepared trace with its numbered claims, and the sentences that failed to decompose."""
+    """A prepared trace with its numbered claims, and the sentences that failed to decompose.
+
+    `no_claims` are the judge's claims whose text asserts nothing checkable (status NO_CLAIM):
+    numbered with the others, never verified, kept for the claims table."""
 
     prepared: PreparedTrace
     claims: tuple[Claim, ...]
     failed: tuple[FailedClaim, ...] = ()
     usage: Usage = Usage()  # of the decomposition calls
+    no_claims: tuple[Claim, ...] = ()
 
     @property
     def key(self) -> TraceKey:

@@ -145,7 +145,9 @@ class ClaimRow:
     local_label: str | None = column("STRING")
     deciding_window: int | None = column("INT64")
     label: str | None = column("STRING")
-    status: str = column("STRING", "REQUIRED", "ok or judge_error")
+    status: str = column(
+        "STRING", "REQUIRED", "ok, judge_error, or no_claim (the claim's text asserts nothing "
+        "checkable: no label, not part of the answer's label)")
     note: str | None = column("STRING", description="why a label was changed or missing")
     evidence: tuple[EvidenceRow, ...] = column(
         "RECORD", "REPEATED", "context spans, offsets within doc", EvidenceRow)

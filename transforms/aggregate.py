@@ -5,6 +5,9 @@ p_unsupported is its judge score, calibrated, on the side of the run's claim thr
 label says; an answer's p_hallucinated comes from its largest claim p, on the side of the
 answer threshold.
 
+A judge's claim whose text asserts nothing checkable (status `no_claim`) has a claim row and no
+label; it takes no part in the answer's label, probability or spans.
+
 An answer is `incomplete` when any of its claims (or sentences) has no verdict because a judge
 call failed; it then carries no label (see `answer_label`): neither ENT by default nor the
 CON or NIC of its decided claims, which keep their labels in the claims table.
@@ -19,7 +22,9 @@ from typing import NamedTuple
 import apache_beam as beam
 
 from rt4chart.schemas.records import (
+    NO_CLAIM,
     Calibration,
+    Claim,
     ClaimSet,
     ClaimVerdict,
     DeadLetter,
@@ -108,6 +113,12 @@ def failed_verdict(f: FailedClaim) -> ClaimVerdict:
                         f.usage)
 
 
+def no_claim_verdict(claim: Claim) -> ClaimVerdict:
+    """A non-claim's row: no label, no judge call (its note, the claim's `kind_note`, says
+    why)."""
+    return ClaimVerdict(claim, (), None, None, None, NO_CLAIM)
+
+
 def answer_rows(
     claim_set: ClaimSet, verdicts: Iterable[ClaimVerdict], run: RunInfo,
     audited_at: datetime | None = None,
@@ -115,6 +126,8 @@ def answer_rows(
     """The answer row and the claim rows of one trace.
 
     A claim whose verdict never arrived (a streaming join that timed out) is a judge_error.
+    A non-claim (`ClaimSet.no_claims`, status NO_CLAIM) has a row but no label: it is neither
+    decided nor an error, and the answer's label, probability and spans leave it out.
     """
     t = claim_set.prepared.trace
     event_time = datetime.fromtimestamp(t.event_time_us / 1e6, tz=UTC)
@@ -124,12 +137,13 @@ def answer_rows(
         for c in claim_set.claims if c.claim_index not in got
     ]
     all_verdicts = sorted(
-        [*got.values(), *missing, *(failed_verdict(f) for f in claim_set.failed)],
+        [*got.values(), *missing, *(failed_verdict(f) for f in claim_set.failed),
+         *(no_claim_verdict(c) for c in claim_set.no_claims)],
         key=lambda v: v.claim.claim_index,
     )
     usage = sum((v.usage for v in all_verdicts), claim_set.usage)
     decided = [v for v in all_verdicts if v.status == "ok"]
-    errors = [v for v in all_verdicts if v.status != "ok"]
+    errors = [v for v in all_verdicts if v.status not in ("ok", NO_CLAIM)]
     label = answer_label([v.label for v in decided], bool(errors))
     cal = calibration(run)
     rows = [claim_row(v, t.route, event_time, run, t.answer) for v in all_verdicts]

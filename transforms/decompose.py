@@ -4,8 +4,10 @@ Claims are numbered per trace in answer order (sentence, then position in the se
 keeps its kind ("fact", "source" or "absence", see `schemas.records.CLAIM_KINDS`), its source
 sentence's span and its own answer spans (its verbatim fragments aligned to the sentence, see
 `transforms.spans`). A sentence with no claims (a greeting, an offer, a refusal) contributes
-nothing. A sentence whose decomposition failed becomes a failed claim carrying the sentence, so
-that the answer is marked incomplete and the sentence is not silently skipped.
+nothing; a claim the judge gave whose text asserts nothing checkable is a non-claim (status
+`no_claim`, `no_claim_note`). A sentence whose decomposition failed becomes a failed claim
+carrying the sentence, so that the answer is marked incomplete and the sentence is not
+silently skipped.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import apache_beam as beam
 from rt4chart.schemas.records import (
     ABSENCE,
     FACT,
+    NO_CLAIM,
     AnswerSentence,
     Claim,
     ClaimSet,
@@ -42,6 +45,7 @@ from rt4chart.transforms.limits import LimitsConfig, claims_over_limit
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
 from rt4chart.transforms.spans import claim_spans
 from rt4chart.transforms.text.absence import accepted_absence, states_absence
+from rt4chart.transforms.text.assertion import classify
 from rt4chart.transforms.text.language import detect
 from rt4chart.transforms.validate import raw_text
 
@@ -156,6 +160,20 @@ def covering(sentence: str, claims: Sequence[PlacedClaim]) -> list[str]:
     return [c.text for c in claims if c.kind != ABSENCE]
 
 
+def no_claim_note(claim: PlacedClaim) -> str | None:
+    """Why a judge's claim is a non-claim (status NO_CLAIM), or None: its text asserts nothing
+    checkable (`text.assertion.classify`, the classifier that decides coverage): "Passage 1
+    and Passage 2", "Based on the given passages, the lyrics are:". An absence claim is
+    checked (its text says what the sources lack, `checked_kind`)."""
+    if claim.kind == ABSENCE:
+        return None
+    found = classify(claim.text)
+    if found.checkable:
+        return None
+    return (f"{NO_CLAIM}: the claim asserts nothing checkable ({found.reason}); not verified, "
+            "not part of the answer's label")
+
+
 def number_claims(prepared: PreparedTrace, results: Iterable[DecomposeResult]) -> ClaimSet:
     """Number the claims of a trace in answer order; failed sentences become failed claims.
 
@@ -164,42 +182,50 @@ def number_claims(prepared: PreparedTrace, results: Iterable[DecomposeResult]) -
     the sentence (`coverage.check_coverage`), so that no false sentence can vanish; a sentence
     that asserts nothing checkable (`text.assertion.classify`) may stay without claims. An
     absence claim whose text states a fact is a fact (`checked_kind`), and absence claims do
-    not cover a sentence about the world (`covering`).
+    not cover a sentence about the world (`covering`). A claim whose text asserts nothing
+    checkable (`no_claim_note`) is a non-claim: numbered, never verified, and it covers
+    nothing (a judge cannot hide a sentence behind it).
     """
     by_sentence = {r.sentence_index: r for r in results}
     usage = sum((r.usage for r in by_sentence.values()), Usage())
     claims: list[Claim] = []
     failed: list[FailedClaim] = []
+    no_claims: list[Claim] = []
     trace_id = prepared.trace.trace_id
     topic = topic_terms(prepared.trace.question, *(d.text for d in prepared.trace.contexts))
     language = detect(prepared.trace.answer)
+
+    def next_index() -> int:
+        return len(claims) + len(failed) + len(no_claims)
+
     for s in prepared.answer_sentences:
         result = by_sentence.get(s.index)
         if result is None or result.status != "ok":
             reason = result.error if result else "decomposition result missing"
-            claim = Claim(trace_id, len(claims) + len(failed), s.text, s.index, s.start, s.end)
+            claim = Claim(trace_id, next_index(), s.text, s.index, s.start, s.end)
             failed.append(FailedClaim(claim, "decompose", reason or "judge error"))
             continue
-        placed = [checked_kind(c) for c in result.claims]
-        for c, note in placed:
-            index = len(claims) + len(failed)
-            claims.append(Claim(trace_id, index, c.text, s.index, s.start, s.end, c.kind,
-                                c.spans, c.span_source, note))
-        extra = check_coverage(s.text, covering(s.text, [c for c, _ in placed]), topic,
-                               language)
+        checked = []
+        for c, note in (checked_kind(c) for c in result.claims):
+            empty = no_claim_note(c)
+            claim = Claim(trace_id, next_index(), c.text, s.index, s.start, s.end, c.kind,
+                          c.spans, c.span_source, empty or note)
+            (no_claims if empty else claims).append(claim)
+            checked += [] if empty else [c]
+        extra = check_coverage(s.text, covering(s.text, checked), topic, language)
         if extra.extra_claim:
-            claims.append(Claim(trace_id, len(claims) + len(failed), extra.extra_claim, s.index,
+            claims.append(Claim(trace_id, next_index(), extra.extra_claim, s.index,
                                 s.start, s.end, extra.kind))
-    return ClaimSet(prepared, tuple(claims), tuple(failed), usage)
+    return ClaimSet(prepared, tuple(claims), tuple(failed), usage, tuple(no_claims))
 
 
 def limit_claims(claim_set: ClaimSet, limits: LimitsConfig) -> ClaimSet | DeadLetter:
-    """`claim_set` within `max_claims_per_answer` (failed sentences count as claims).
+    """`claim_set` within `max_claims_per_answer` (failed sentences and non-claims count).
 
     Over the limit: with oversize "reject" the trace's dead letter (stage "decompose") naming the
     limit; with "truncate" the first N claims (in answer order), the trace marked partial.
     """
-    n = len(claim_set.claims) + len(claim_set.failed)
+    n = len(claim_set.claims) + len(claim_set.failed) + len(claim_set.no_claims)
     over = claims_over_limit(n, limits)
     if over is None:
         return claim_set
@@ -213,7 +239,8 @@ def limit_claims(claim_set: ClaimSet, limits: LimitsConfig) -> ClaimSet | DeadLe
     prepared = replace(prepared, partial=True, partial_reason=reason)
     claims = tuple(c for c in claim_set.claims if c.claim_index < keep)
     failed = tuple(f for f in claim_set.failed if f.claim.claim_index < keep)
-    return ClaimSet(prepared, claims, failed, claim_set.usage)
+    no_claims = tuple(c for c in claim_set.no_claims if c.claim_index < keep)
+    return ClaimSet(prepared, claims, failed, claim_set.usage, no_claims)
 
 
 def _numbered(prepared: PreparedTrace, results: Iterable[DecomposeResult],

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from rt4chart.schemas.records import Evidence, RenderedText, Sentence
 from rt4chart.transforms.judges.adapter import as_verdict
 from rt4chart.transforms.judges.base import VerdictLike
+from rt4chart.transforms.premise import premises
 from rt4chart.transforms.support import check_support
 from rt4chart.transforms.text.quantities import read
 from rt4chart.transforms.text.words import content_terms, content_words, json_key_paths, same_stem
@@ -336,12 +337,15 @@ def _kind(missing: str) -> str:
 
 
 def supported_verdict(
-    grounded: tuple[str, tuple[Evidence, ...], str | None, float], claim: str, context: str
+    grounded: tuple[str, tuple[Evidence, ...], str | None, float], claim: str, context: str,
+    question: str = "",
 ) -> tuple[str, tuple[Evidence, ...], str | None, float]:
     """Support, not just presence: a grounded ENT stands only if its quotes do not restate the
     claim with other specifics (`unsupported_specifics`). Otherwise it is NIC, with no
     evidence, the judge's score (which `probability.claim_p` moves to the NIC side) and a note
-    naming what the evidence lacks. Other labels pass unchanged.
+    naming what the evidence lacks. A specific the claim shares with the user's `question`
+    is the user's premise and is not demanded (`premise.premises`: unless the documents state
+    a conflicting value of its kind); the ENT's note names it. Other labels pass unchanged.
     """
     label, evidence, note, p = grounded
     if label != "ENT":
@@ -349,5 +353,10 @@ def supported_verdict(
     lacks = unsupported_specifics(claim, [e.text for e in evidence], context)
     if not lacks:
         return grounded
+    given = premises(claim, lacks, question, context)
+    lacks = tuple(m for m in lacks if m not in given)
+    if not lacks:
+        why = f"the question's premise, not demanded from the quotes: {', '.join(given)}"
+        return label, evidence, f"{note}; {why}" if note else why, p
     why = f"ENT overturned: evidence lacks {', '.join(lacks)}"
     return "NIC", (), f"{why}; {note}" if note else why, p

@@ -104,10 +104,11 @@ class _GlobalFn(JudgeCallFn):
             grounded = grounded_absence(verdict, element.context, claim.text)
         else:
             # The support check reads only what the documents say: not the headers or doc ids
-            # rt4chart adds, and not the question (it frames the claim, it is not evidence).
+            # rt4chart adds, and not the question (it frames the claim, it is not evidence; a
+            # specific the claim takes from it is the user's premise, `premise.premises`).
             grounded = supported_verdict(
                 grounded_verdict(verdict, element.context, claim.text), claim.text,
-                document_text(element.context))
+                document_text(element.context), element.question)
         label, evidence, note, p = grounded
         yield self._out(element, ClaimVerdict(
             element.claim, element.window_labels, element.local_label, element.deciding_window,

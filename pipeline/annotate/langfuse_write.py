@@ -34,6 +34,7 @@ from rt4chart.pipeline.annotate.verdicts import (
     claim_explanation,
     explanation,
 )
+from rt4chart.schemas.records import NO_CLAIM
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +85,8 @@ def claim_scores(verdict: TraceVerdict, target: LangfuseTarget,
         out.append({
             "id": score_id(verdict.trace_id, name, observation_id, index),
             "traceId": verdict.trace_id, "observationId": observation_id, "name": name,
-            "value": claim.get("label") or INCOMPLETE, "dataType": "CATEGORICAL",
+            "value": claim.get("label") or (NO_CLAIM if claim.get("status") == NO_CLAIM
+                                             else INCOMPLETE), "dataType": "CATEGORICAL",
             "comment": claim_explanation(claim),
             "metadata": {"claim_index": index, "p_unsupported": claim.get("p_unsupported"),
                          "judge_model": claim.get("judge_model"),

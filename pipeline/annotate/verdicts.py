@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from rt4chart import __version__
+from rt4chart.schemas.records import NO_CLAIM
 
 ANNOTATOR_KIND = "LLM"  # the verdicts are a judge model's
 DEFAULT_NAME = "rt4chart"
@@ -41,8 +42,10 @@ class TraceVerdict:
 
     @property
     def flagged(self) -> list[dict]:
-        """The claims that are not ENT (CON, NIC, or without a verdict)."""
-        return [c for c in self.claims if c.get("label") != "ENT"]
+        """The claims that are not ENT (CON, NIC, or without a verdict); a claim that asserts
+        nothing checkable (status no_claim) is not flagged."""
+        return [c for c in self.claims
+                if c.get("label") != "ENT" and c.get("status") != NO_CLAIM]
 
 
 @dataclass

@@ -29,7 +29,8 @@ from rt4chart.transforms.validate import InvalidTrace, parse_trace
 logger = logging.getLogger(__name__)
 
 # Worst first: the order of the flagged list and of a span's colour when claims disagree.
-SEVERITY = {"CON": 0, "NIC": 1, "ERR": 2, "ENT": 3}
+# NO_CLAIM: a judge's claim that asserts nothing checkable (status no_claim), below ENT.
+SEVERITY = {"CON": 0, "NIC": 1, "ERR": 2, "ENT": 3, "NO_CLAIM": 4}
 
 
 @dataclass

@@ -15,7 +15,7 @@ from collections import defaultdict
 
 from rt4chart.pipeline.report.data import SEVERITY
 from rt4chart.pipeline.report.templating import macro
-from rt4chart.schemas.records import PreparedTrace, Sentence
+from rt4chart.schemas.records import NO_CLAIM, PreparedTrace, Sentence
 from rt4chart.transforms.segment import make_windows
 from rt4chart.transforms.spans import label_spans
 
@@ -33,7 +33,10 @@ def anchor(trace_id: str) -> str:
 
 
 def claim_label(claim: dict) -> str:
-    """A claim's final label; ERR when the judge failed and there is none."""
+    """A claim's final label; NO_CLAIM for a claim that asserts nothing checkable (status
+    no_claim: not verified, not part of the answer's label); ERR when the judge failed."""
+    if claim.get("status") == NO_CLAIM:
+        return "NO_CLAIM"
     return claim["label"] or "ERR"
 
 

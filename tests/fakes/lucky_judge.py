@@ -77,7 +77,8 @@ def pass_share(eval_dir: Path, part: str | None = None) -> tuple[int, int, int, 
     """(gold-hallucinated sentences that ended ENT, gold-hallucinated sentences, hallucinated
     answers that ended ENT, hallucinated answers) of an eval folder made with this judge, on
     one part ("dev", "test") or all. A sentence is gold-hallucinated when it overlaps a gold
-    span; its verdict is the worst of its claims' (ENT only if every claim is ENT)."""
+    span; its verdict is the worst of its claims' (ENT only if every claim is ENT; `no_claim`
+    rows take no part, so a sentence whose claims are all non-claims passes)."""
     items = {json.loads(line)["trace_id"]: json.loads(line)
              for line in (eval_dir / "items.jsonl").read_text().splitlines()}
     items = {k: v for k, v in items.items() if part in (None, v.get("split"))}
@@ -86,7 +87,9 @@ def pass_share(eval_dir: Path, part: str | None = None) -> tuple[int, int, int, 
         if c["trace_id"] not in items:
             continue
         key = (c["trace_id"], c["sentence_index"])
-        sentences.setdefault(key, [c["answer_start"], c["answer_end"], []])[2].append(c["label"])
+        labels = sentences.setdefault(key, [c["answer_start"], c["answer_end"], []])[2]
+        if c.get("status") != "no_claim":  # a non-claim takes no part: not a flag
+            labels.append(c["label"])
     passed = total = 0
     for (trace_id, _), (start, end, labels) in sentences.items():
         gold = items.get(trace_id, {}).get("gold_spans") or []

@@ -101,14 +101,14 @@ def test_stages_store_answers_in_the_judge_cache_format_of_before():
     stored = asyncio.run(_DecomposeFn(spec).call(OfflineJudge(), sentence))
     assert stored == [{"text": "Rome is a city.", "kind": "fact",
                        "fragments": ["Rome is a city."]}]
-    claim_set = number_claims(PREPARED, [DecomposeResult("t", 0, _placed("A one."), "ok")])
-    request = next(r for r in local_requests(claim_set) if r.claim.text == "A one.")
+    claim_set = number_claims(PREPARED, [DecomposeResult("t", 0, _placed("B two."), "ok")])
+    request = next(r for r in local_requests(claim_set) if r.claim.text == "B two.")
     assert orjson.dumps(asyncio.run(_LocalFn(spec).call(_PlainJudge(), request))) == (
-        b'["ENT",["A one."],null]')
+        b'["ENT",["B two."],null]')
     label, quotes, p = asyncio.run(_LocalFn(spec).call(OfflineJudge(), request))
-    assert (label, quotes) == ("ENT", ["A one."]) and 0 <= p <= 1
+    assert (label, quotes) == ("ENT", ["B two."]) and 0 <= p <= 1
     batch = asyncio.run(_LocalBatchFn(spec).call(_PlainJudge(), _batch_of(request)))
-    assert batch == [["ENT", ["A one."], None]]
+    assert batch == [["ENT", ["B two."], None]]
 
 
 def _batch_of(request):
@@ -121,12 +121,12 @@ def test_stored_answers_old_and_new_replay_through_the_same_conversion():
     sentence = next(iter(requests_for(PREPARED)))
     (result,) = _DecomposeFn(spec).on_result(sentence, [" c1 ", "", {"text": "c2"}], Usage())
     assert [c.text for c in result.claims] == ["c1", "c2"] and result.status == "ok"
-    claim_set = number_claims(PREPARED, [DecomposeResult("t", 0, _placed("A one."), "ok")])
-    request = next(r for r in local_requests(claim_set) if r.claim.text == "A one.")
-    for stored in (["ENT", ["A one."]], ["ENT", ["A one."], None], ["ENT", ["A one."], 0.1]):
+    claim_set = number_claims(PREPARED, [DecomposeResult("t", 0, _placed("B two."), "ok")])
+    request = next(r for r in local_requests(claim_set) if r.claim.text == "B two.")
+    for stored in (["ENT", ["B two."]], ["ENT", ["B two."], None], ["ENT", ["B two."], 0.1]):
         (verdict,) = _LocalFn(spec).on_result(request, stored, Usage())
-        assert (verdict.label, verdict.evidence[0].text) == ("ENT", "A one")
+        assert (verdict.label, verdict.evidence[0].text) == ("ENT", "B two")
     with pytest.raises(JudgeError, match="invalid label"):
-        list(_LocalFn(spec).on_result(request, ["SURE", ["A one."]], Usage()))
+        list(_LocalFn(spec).on_result(request, ["SURE", ["B two."]], Usage()))
     with pytest.raises(JudgeError, match="verdicts for 1 claims"):
         list(_LocalBatchFn(spec).on_result(_batch_of(request), [], Usage()))

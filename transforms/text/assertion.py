@@ -124,12 +124,31 @@ _CLAUSE_CUT_RE = re.compile(r"\s*(?:[:;]|\s[—–-]\s|—)\s*")
 _LEAD_IN_NOUNS = ANSWER_NOUNS | SOURCE_NOUNS | frozenset(stem(w) for w in """step steps tip tips
     way ways method methods thing things example examples instruction instructions guideline
     guidelines follows below data""".split())
+# A sentence about the writer, the answer or the sources says nothing checkable only with at most
+# this many words about the world: "The article has been criticized for its lack of accuracy
+# and for damaging reputations" states what happened to the article.
+MAX_FRAMED_WORLD = 3
+# What the answer presents itself as: "Here's a brief guide on how to ...".
+_PRESENTED_NOUNS = _LEAD_IN_NOUNS | frozenset(
+    stem(w) for w in "guide guides walkthrough rundown recap".split())
 # What "no ..." says the sources lack: "no information", "no details", "no mention".
 _ABSENT_NOUNS = frozenset(stem(w) for w in "mention details detail word record".split())
 _YES_NO_RE = re.compile(r"^\s*(?:yes|no|yeah|nope|correct|incorrect|true|false)\b\W*$", re.I)
 # A condition or a counterfactual: "If the passages did not contain it, I would have said...".
 _CONDITIONAL_RE = re.compile(r"^\s*(?:if|unless|had|were|should)\b|\bwould have\b", re.I)
 _FIRST_PERSON = frozenset("i we me us my our".split())
+# What follows a verb of looking elsewhere that takes no thing: "check with", "research online".
+_ELSEWHERE = frozenset("with for about into up on out as online further more elsewhere first"
+                       .split())
+# Words that open a subordinate clause before the subject: "If ..., I can say more."
+_SUBORDINATORS = frozenset("""if unless when whenever while although though since because as
+    once until before after without were had should given""".split())
+# Verbs of looking elsewhere that may take a thing instead: "check the oil" is an instruction.
+_THING_VERBS = frozenset(stem(w) for w in "check verify confirm double-check read research seek"
+                         .split())
+_POSSESSIVES = frozenset("your their his her its our my any some".split())
+# Subjects of a clause about the writer or the reader: "note that I have no access to ...".
+_SELF_SUBJECTS = _FIRST_PERSON | frozenset("you your this these it".split())
 _MODALS = frozenset("may might can could should would will must also just".split())
 _BE = frozenset("is are was were been be".split())
 # Languages whose nouns are all capitalised: a capital letter is no sign of a name there.
@@ -213,20 +232,29 @@ def _heading(body: str) -> bool:
 
 def _salutation(body: str) -> bool:
     words = fold(body).split()
+    if words[:1] == ["good"] and words[1:2] not in (["morning"], ["afternoon"], ["evening"],
+                                                    ["day"], ["night"], ["question"], ["luck"]):
+        return False  # "good options for groups." is not a greeting
     return bool(words) and words[0] in _SALUTATION and len(words) <= 4 and not any(
         ch.isdigit() for ch in body) and body.rstrip()[-1:] in ("!", ",", ".", "")
 
 
 def _presents_the_answer(body: str) -> bool:
     """"Here is a summary of...", "Here's how to...", "Below are the main points...": the
-    answer presenting itself, whatever topic it names."""
+    answer presenting itself, whatever topic it names, also past an opening phrase ("Based on
+    the given passages, here is how to...")."""
     match = _PRESENTATIVE_RE.match(body.strip())
+    if match:
+        body = body.strip()
+    else:
+        body = _past_opening(body.strip())
+        match = _PRESENTATIVE_RE.match(body)
     if not match:
         return False
     ahead = _WORD_RE.findall(body[match.end("opener"):].lower())[:4]
     if ahead[:1] and ahead[0] in ("how", "what", "why", "where", "when", "which", "who"):
         return True
-    return any(stem(w) in _LEAD_IN_NOUNS for w in ahead)
+    return any(stem(w) in _PRESENTED_NOUNS for w in ahead)
 
 
 def _about_sources(body: str) -> bool:
@@ -296,8 +324,9 @@ def _advice(words: list[str]) -> bool:
     "It is recommended to water the plant weekly" is not advice to look elsewhere."""
     if not words:
         return False
-    if stem(words[0]) in COURTESY_VERBS:
-        return True  # "Feel free...", "Let me know...", "Please...", "Hope this helps"
+    if stem(words[0]) in COURTESY_VERBS and not (words[0] == "let" and words[1:2] and (
+            words[1] in _DETERMINERS or words[1] in ("it", "them"))):
+        return True  # "Feel free...", "Let me know...", "Please...", not "Let it cool"
     i = 0
     if words[0] in _PRONOUN_SUBJECTS:
         i = 1
@@ -306,7 +335,17 @@ def _advice(words: list[str]) -> bool:
     while i < len(words) and (words[i] in _MODALS or words[i] in _ADVICE_FILLER
                               or stem(words[i]) in WRAP_VERBS):
         i += 1
-    return i < len(words) and stem(words[i]) in SEEK_VERBS
+    if i >= len(words) or stem(words[i]) not in SEEK_VERBS:
+        return False
+    return stem(words[i]) not in _THING_VERBS or _sends_elsewhere(words[i + 1:])
+
+
+def _sends_elsewhere(rest: list[str]) -> bool:
+    """Whether a verb that may take a thing ("check", "verify") sends the reader elsewhere:
+    "check with your bank", "verify the details", "do your own research as well", not "check
+    the tyre pressure" (its object is a word about the world) or "research has found ..."."""
+    following = [w for w in rest if w not in _DETERMINERS and w not in _POSSESSIVES]
+    return not following or following[0] in _ELSEWHERE or stem(following[0]) in FRAME
 
 
 def _clauses(body: str) -> list[str]:
@@ -316,16 +355,28 @@ def _clauses(body: str) -> list[str]:
     return [p for p in parts if any(ch.isalnum() for ch in p)] or [body]
 
 
+def _past_opening(body: str) -> str:
+    """The sentence past opening phrases of discourse words only ("Therefore,", "Based on the
+    passages,", "In short,") or subordinate clauses ("If you send me the policy,"); unchanged
+    at a phrase with a word about the world ("In Paris,", "The company offers tours, ...")."""
+    for _ in range(4):  # stacked: "Based on the passages, according to passage 2, ..."
+        opening = _OPENING_RE.match(body)
+        lead = fold(opening.group()).split() if opening else []
+        # Discourse words only, or a subordinate clause ("If you send me the policy, ..."):
+        # "the company provides amenities such as a restroom, and ..." is not an opening.
+        if not lead or not (lead[0] in _SUBORDINATORS
+                            or all(w in STOPWORDS or stem(w) in FRAME or w.isdigit()
+                                   for w in lead)):
+            break
+        body = body[opening.end():]
+    return body
+
+
 def _subject_is_the_text(body: str) -> bool:
     """The sentence is about the writer, the answer or the sources: its first words (past an
     opening phrase, determiners and discourse words) are I / we / my / our or a source or
     answer noun. "Based on the passages, the clinic accepts walk-ins" is about the clinic."""
-    opening = _OPENING_RE.match(body)
-    if opening:
-        lead = fold(opening.group()).split()
-        if lead and (lead[0] in STOPWORDS or stem(lead[0]) in FRAME):
-            body = body[opening.end():]
-    words = fold(body).split()
+    words = fold(_past_opening(body)).split()
     for w in words[:4]:
         if w in _FIRST_PERSON:
             return True
@@ -335,10 +386,25 @@ def _subject_is_the_text(body: str) -> bool:
     return False
 
 
+def _tells_content(toks: list[str], cues: tuple[str, ...]) -> bool:
+    """Whether a cue word ("that", or a reporting verb: `cues` empty) inside the sentence
+    opens a clause about the world (two world words or more) whose subject is not the writer,
+    the reader or the answer: "..., which says the filter must be replaced yearly", not
+    "Please note that I have no access to real-time data"."""
+    for i, tok in enumerate(toks[1:-1], start=1):
+        if (tok in cues if cues else stem(tok) in REPORTING_VERBS):
+            rest = [t for t in toks[i + 1:] if t != "that"]
+            if rest and rest[0] not in _SELF_SUBJECTS and len(_world_words(" ".join(rest))) >= 2:
+                return True
+    return False
+
+
 def _reports_content(body: str) -> bool:
     """A reporting verb followed by a clause with words about the world: "Passage 2 says the
     hotel allows pets" (not "The article covers several related issues")."""
     toks = _WORD_RE.findall(body.lower())
+    if _tells_content(toks, ("that",)):
+        return True  # "I found that the plant closes in winter", "we can see that ..."
     for i, tok in enumerate(toks):
         if stem(tok) in REPORTING_VERBS:
             rest = " ".join(toks[i + 1:])
@@ -369,18 +435,28 @@ def classify(sentence: str) -> Assertion:
     return whole
 
 
-def _frame_without_specifics(body: str, words: list[str], about_sources: bool) -> str:
+def _frame_without_specifics(body: str, words: list[str], world: list[str],
+                             about_sources: bool, sentence: str) -> str:
     """Why a clause with world words but no specific asserts nothing checkable (or says what
     the sources lack), else ""."""
-    if _advice(words):
+    toks = _WORD_RE.findall(body.lower())
+    if (_advice(words) or _advice(fold(_past_opening(body)).split())) and not (
+            _tells_content(toks, ()) or _tells_content(toks, ("that",))):
+        # not "Consult the manual, which says ...", "Research has found that ..."
         return "advice to look elsewhere, no specific"
+    if (about_sources or _LABEL_RE.search(sentence)) and all(
+            stem(w) in _LEAD_IN_NOUNS for w in world):
+        # "These steps are based on the information in passages 1-2.": the answer's own parts
+        # credited to the sources; no word about the world besides the parts' names.
+        return "the answer's parts credited to the sources"
     if body.rstrip().endswith("?"):
         return "a question, no specific"
     if _presents_the_answer(body):
         return "the answer presenting its own form"
     if _negated_saying(body) and about_sources:
         return "what the sources lack"
-    if _subject_is_the_text(body) and not _reports_content(body):
+    if (_subject_is_the_text(body) and not _reports_content(body)
+            and len(world) <= MAX_FRAMED_WORLD):
         return "about the writer, the answer or the sources, reporting nothing"
     return ""
 
@@ -410,7 +486,8 @@ def _classify_clause(body: str, sentence: str) -> Assertion:
                              " subject")
         return Assertion(NONE, reason="only words about the sources, the answer or the reader")
     if not found:
-        frame = (_frame_without_specifics(body, words, about_sources) if english
+        frame = (_frame_without_specifics(body, words, world, about_sources, sentence)
+                 if english
                  else "a question, no specific" if body.rstrip().endswith(("?", "？")) else "")
         if frame:
             kind = ABSENCE if frame == "what the sources lack" else NONE
