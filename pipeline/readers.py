@@ -144,7 +144,7 @@ def _decoded(path: str, line_no: int, data: bytes, codec: str) -> Iterator:
         yield beam.pvalue.TaggedOutput("dead", undecodable(path, line_no, data, codec, exc))
         return
     if text.strip():
-        yield text[:-1] if text.endswith("\r") else text
+        yield text
 
 
 class _RowGroupsFn(beam.DoFn):
