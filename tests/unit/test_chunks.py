@@ -101,7 +101,7 @@ def test_splitting_puts_a_duplicate_id_of_two_files_in_one_shard(tmp_path):
     b = tmp_path / "b.jsonl"
     a.write_text(json.dumps({"trace_id": "dup", "answer": "first"}) + "\n{broken\n"
                  + "".join(json.dumps({"trace_id": f"a{i}"}) + "\n" for i in range(20)))
-    b.write_text(json.dumps({"trace_id": " dup", "answer": "second"}) + "\n"
+    b.write_text(json.dumps({"trace_id": "dup", "answer": "second"}) + "\n"
                  + "".join(json.dumps({"trace_id": f"b{i}"}) + "\n" for i in range(20)))
     work = tmp_path / "work"
     with beam.Pipeline(options=PipelineOptions(["--runner", "FnApiRunner"])) as p:

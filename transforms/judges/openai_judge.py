@@ -27,7 +27,6 @@ import openai
 from tenacity import (
     AsyncRetrying,
     RetryCallState,
-    retry_if_exception,
     stop_after_attempt,
     wait_exponential_jitter,
 )
@@ -86,7 +85,12 @@ from rt4chart.transforms.judges.ratelimit import (
     judge_clock,
     retry_after_seconds,
 )
-from rt4chart.transforms.judges.schema_check import SchemaMismatch, validate
+from rt4chart.transforms.judges.schema_check import (
+    OUT_OF_BOUNDS_ATTEMPTS,
+    OutOfBounds,
+    SchemaMismatch,
+    validate,
+)
 from rt4chart.transforms.judges.secret_key import read_api_key
 from rt4chart.transforms.judges.throughput import OUTPUT_KEY, Throughput
 from rt4chart.transforms.redact import redact, register_key_env
@@ -101,10 +105,13 @@ class Truncated(SchemaMismatch):
 
 
 def check_numbering(data: dict, n: int) -> None:
-    """A multi-claim reply must give exactly one verdict to each of claims 1..n."""
-    got = sorted(v["claim"] for v in data["verdicts"])
+    """A multi-claim reply must give one verdict to each of claims 1..n, in order, as the
+    prompt asks: verdicts numbered otherwise (2, 3, 1: rotated) cannot be told from verdicts in
+    the wrong order, so which verdict is whose would be a guess (OutOfBounds)."""
+    got = [v["claim"] for v in data["verdicts"]]
     if got != list(range(1, n + 1)):
-        raise SchemaMismatch(f"verdicts for claims {got[:12]}, expected 1..{n}")
+        raise OutOfBounds(f"verdicts numbered {got[:12]}{'...' if len(got) > 12 else ''}, "
+                          f"expected claims 1..{n} in order")
 
 
 def cache_key_of(shared: str | None) -> str | None:
@@ -112,6 +119,17 @@ def cache_key_of(shared: str | None) -> str | None:
     if not shared:
         return None
     return "rt4chart-" + hashlib.sha256(shared.encode("utf-8")).hexdigest()[:24]
+
+
+def _should_retry(state: RetryCallState) -> bool:
+    """Tenacity's retry test: `_retryable`, and a reply beyond the schema's bounds retried
+    only until OUT_OF_BOUNDS_ATTEMPTS."""
+    exc = state.outcome.exception() if state.outcome else None
+    if exc is None:
+        return False
+    if isinstance(exc, OutOfBounds) and state.attempt_number >= OUT_OF_BOUNDS_ATTEMPTS:
+        return False
+    return _retryable(exc)
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -357,7 +375,7 @@ class OpenAIJudge:
         budget = self.throughput.budget(call)
         temperature = None  # the configured one, until a reply is malformed
         async for attempt in AsyncRetrying(
-            retry=retry_if_exception(_retryable),
+            retry=_should_retry,
             wait=_Backoff(self.config.backoff_initial_s, self.config.backoff_max_s,
                           self.pause_cap),
             stop=stop_after_attempt(self.config.max_attempts),
