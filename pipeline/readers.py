@@ -22,6 +22,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from rt4chart.pipeline.inputs import STDIN_NAMES, is_stream
+from rt4chart.pipeline.parquet_names import ambiguous_rows, repeated_name
 from rt4chart.pipeline.runfolder import REDO_INPUT
 from rt4chart.pipeline.sources.detect import file_format
 from rt4chart.pipeline.textfiles import (
@@ -242,58 +243,6 @@ def _sized_rows(batch: pa.RecordBatch, where: str, first: int, max_bytes: int) -
             max_bytes))
 
 
-def repeated_name(schema: pa.Schema) -> str | None:
-    """The first column or nested field name a Parquet schema repeats ("column 'answer'",
-    "field 'text' of column 'contexts'"), or None. Rows read as dicts keep the last of a repeated
-    name silently (or fail, nested), so which value is meant would be a guess."""
-    stack: list[tuple[list[pa.Field], str]] = [(list(schema), "")]
-    while stack:
-        fields, where = stack.pop()
-        names = [f.name for f in fields]
-        for name in names:
-            if names.count(name) > 1:
-                return f"field {name!r} of column {where!r}" if where else f"column {name!r}"
-        for f in fields:
-            stack.extend((list(t), where or f.name) for t in _nested_types(f.type))
-    return None
-
-
-def _nested_types(kind: pa.DataType) -> list[pa.DataType]:
-    """The struct types directly inside a type (itself, a list's items, a map's values)."""
-    if pa.types.is_struct(kind):
-        return [kind]
-    if pa.types.is_map(kind):
-        return _nested_types(kind.key_type) + _nested_types(kind.item_type)
-    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(
-            kind):
-        return _nested_types(kind.value_type)
-    return []
-
-
-def _scalar_json(value: pa.Scalar) -> str:
-    """An Arrow value as JSON text keeping every field of a struct, repeated names too."""
-    if pa.types.is_struct(value.type) and value.is_valid:
-        return "{" + ", ".join(orjson.dumps(f.name).decode() + ": " + _scalar_json(value[i])
-                               for i, f in enumerate(value.type)) + "}"
-    if isinstance(value, pa.ListScalar | pa.LargeListScalar) and value.is_valid:
-        return "[" + ", ".join(_scalar_json(v) for v in value.values) + "]"
-    return orjson.dumps(value.as_py(), default=str, option=orjson.OPT_NON_STR_KEYS).decode()
-
-
-def _ambiguous_rows(batch: pa.RecordBatch, where: str, first: int, repeated: str) -> Iterator:
-    """Each row of a batch whose schema repeats a name, as a dead letter holding every value."""
-    reason = (f"{{}}: not read: {repeated} appears more than once, so which value is meant is "
-              "ambiguous; give each column and field one name")
-    for i in range(batch.num_rows):
-        row = [(name, batch.column(j)[i]) for j, name in enumerate(batch.schema.names)]
-        raw = "{" + ", ".join(orjson.dumps(name).decode() + ": " + _scalar_json(v)
-                              for name, v in row) + "}"
-        ids = [v.as_py() for name, v in row if name == "trace_id" and pa.types.is_string(v.type)]
-        trace_id = ids[0] if len(ids) == 1 and isinstance(ids[0], str) else None
-        yield beam.pvalue.TaggedOutput("dead", DeadLetter(
-            STAGE, reason.format(f"{where} {first + i}"), raw, trace_id))
-
-
 def batch_rows(batch: pa.RecordBatch, where: str, first: int = 0) -> Iterator:
     """A record batch's rows as dicts (nanosecond timestamps as text, see
     `nanosecond_times_as_text`); a row with a value that does not convert to Python -> a dead
@@ -302,7 +251,7 @@ def batch_rows(batch: pa.RecordBatch, where: str, first: int = 0) -> Iterator:
     batch = nanosecond_times_as_text(batch)
     repeated = repeated_name(batch.schema)
     if repeated is not None:
-        yield from _ambiguous_rows(batch, where, first, repeated)
+        yield from ambiguous_rows(batch, where, first, repeated)
         return
     try:
         yield from batch.to_pylist()

@@ -98,6 +98,7 @@ from rt4chart.transforms.redact import redact, register_key_env
 logger = logging.getLogger(__name__)
 
 P_KEY = "_p_unsupported"  # where _parse puts the label's probability (not a schema field)
+UNTOLD_REASONING_CHARS = 1 << 30  # see OpenAIJudge._checked_schema
 
 
 class Truncated(SchemaMismatch):
@@ -215,6 +216,14 @@ class OpenAIJudge:
     def schema(self, name: str) -> dict:
         """A reply's JSON schema as this judge asks for it and checks it."""
         return with_reasoning(prompts.schema(name), self.config.reasoning_chars)
+
+    def _checked_schema(self, name: str) -> dict:
+        """The schema a reply is held to: every bound of `schema(name)` (a reply beyond one is
+        OutOfBounds), except the length of a `reasoning` the endpoint was not sent (it refused
+        the size keywords), which rt4chart never reads: the model was not told it."""
+        if self.capabilities.bounds or self.config.reasoning_chars <= 0:
+            return self.schema(name)
+        return with_reasoning(prompts.schema(name), UNTOLD_REASONING_CHARS)
 
     def _request_body(self, messages: list[dict], schema_name: str, logprobs: bool,
                       cache_key: str | None, max_tokens: int,
@@ -339,7 +348,7 @@ class OpenAIJudge:
             data = loads_lenient(json_in(message.content or ""))
         except ValueError as exc:
             raise SchemaMismatch(f"response is not JSON: {exc}") from exc
-        validate(data, self.schema(schema_name))
+        validate(data, self._checked_schema(schema_name))
         choice = completion.choices[0]
         if getattr(choice, "logprobs", None) is not None:
             data[P_KEY] = p_unsupported(message.content or "", choice.logprobs)
