@@ -109,3 +109,19 @@ def test_colons_in_strings_and_keys_do_not_look_like_repeated_keys():
             '"x\\u003a y"}], "answer": "It opens at 9:30.", "metadata": {"k:": ":"}}')
     trace = parse_trace(line)
     assert trace.trace_id == "t:1" and trace.raw == line
+
+
+def test_span_records_repeating_a_key_are_refused_too():
+    """OpenInference span lines and OTLP JSON objects are read by the same rule: an attribute
+    given twice (which output.value is the answer?) is no span."""
+    from rt4chart.pipeline.sources import otlp, phoenix
+    from rt4chart.pipeline.sources.common import SpanDecodeError
+
+    line = ('{"context": {"trace_id": "a", "span_id": "b"}, "name": "llm", '
+            '"attributes": {"output.value": "30 days", "output.value": "14 days"}}')
+    with pytest.raises(SpanDecodeError, match=re.escape(
+            "key 'output.value' of attributes appears more than once")):
+        phoenix.line_spans(line)
+    otlp_json = '{"resourceSpans": [], "resourceSpans": [{"scopeSpans": []}]}'
+    with pytest.raises(SpanDecodeError, match="key 'resourceSpans' of the record appears"):
+        otlp.json_spans(otlp_json)
