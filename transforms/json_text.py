@@ -5,11 +5,11 @@ orjson is fast but, like most JSON readers, silently keeps the last of two value
 (`{"answer": "30 days", "answer": "14 days"}`), and rounds integers beyond 64 bits to doubles.
 Readers disagree on which copy of a repeated key counts, so a record that repeats one is
 ambiguous: it is refused (a dead letter naming the key and where it is), never read with one
-reader's guess. The check costs one pass over the parsed value: every key-value pair of the
-text has exactly one colon outside strings, so the text's colons less those inside its strings
-(counted in the parsed strings; a `\\u003a` escape makes that count inexact and sends the text
-to the exact check) equal the parsed keys exactly when no object repeats a key. Only a text
-where they differ is read again with the standard library to find the key.
+reader's guess. The check costs one `orjson.dumps` of the parsed value: every key-value pair
+of a JSON text has exactly one colon outside strings, so the text and the value written back
+have as many colons exactly when no object repeated a key (a `\\u003a` escape, a colon the
+writer would write as it is, sends the text to the exact check). Only a text where they differ
+is read again with the standard library to find the key.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ import orjson
 
 from rt4chart.transforms.fields import InvalidTrace
 
-_COLON_ESCAPES = ("u003a", "u003A")
+_COLON_ESCAPE = "u003"  # \u003a or \u003A, a colon written as an escape (or u003 in text)
+_COLON_ESCAPE_BYTES = _COLON_ESCAPE.encode()
 
 
 class _Repeated(dict):
@@ -39,37 +40,38 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict:
     return out
 
 
-def _scan(value: Any) -> tuple[int, int, bool]:
-    """(keys of every object, colons inside every string and key, whether a double holds an
-    integer beyond 64 bits that orjson rounded) of a parsed value."""
-    keys = colons = 0
-    rounded = False
+def _has_rounded_integer(value: Any) -> bool:
+    """Whether a parsed value holds a double that orjson made of an integer beyond 64 bits."""
     stack = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
-            keys += len(item)
-            colons += sum(k.count(":") for k in item)
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
-        elif isinstance(item, str):
-            colons += item.count(":")
         elif isinstance(item, float) and abs(item) >= 2**63 and item.is_integer():
-            rounded = True
-    return keys, colons, rounded
+            return True
+    return False
 
 
-def may_repeat_keys(data: bytes | str, keys: int, string_colons: int) -> bool:
-    """Whether a JSON text may hold an object with a repeated key, from its parsed value's key
-    and in-string colon counts (`_scan`): False only when it certainly holds none."""
+def may_repeat_keys(data: bytes | str, value: Any) -> bool:
+    """Whether a JSON text may hold an object with a repeated key, from its parsed `value`:
+    False only when it certainly holds none.
+
+    orjson writes `value` back with one colon per key and every colon inside a string as it is,
+    so when `data` writes no colon as an escape, its colons outside strings (one per key-value
+    pair it holds) equal the parsed keys exactly when both texts have as many colons."""
     if isinstance(data, str):
-        colon, escapes = ":", _COLON_ESCAPES
+        colon, escape = ":", _COLON_ESCAPE
     else:
-        colon, escapes = b":", tuple(e.encode() for e in _COLON_ESCAPES)
-    if any(e in data for e in escapes):
+        colon, escape = b":", _COLON_ESCAPE_BYTES
+    if escape in data:
         return True
-    return data.count(colon) - string_colons != keys
+    try:
+        again = orjson.dumps(value)
+    except TypeError:  # not writable back (a lone surrogate): the exact check decides
+        return True
+    return data.count(colon) != again.count(b":")
 
 
 def repeated_key(value: Any) -> str | None:
@@ -111,7 +113,6 @@ def load_strict(data: bytes | str) -> Any:
         InvalidTrace: an object repeats a key, or too deep to check.
     """
     value = orjson.loads(data)
-    keys, colons, rounded = _scan(value)
-    if rounded or may_repeat_keys(data, keys, colons):
+    if _has_rounded_integer(value) or may_repeat_keys(data, value):
         return _strict_reading(data)
     return value
