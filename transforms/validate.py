@@ -155,6 +155,14 @@ def trace_record(trace: Trace) -> dict:
     return record
 
 
+def trace_text(trace: Trace) -> str:
+    """A validated trace in the input schema as JSON text, with what this run resolved (the
+    event time of a record without a timestamp, a Pub/Sub message's trace_id and route from its
+    attributes): what `audit --redo` reads back to audit the same trace again (the redo dead
+    letters, the skipped table). Other dead letters hold the record as received (`raw_text`)."""
+    return raw_text(replace(trace, raw=None))
+
+
 def raw_text(record: Any) -> str:
     """The record as received, as text, for the dead letters (a Trace in the input schema).
 
