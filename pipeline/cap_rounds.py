@@ -36,6 +36,9 @@ from rt4chart.schemas.tables import TABLES
 from rt4chart.transforms.spend_cap import JOB, with_ledger_id
 
 logger = logging.getLogger("rt4chart")
+# A record on one line: a CR or LF (each a line break to the reader) outside a JSON string
+# is white space, so it becomes a space (JSON strings cannot hold them raw).
+ONE_LINE = {ord("\n"): " ", ord("\r"): " "}
 
 SAFETY = 1.5  # learned scale = SAFETY x the largest actual/reserved seen
 ROUND_WORK = ".tmp-round"  # inside the staging folder; ".tmp-" files are never a run's files
@@ -93,7 +96,7 @@ def run_rounds(staged: AuditConfig, staging: str, options: PipelineOptions,
         try:
             source = os.path.join(work, "skipped.jsonl")
             with open(source, "w", encoding="utf-8") as fh:
-                fh.writelines(s.raw.replace("\n", " ") + "\n" for s in skipped)
+                fh.writelines(s.raw.translate(ONE_LINE) + "\n" for s in skipped)
             out = os.path.join(work, "out")
             round_caps = with_ledger_id(dataclasses.replace(
                 caps, budget=tuple(budget.items()), ledger_id="", scale=scale))

@@ -76,16 +76,18 @@ def is_local(options: PipelineOptions) -> bool:
 
 
 def _count_lines(path: str) -> int:
-    lines, crs, last = 0, 0, b"\n"
+    """About how many lines a text file holds: its line breaks (CR LF, CR and LF each one, as
+    `textfiles.split_lines` reads them), plus a last line without one."""
+    breaks, last = 0, b"\n"
     try:
         with open_input(path) as stream:
             while data := stream.read(CHUNK_BYTES):
-                lines += data.count(b"\n")
-                crs += data.count(b"\r")
+                breaks += data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
+                breaks -= last == b"\r" and data[:1] == b"\n"  # a CR LF across two reads
                 last = data[-1:]
     except READ_ERRORS:
         pass  # a damaged file: the read fails or dead-letters it, as in one run
-    return max(lines, crs) + (last not in (b"\n", b"\r"))  # CR-only files count by CR
+    return breaks + (last not in (b"\n", b"\r"))
 
 
 def _count_rows(path: str) -> int:

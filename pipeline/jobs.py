@@ -52,6 +52,9 @@ from rt4chart.transforms.sampling import NO_SAMPLING, SamplingConfig
 from rt4chart.transforms.spend_cap import cap_prices, with_ledger_id
 
 logger = logging.getLogger("rt4chart")
+# A record on one line: a CR or LF (each a line break to the reader) outside a JSON string
+# is white space, so it becomes a space (JSON strings cannot hold them raw).
+ONE_LINE = {ord("\n"): " ", ord("\r"): " "}
 
 class UsageError(Exception):
     """A usage or configuration error found before a job starts (bad option, missing input,
@@ -153,7 +156,7 @@ def write_redo_input(traces: list[str], folder: str) -> str:
     """The traces to redo as a JSONL file under FOLDER/_redo/ (one trace a line); its path."""
     path = FileSystems.join(folder.rstrip("/"), *REDO_INPUT.split("/"))
     with FileSystems.create(path) as fh:
-        fh.write("".join(raw.replace("\n", " ") + "\n" for raw in traces).encode())
+        fh.write("".join(raw.translate(ONE_LINE) + "\n" for raw in traces).encode())
     return path
 
 

@@ -66,7 +66,7 @@ def subscriber_client(emulator_host: str | None = None):
 
 
 def _id_key(trace_id: str) -> str:
-    return "id:" + trace_id.strip()  # the validation strips the trace_id of an answer
+    return "id:" + trace_id  # the validation keeps the trace_id byte for byte
 
 
 def _raw_key(raw: str) -> str:

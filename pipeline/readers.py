@@ -22,6 +22,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from rt4chart.pipeline.inputs import STDIN_NAMES, is_stream
+from rt4chart.pipeline.parquet_names import ambiguous_rows, repeated_name
 from rt4chart.pipeline.runfolder import REDO_INPUT
 from rt4chart.pipeline.sources.detect import file_format
 from rt4chart.pipeline.textfiles import (
@@ -144,7 +145,7 @@ def _decoded(path: str, line_no: int, data: bytes, codec: str) -> Iterator:
         yield beam.pvalue.TaggedOutput("dead", undecodable(path, line_no, data, codec, exc))
         return
     if text.strip():
-        yield text[:-1] if text.endswith("\r") else text
+        yield text
 
 
 class _RowGroupsFn(beam.DoFn):
@@ -245,8 +246,13 @@ def _sized_rows(batch: pa.RecordBatch, where: str, first: int, max_bytes: int) -
 def batch_rows(batch: pa.RecordBatch, where: str, first: int = 0) -> Iterator:
     """A record batch's rows as dicts (nanosecond timestamps as text, see
     `nanosecond_times_as_text`); a row with a value that does not convert to Python -> a dead
-    letter naming the row (`where` and its index from `first`) and the column."""
+    letter naming the row (`where` and its index from `first`) and the column; every row of a
+    batch whose schema repeats a column or field name -> a dead letter (`repeated_name`)."""
     batch = nanosecond_times_as_text(batch)
+    repeated = repeated_name(batch.schema)
+    if repeated is not None:
+        yield from ambiguous_rows(batch, where, first, repeated)
+        return
     try:
         yield from batch.to_pylist()
         return

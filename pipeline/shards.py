@@ -58,7 +58,7 @@ def trace_key(record: Any) -> str | None:
         except Exception:  # noqa: BLE001 - not JSON: a dead letter in any shard
             return None
     value = record.get("trace_id") if isinstance(record, dict) else None
-    return value.strip() if isinstance(value, str) else None
+    return value if isinstance(value, str) else None
 
 
 def shard_of(record: Any, shards: int) -> int:

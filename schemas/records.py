@@ -7,7 +7,7 @@ that any stage's output can be keyed, joined and accounted for without a lookup.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 LABELS = ("ENT", "CON", "NIC")
@@ -66,6 +66,10 @@ class Trace:
     # Picked by --sample at rate p: 1/p, its weight in route_rates.rate_weighted (1 when it was
     # picked by an --always rule or there is no sampling; see transforms/sampling.py).
     sample_weight: float = 1.0
+    # The record as received (its JSON line, message body, or Parquet row as JSON), for the
+    # `raw` of a dead letter written after validation (a duplicate, a trace over a limit): never
+    # rebuilt from the fields, which would lose what the sender wrote. Not part of equality.
+    raw: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def day(self) -> str:

@@ -46,7 +46,7 @@ from rt4chart.transforms.joins import and_join
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
 from rt4chart.transforms.spans import label_spans
-from rt4chart.transforms.validate import raw_text
+from rt4chart.transforms.validate import trace_text
 
 METRICS = "rt4chart"
 # Dead letters of this stage hold the trace of an incomplete answer, to audit again.
@@ -194,7 +194,7 @@ class _Assemble:
         if answer.status != "ok":  # keep the trace, so that `audit --redo` can redo it
             t = claim_set.prepared.trace
             yield beam.pvalue.TaggedOutput(
-                "redo", DeadLetter(REDO_STAGE, answer.reason, raw_text(t), t.trace_id, t.route))
+                "redo", DeadLetter(REDO_STAGE, answer.reason, trace_text(t), t.trace_id, t.route))
         self._done.inc()
 
 

@@ -145,7 +145,7 @@ def confirmed(verdict: ClaimVerdict, answer: object,
     stage read them in the whole document, so that a quoted field (`"lot": true` under
     `BusinessParking`) is grounded by the same rule in both calls."""
     label, _, note, p = grounded_verdict(as_verdict(answer), evidence_text(verdict),
-                                         verdict.claim.text, keys=dict(keys))
+                                         verdict.claim.text, keys=dict(keys), refuse_wide=False)
     if label == "ENT":
         return verdict
     said = as_verdict(answer).label

@@ -29,6 +29,12 @@ MIN_FRAGMENT_ALNUM = 4
 # A grounded quote (with the key path of its JSON line, if any) needs this many content words
 # to be evidence: one word shared with the claim is a coincidence, not a statement about it.
 MIN_QUOTE_WORDS = 2
+# One quote covering more than this share of the characters of the documents the judge was
+# shown (a window, or the whole context), across several sentences, is no evidence: quoting
+# everything says nothing about the claim (issue 33: a judge quoting the whole context passed
+# 6 of 9 hallucinations). Checked when they hold at least this many sentences.
+WIDE_QUOTE_SHARE = 0.5
+WIDE_QUOTE_MIN_SENTENCES = 3
 _ELLIPSIS_RE = re.compile(r"\[?(?:\.\s*\.\s*\.|…)\]?")
 
 
@@ -137,26 +143,47 @@ def align(
         quotes: the judge's quotes.
         rendered: the text the judge was shown, with its sentence map.
         allowed: if given, only these sentence indices may hold evidence (the window's).
-        keys: the JSON key path words of the sentences (`key_words`), when `rendered` does not
-            hold the documents around them (a confirming call shows the quotes alone).
 
     Returns:
         The evidence spans (deduplicated, in context order) and the number of quotes that could
         not be found (a quote split by ellipses counts as found only if all its parts are).
     """
-    found: dict[tuple[str, int, int, int], Evidence] = {}
-    missing = 0
+    groups = align_quotes(quotes, rendered, allowed)
+    return merged(groups), sum(g is None for g in groups)
+
+
+def align_quotes(quotes: Sequence[str], rendered: RenderedText,
+                 allowed: set[int] | None = None) -> list[tuple[Evidence, ...] | None]:
+    """Each quote's evidence spans in the documents (see `align`), None for a quote not found."""
+    out: list[tuple[Evidence, ...] | None] = []
     norm = _normalised(_documents_only(rendered))  # once per call, not per quote fragment
     for quote in quotes:
         parts = fragments(quote)
         aligned = [_align_fragment(f, norm, rendered, allowed) for f in parts]
-        if not parts or not all(aligned):
-            missing += 1
-            continue
-        for ev in (e for group in aligned for e in group):
-            found[(ev.doc_id, ev.sentence_index, ev.start, ev.end)] = ev
-    ordered = sorted(found.values(), key=lambda e: (e.sentence_index, e.start, e.end))
-    return tuple(ordered), missing
+        ok = bool(parts) and all(aligned)
+        out.append(tuple(e for group in aligned for e in group) if ok else None)
+    return out
+
+
+def merged(groups: Iterable[tuple[Evidence, ...] | None]) -> tuple[Evidence, ...]:
+    """The spans of found quotes, deduplicated, in context order."""
+    found = {(e.doc_id, e.sentence_index, e.start, e.end): e
+             for group in groups if group for e in group}
+    return tuple(sorted(found.values(), key=lambda e: (e.sentence_index, e.start, e.end)))
+
+
+def covers_most(spans: tuple[Evidence, ...], rendered: RenderedText) -> bool:
+    """Whether one quote's spans cover most of what the judge was shown: more than
+    WIDE_QUOTE_SHARE of its documents' characters, across several sentences, when they hold at
+    least WIDE_QUOTE_MIN_SENTENCES. Such a quote (the whole context, say) occurs in the context
+    whatever the claim says: it points at nothing, so it is not evidence. One long sentence of
+    a short context is a quote of one statement and stays evidence."""
+    if len(rendered.segments) < WIDE_QUOTE_MIN_SENTENCES:
+        return False
+    if len({e.sentence_index for e in spans}) < 2:
+        return False
+    total = sum(len(s.text) for _, s in rendered.segments)
+    return sum(e.end - e.start for e in spans) > WIDE_QUOTE_SHARE * total
 
 
 def _about(word: str, pool: set[str]) -> bool:
@@ -245,7 +272,7 @@ def claim_probability(judged: str, label: str, p: float | None) -> float:
 
 def grounded_verdict(
     verdict: VerdictLike, rendered: RenderedText, claim: str, allowed: set[int] | None = None,
-    keys: Mapping[int, frozenset[str]] | None = None,
+    keys: Mapping[int, frozenset[str]] | None = None, refuse_wide: bool = True,
 ) -> tuple[str, tuple[Evidence, ...], str | None, float]:
     """A verification judge's verdict, aligned and grounded.
 
@@ -256,16 +283,28 @@ def grounded_verdict(
         allowed: if given, only these sentence indices may hold evidence (the window's).
         keys: the JSON key path words of the sentences (`key_words`), when `rendered` does not
             hold the documents around them (a confirming call shows the quotes alone).
+        refuse_wide: a quote covering most of `rendered` is not evidence (`covers_most`);
+            False where `rendered` is the evidence itself (a confirming call).
 
     Returns (label, evidence, note, p_unsupported). Raises JudgeError for a malformed verdict:
     the caller records it as a judge error.
     """
     verdict = as_verdict(verdict)
-    evidence, missing = align(verdict.quotes, rendered, allowed)
+    groups = align_quotes(verdict.quotes, rendered, allowed)
+    wide = [g for g in groups if g and refuse_wide and covers_most(g, rendered)]
+    groups = [g for g in groups if not (g and g in wide)]
+    evidence, missing = merged(groups), sum(g is None for g in groups)
+    p = claim_probability(verdict.label, "NIC", verdict.p_unsupported)
+    if wide and not evidence and verdict.label != "NIC":
+        return "NIC", (), (f"judge said {verdict.label} but its quote covers most of the "
+                           "context: quoting everything is not evidence"), p
     if evidence and keys is None:
         keys = key_words(rendered)
-    label, evidence, note = ground(verdict.label, evidence, missing, len(verdict.quotes), claim,
+    label, evidence, note = ground(verdict.label, evidence, missing, len(groups), claim,
                                    keys if evidence else None)
+    if wide and label != "NIC":
+        why = f"{len(wide)} quote(s) covering most of the context dropped (not evidence)"
+        note = f"{note}; {why}" if note else why
     return label, evidence, note, claim_probability(verdict.label, label, verdict.p_unsupported)
 
 

@@ -223,9 +223,11 @@ def parse_metadata(value: Any) -> tuple[tuple[str, str], ...]:
         if not all(isinstance(pair, list | tuple) and len(pair) == 2 for pair in value):
             raise InvalidTrace("'metadata' must be a map of strings or (key, value) pairs")
         try:
-            value = dict(value)
+            pairs, value = len(value), dict(value)
         except TypeError as exc:  # an unhashable key
             raise InvalidTrace("'metadata' must be a map of strings or (key, value) pairs") from exc
+        if len(value) != pairs:  # dict() keeps the last of a repeated key: ambiguous
+            raise InvalidTrace("'metadata' has duplicate keys")
     if not isinstance(value, dict):
         raise InvalidTrace("'metadata' must be a map of strings")
     if len(value) > MAX_METADATA_ENTRIES:

@@ -33,7 +33,7 @@ METRICS = "rt4chart"
 ANY_ROUTE = "*"
 SAMPLED, ALWAYS, UNSAMPLED = "sampled", "always", "unsampled"
 _TRACE_FIELDS = tuple(f.name for f in dataclasses.fields(Trace)
-                      if f.name not in ("metadata", "sample_weight"))
+                      if f.name not in ("metadata", "sample_weight", "raw"))
 
 
 def parse_rate(text: str) -> float:

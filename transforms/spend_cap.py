@@ -305,7 +305,7 @@ def with_ledger_id(config: CapConfig) -> CapConfig:
 def skipped_row(prepared: PreparedTrace, decision: Decision, reason: str,
                 now: datetime | None = None) -> SkippedRow:
     """The skipped table's row of a trace a cap did not let start."""
-    from rt4chart.transforms.validate import raw_text
+    from rt4chart.transforms.validate import trace_text
 
     t = prepared.trace
     scope = "the job" if decision.cap_route == JOB else f"route {decision.cap_route!r}"
@@ -315,7 +315,7 @@ def skipped_row(prepared: PreparedTrace, decision: Decision, reason: str,
     return SkippedRow(
         trace_id=t.trace_id, route=t.route, reason=reason, detail=detail,
         cap_route=decision.cap_route, cap_usd=decision.cap_usd, spent_usd=decision.spent_usd,
-        reservation_usd=decision.reservation, raw=raw_text(t),
+        reservation_usd=decision.reservation, raw=trace_text(t),
         event_time=datetime.fromtimestamp(t.event_time_us / 1e6, UTC),
         skipped_at=now or datetime.now(UTC))
 

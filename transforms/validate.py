@@ -53,6 +53,7 @@ from rt4chart.transforms.fields import (
     string_field,
 )
 from rt4chart.transforms.injection import scan_trace
+from rt4chart.transforms.json_text import load_strict
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.limits import MAX_QUESTION_CHARS, MAX_ROUTE_CHARS, MAX_TRACE_ID_CHARS
 from rt4chart.transforms.windows import WindowingConfig
@@ -64,24 +65,18 @@ _NON_FINITE = re.compile(r"-?(?:NaN|Infinity)")
 
 
 def load_json(data: bytes | str) -> Any:
-    """One JSON text, read as orjson reads it with two corrections: integers beyond 64 bits,
-    which orjson rounds to doubles, are read exactly (an id or a record value must not change
-    silently), and a NaN or Infinity is named in the error.
+    """One JSON text, read as orjson reads it with three corrections: an object that repeats a
+    key (at any depth) is refused, as which value is meant is ambiguous; integers beyond 64
+    bits, which orjson rounds to doubles, are read exactly (an id or a record value must not
+    change silently); and a NaN or Infinity is named in the error (see `json_text`).
 
     Raises:
-        InvalidTrace: not valid JSON, or nested too deep to read.
+        InvalidTrace: not valid JSON, a repeated key, or nested too deep to read.
     """
     try:
-        value = orjson.loads(data)
+        return load_strict(data)
     except orjson.JSONDecodeError as exc:
         raise InvalidTrace(f"not valid JSON: {exc}{_non_finite(exc)}") from exc
-    if not _has_rounded_integer(value):
-        return value
-    try:
-        return json.loads(data)
-    except RecursionError as exc:
-        raise InvalidTrace("not valid JSON: nested too deep to read its integers beyond 64 "
-                           "bits exactly") from exc
 
 
 def _non_finite(exc: orjson.JSONDecodeError) -> str:
@@ -91,20 +86,6 @@ def _non_finite(exc: orjson.JSONDecodeError) -> str:
     if found is None:
         return ""
     return f" ({found.group()}: JSON numbers must be finite; NaN and Infinity are not JSON)"
-
-
-def _has_rounded_integer(value: Any) -> bool:
-    """Whether a parsed value holds a double that orjson made of an integer beyond 64 bits."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, float) and abs(item) >= 2**63 and item.is_integer():
-            return True
-    return False
 
 
 def _message_record(message: Message) -> dict:
@@ -130,15 +111,18 @@ def _message_record(message: Message) -> dict:
 
 
 def parse_trace(record: Any) -> Trace:
-    """Validate one record (a dict, one JSON line, or a Pub/Sub Message) into a Trace."""
+    """Validate one record (a dict, one JSON line, or a Pub/Sub Message) into a Trace, which
+    keeps the record as received (`Trace.raw`)."""
+    raw = raw_text(record)
     if isinstance(record, Message):
         record = _message_record(record)
     if isinstance(record, bytes | str):
         record = load_json(record)
     if not isinstance(record, dict):
         raise InvalidTrace(f"a trace must be a JSON object, got {type(record).__name__}")
-    trace_id = string_field(record, "trace_id", required=True).strip()
-    if not trace_id:
+    # kept byte for byte: "F22", " F22" and "F22\t" are three traces (issue 33)
+    trace_id = string_field(record, "trace_id", required=True)
+    if not trace_id.strip():
         raise InvalidTrace("'trace_id' is empty")
     return Trace(
         trace_id=check_text(trace_id, "field 'trace_id'", MAX_TRACE_ID_CHARS),
@@ -150,6 +134,7 @@ def parse_trace(record: Any) -> Trace:
         task=optional_label(record, "task"),
         generator=optional_label(record, "generator"),
         metadata=parse_metadata(record.get("metadata")),
+        raw=raw,
     )
 
 
@@ -170,6 +155,14 @@ def trace_record(trace: Trace) -> dict:
     return record
 
 
+def trace_text(trace: Trace) -> str:
+    """A validated trace in the input schema as JSON text, with what this run resolved (the
+    event time of a record without a timestamp, a Pub/Sub message's trace_id and route from its
+    attributes): what `audit --redo` reads back to audit the same trace again (the redo dead
+    letters, the skipped table). Other dead letters hold the record as received (`raw_text`)."""
+    return raw_text(replace(trace, raw=None))
+
+
 def raw_text(record: Any) -> str:
     """The record as received, as text, for the dead letters (a Trace in the input schema).
 
@@ -184,6 +177,8 @@ def raw_text(record: Any) -> str:
 
 def _raw_text(record: Any) -> str:
     if isinstance(record, Trace):
+        if record.raw is not None:
+            return record.raw
         record = trace_record(record)
     if isinstance(record, Message):
         record = record.data

@@ -29,6 +29,8 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from rt4chart.pipeline.sources.common import SpanDecodeError, as_items
 from rt4chart.schemas.records import Message
 from rt4chart.schemas.spans import UNREADABLE_SPAN, Scalar, SourceSpan
+from rt4chart.transforms.fields import InvalidTrace
+from rt4chart.transforms.json_text import load_strict
 
 # The Collector's googlecloudpubsub exporter: CloudEvents binary-mode attributes.
 CONTENT_TYPE = "content-type"
@@ -130,9 +132,11 @@ def _hex_ids_to_base64(node: Any) -> None:
 
 def _json_object(data: bytes | str) -> dict:
     try:
-        value = orjson.loads(data)
+        value = load_strict(data)  # a key given twice is ambiguous: refused (json_text)
     except orjson.JSONDecodeError as exc:
         raise SpanDecodeError(f"not valid JSON: {exc}") from exc
+    except InvalidTrace as exc:
+        raise SpanDecodeError(str(exc)) from exc
     if not isinstance(value, dict) or "resourceSpans" not in value and (
             "resource_spans" not in value):
         raise SpanDecodeError("not an OTLP traces object (no resourceSpans)")

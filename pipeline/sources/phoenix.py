@@ -16,6 +16,8 @@ from openinference.semconv.trace import SpanAttributes
 
 from rt4chart.pipeline.sources.common import SpanDecodeError, as_items, flatten, time_ns
 from rt4chart.schemas.spans import SourceSpan
+from rt4chart.transforms.fields import InvalidTrace
+from rt4chart.transforms.json_text import load_strict
 
 ATTRIBUTES = "attributes"
 RESOURCE = "resource"
@@ -59,9 +61,11 @@ def row_span(row: dict[str, Any]) -> SourceSpan:
 def line_spans(line: str | bytes) -> list[SourceSpan]:
     """The span of one line of OpenInference span JSON."""
     try:
-        value = orjson.loads(line)
+        value = load_strict(line)  # a key given twice is ambiguous: refused (json_text)
     except orjson.JSONDecodeError as exc:
         raise SpanDecodeError(f"not valid JSON: {exc}") from exc
+    except InvalidTrace as exc:
+        raise SpanDecodeError(str(exc)) from exc
     if not isinstance(value, dict):
         raise SpanDecodeError(f"a span must be a JSON object, got {type(value).__name__}")
     return [row_span(value)]

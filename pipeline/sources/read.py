@@ -29,6 +29,8 @@ from rt4chart.pipeline.textfiles import (
 )
 from rt4chart.schemas.records import DeadLetter, Message
 from rt4chart.transforms.assemble import AssembleStream, AssembleTraces
+from rt4chart.transforms.fields import InvalidTrace
+from rt4chart.transforms.json_text import load_strict
 from rt4chart.transforms.span_mapping import SpanMapping
 
 logger = logging.getLogger(__name__)
@@ -107,9 +109,12 @@ class _LangfuseFileFn(beam.DoFn):
             yield from _large_export(path, self._max_bytes, self._allow_partial)
             return
         try:
-            documents = [(path, orjson.loads(data))]
+            documents = [(path, load_strict(data))]
         except orjson.JSONDecodeError:  # JSON lines: one document a line
             documents = list(_json_lines(path, data))
+        except InvalidTrace as exc:  # a key given twice: ambiguous (json_text)
+            documents = [(path, DeadLetter(STAGE, f"{path}: not a Langfuse export: {exc}"[:500],
+                                           _raw(data)))]
         for where, document in documents:
             if isinstance(document, DeadLetter):
                 yield beam.pvalue.TaggedOutput("dead", document)
@@ -142,10 +147,13 @@ def _json_lines(path: str, data: bytes, first: int = 0) -> Iterator[tuple[str, A
         if not line.strip():
             continue
         try:
-            yield f"{path} line {line_no}", orjson.loads(line)
+            yield f"{path} line {line_no}", load_strict(line)
         except orjson.JSONDecodeError as exc:
             yield path, DeadLetter(STAGE, f"{path} line {line_no}: not a Langfuse export: "
                                           f"not valid JSON: {exc}"[:500], _raw(line))
+        except InvalidTrace as exc:
+            yield path, DeadLetter(STAGE, f"{path} line {line_no}: not a Langfuse export: "
+                                          f"{exc}"[:500], _raw(line))
 
 
 def _objects_spans(where: str, document: Any) -> Iterator:

@@ -151,8 +151,8 @@ def test_the_manifest_covers_every_line_and_the_readme_shows_it():
 
             data = zstandard.ZstdDecompressor().decompressobj().decompress(data)
         codec = {"utf16.jsonl": "utf-16", "utf16be.jsonl": "utf-16-be"}.get(name, "utf-8")
-        newline = "\r" if name == "cr_only.jsonl" else "\n"  # the CR-only file
-        lines = data.decode(codec, errors="replace").split(newline)
+        # CR LF, CR and LF each end a line (cr_only.jsonl, cr_then_lf.jsonl, ...)
+        lines = re.split("\r\n|\r|\n", data.decode(codec, errors="replace"))
         assert lines[-1] == "" and len(lines) - 1 == sum(e["file"] == name for e in ENTRIES), name
     entries = [make_corpus.Entry(**e) for e in ENTRIES]
     assert make_corpus.readme_table(entries) in (CORPUS / "README.md").read_text(encoding="utf-8")

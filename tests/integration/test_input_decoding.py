@@ -69,7 +69,7 @@ def test_lines_are_split_across_chunks_and_only_at_utf16_code_units(monkeypatch)
     monkeypatch.setattr(textfiles, "CHUNK_BYTES", 3)
     data = b"one\r\ntwo\n\nthree-is-longer-than-a-chunk\nlast"
     assert list(split_lines(b"", io.BytesIO(data), b"\n")) == [
-        b"one\r", b"two", b"", b"three-is-longer-than-a-chunk", b"last"]
+        b"one", b"two", b"", b"three-is-longer-than-a-chunk", b"last"]
     # U+0A41 U+4E00 is 41 0A 00 4E in UTF-16-LE: "0A 00" at an odd offset is not a newline.
     text = "\u0a41\u4e00 a\nb\n"
     parts = list(split_lines(b"", io.BytesIO(text.encode("utf-16-le")), b"\n\x00"))

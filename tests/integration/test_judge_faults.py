@@ -266,3 +266,104 @@ def test_a_closed_port_stops_the_run_at_the_probe_before_any_trace(
     code, tables, out = audit(str(traces), *_openai(f"http://127.0.0.1:{_closed_port()}/v1"))
     assert code == 1 and tables == {} and not (out / "answers").exists()
     assert "cannot be reached" in capsys.readouterr().err
+
+
+# -- issue 33, defect 7 and 9: replies held to what was asked -----------------------------------
+# A reply beyond a bound of its schema (maxItems, maxLength) is a judge error for its call after
+# one retry, never more calls: once a 500-claim decomposition was accepted and 2 traces took
+# 2,677 calls. Each case: the bound broken for Kyoto's sentence or claims only.
+
+def _beyond(kind: str):
+    def reply(body: dict) -> dict:
+        answer = lexical_responder(body)
+        user = body["messages"][-1]["content"]
+        kyoto = "Kyoto" in (tag(user, "sentence") or _claim(body))
+        if kyoto and kind == "40 claims" and "claims" in answer:
+            answer["claims"] = [{"text": f"Kyoto fact number {i}.", "kind": "fact",
+                                 "fragments": ["Kyoto"]} for i in range(40)]
+        elif kyoto and kind == "5 fragments" and "claims" in answer:
+            answer["claims"][0]["fragments"] = ["Kyoto", "has", "about", "14", "million"]
+        elif kyoto and kind == "10 quotes" and "evidence" in answer:
+            answer.update(label="ENT", evidence=[CTX] * 10)
+        elif kyoto and kind == "a 2,000-character quote" and "evidence" in answer:
+            answer.update(label="ENT", evidence=[(CTX + " ") * 30])
+        elif kyoto and kind == "a 5,000-character claim" and "claims" in answer:
+            answer["claims"][0]["text"] = "Kyoto " * 1000
+        return answer
+
+    return reply
+
+
+@pytest.mark.parametrize("kind, bound", [
+    ("40 claims", "beyond maxItems=8"), ("5 fragments", "beyond maxItems=3"),
+    ("10 quotes", "beyond maxItems=4"), ("a 2,000-character quote", "beyond maxLength=400"),
+    ("a 5,000-character claim", "beyond maxLength=300"),
+])
+def test_a_reply_beyond_its_schema_bounds_is_a_judge_error_after_one_retry(
+        tmp_path, audit, kind, bound):
+    traces = write_jsonl(tmp_path / "t.jsonl", RECORDS)
+    with FakeOpenAI(_beyond(kind)) as server:
+        code, tables, _ = audit(str(traces), *_openai(server.base_url, "max_attempts=6"))
+    assert code == 0
+    _assert_bad_incomplete_good_ok(tables, "no answer within the schema's bounds")
+    assert any(bound in (a["reason"] or "") for a in tables["answers"])
+    kyoto = [b for b in server.requests if "Kyoto" in (tag(b["messages"][-1]["content"],
+                                                           "sentence") or _claim(b))]
+    # the call and one retry (plus the retries of a reply cut off at its output budget, which
+    # the budget's cap bounds): never one call per surplus item
+    assert 2 <= len(kyoto) <= 4
+    assert len(server.requests) <= 14  # about 5 calls per trace, as an honest judge's run
+
+
+def _rotated(body: dict) -> dict:
+    """--claims-per-call verdicts whose claim numbers are rotated (2, 3, ..., 1)."""
+    answer = lexical_responder(body)
+    if "verdicts" in answer and len(answer["verdicts"]) > 1:
+        numbers = [v["claim"] for v in answer["verdicts"]]
+        for verdict, number in zip(answer["verdicts"], numbers[1:] + numbers[:1], strict=True):
+            verdict["claim"] = number
+    return answer
+
+
+def test_claims_per_call_verdicts_with_rotated_numbers_are_a_judge_error(tmp_path, audit):
+    records = [{"trace_id": "many", "contexts": [CTX], "answer": "Tokyo is the capital of "
+                "Japan. Kyoto has about 14 million inhabitants. Tokyo is large."}]
+    traces = write_jsonl(tmp_path / "t.jsonl", records)
+    with FakeOpenAI(_rotated) as server:
+        code, tables, _ = audit(str(traces), "--claims-per-call", "3",
+                                *_openai(server.base_url, "max_attempts=6"))
+    many = [b for b in server.requests if tag(b["messages"][-1]["content"], "claims")]
+    assert many, "no --claims-per-call request was made"
+    (answer,) = tables["answers"]
+    assert answer["status"] == "incomplete" and answer["label"] is None, answer
+    assert "expected claims 1..3 in order" in answer["reason"], answer["reason"]
+    assert all(c["status"] == "judge_error" for c in tables["claims"])
+    assert len(many) == 2  # retried once, then the judge error
+    assert code == 1  # nothing could be judged
+
+
+def _lucky(body: dict) -> dict:
+    """A judge that says ENT to everything, quoting the whole context it was shown."""
+    answer = lexical_responder(body)
+    if "evidence" in answer:
+        user = body["messages"][-1]["content"]
+        shown = tag(user, "passage") or tag(user, "context") or ""
+        text = "\n".join(line for line in shown.splitlines() if not line.startswith("["))
+        answer.update(label="ENT", evidence=[text])
+    return answer
+
+
+def test_a_quote_of_the_whole_context_is_not_evidence(tmp_path, audit):
+    context = ("Tokyo is the capital of Japan. It has about 14 million inhabitants. Kyoto was "
+               "the capital for a thousand years. Osaka is known for its food.")
+    records = [{"trace_id": "lucky", "contexts": [context],
+                "answer": "Kyoto has about 30 million inhabitants."}]
+    traces = write_jsonl(tmp_path / "t.jsonl", records)
+    with FakeOpenAI(_lucky) as server:
+        code, tables, _ = audit(str(traces), *_openai(server.base_url))
+    assert code == 0 and server.requests
+    (answer,) = tables["answers"]
+    assert answer["status"] == "ok" and answer["label"] != "ENT", answer
+    notes = " ".join(c["note"] or "" for c in tables["claims"])
+    assert "covers most of the context" in notes, notes
+    assert all(c["label"] != "ENT" for c in tables["claims"])

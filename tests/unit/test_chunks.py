@@ -41,9 +41,11 @@ def _config(inputs=("x.jsonl",), judge="offline", **kw) -> AuditConfig:
 
 def test_every_copy_of_a_trace_id_has_the_shard_validation_would_key_it_by():
     line = json.dumps({"trace_id": "t-7", "answer": "a", "contexts": ["c"]})
-    row = {"trace_id": " t-7 ", "answer": "another copy", "contexts": ["d"],
+    row = {"trace_id": "t-7", "answer": "another copy", "contexts": ["d"],
            "timestamp": datetime(2024, 5, 1, tzinfo=UTC)}
-    assert trace_key(line) == trace_key(row) == "t-7"  # validation strips the id
+    assert trace_key(line) == trace_key(row) == "t-7"
+    # ids are kept byte for byte (issue 33): " t-7 " is another trace, keyed as it is
+    assert trace_key({**row, "trace_id": " t-7 "}) == " t-7 "
     for shards in (2, 7, 64):
         assert shard_of(line, shards) == shard_of(row, shards) == shard_of(line.encode(), shards)
     spread = {shard_of(json.dumps({"trace_id": f"t-{i}"}), 8) for i in range(200)}
@@ -65,6 +67,8 @@ def test_records_are_counted_in_text_gzip_and_parquet_files(tmp_path):
     truncated = gzip.compress(b'{"x": 1}\n' * 1000)[:200]
     (tmp_path / "d.jsonl.gz").write_bytes(truncated)
     assert count_records((str(tmp_path / "a.jsonl"),)) == 3
+    (tmp_path / "m.jsonl").write_bytes(b'{"x": 1}\r{"x": 2}\n{"x": 3}\r\n{"x": 4}\n')  # mixed
+    assert count_records((str(tmp_path / "m.jsonl"),)) == 4
     assert count_records((str(tmp_path / "*.jsonl.gz"),)) >= 5  # what the damaged one holds
     assert count_records((str(tmp_path / "b.jsonl.gz"), str(tmp_path / "c.parquet"))) == 9
 
@@ -97,7 +101,7 @@ def test_splitting_puts_a_duplicate_id_of_two_files_in_one_shard(tmp_path):
     b = tmp_path / "b.jsonl"
     a.write_text(json.dumps({"trace_id": "dup", "answer": "first"}) + "\n{broken\n"
                  + "".join(json.dumps({"trace_id": f"a{i}"}) + "\n" for i in range(20)))
-    b.write_text(json.dumps({"trace_id": " dup", "answer": "second"}) + "\n"
+    b.write_text(json.dumps({"trace_id": "dup", "answer": "second"}) + "\n"
                  + "".join(json.dumps({"trace_id": f"b{i}"}) + "\n" for i in range(20)))
     work = tmp_path / "work"
     with beam.Pipeline(options=PipelineOptions(["--runner", "FnApiRunner"])) as p:

@@ -83,8 +83,10 @@ def test_fixed_mode_and_validation():
     assert stage_of("verify", None) == "verify"
 
 
-def _verify_reply(evidence_words: int) -> dict:
-    return {"reasoning": "r", "evidence": ["word " * evidence_words], "label": "ENT"}
+def _verify_reply(evidence_words: int, quotes: int = 1) -> dict:
+    """A verification reply of `quotes` quotes of `evidence_words` words each (within the
+    schema's bounds: at most 4 quotes of 400 characters)."""
+    return {"reasoning": "r", "evidence": ["word " * evidence_words] * quotes, "label": "ENT"}
 
 
 def test_judge_reserves_what_replies_use_and_retries_a_cut_off_reply(monkeypatch):
@@ -94,7 +96,7 @@ def test_judge_reserves_what_replies_use_and_retries_a_cut_off_reply(monkeypatch
 
     def responder(body: dict) -> dict:
         long = tag(body["messages"][-1]["content"], "claim") == "claim 10"
-        return _verify_reply(200 if long else 2)
+        return _verify_reply(60, 4) if long else _verify_reply(2)
 
     async def run(judge: OpenAIJudge) -> list:
         return [await judge.verify_local(f"claim {i}", "chunk", "q") for i in range(14)]
@@ -104,7 +106,7 @@ def test_judge_reserves_what_replies_use_and_retries_a_cut_off_reply(monkeypatch
                              "backoff_initial_s": "0.01", "backoff_max_s": "0.05"})
         verdicts = asyncio.run(run(judge))
         budgets = [r["max_completion_tokens"] for r in server.requests]
-    assert [v.quotes[0].count("word") for v in verdicts] == [2] * 10 + [200] + [2] * 3
+    assert [v.quotes[0].count("word") for v in verdicts] == [2] * 10 + [60] + [2] * 3
     used = len(json.dumps(_verify_reply(2))) // 4 + 1
     assert budgets[:8] == [256] * 8  # warm-up: the configured reservation
     small = budgets[8]

@@ -4,7 +4,6 @@ line endings, files that are not text, sizes given on the command line."""
 from __future__ import annotations
 
 import io
-import logging
 
 import pytest
 
@@ -77,18 +76,32 @@ def test_lines_within_the_limit_are_unchanged(monkeypatch):
 
 
 @pytest.mark.parametrize("codec", ["utf-8", "utf-16-le"])
-def test_lines_ending_with_cr_alone_are_split_at_cr(codec, caplog):
-    caplog.set_level(logging.INFO)
+def test_lines_ending_with_cr_alone_are_split_at_cr(codec):
     text = '{"a": 1}\r{"b": 2}\r\r{"c": 3}'
     lines = [(n, d.decode(codec)) for n, d, _ in numbered_lines(
         io.BytesIO(text.encode(codec)), name="old.jsonl")]
     assert lines == [(1, '{"a": 1}'), (2, '{"b": 2}'), (3, ""), (4, '{"c": 3}')]
-    assert "old.jsonl: lines end with CR alone" in caplog.text
 
 
-def test_crlf_lines_are_still_split_at_lf():
+def test_crlf_is_one_line_break():
     lines = [d for _, d, _ in numbered_lines(io.BytesIO(b'{"a": 1}\r\n{"b": 2}\r\n'))]
-    assert lines == [b'{"a": 1}\r', b'{"b": 2}\r']  # the reader drops the CR
+    assert lines == [b'{"a": 1}', b'{"b": 2}']
+
+
+@pytest.mark.parametrize("codec", ["utf-8", "utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize("data, expected", [
+    # issue 33, defect 5: the first record ended in CR and the rest in LF gave 1 answer plus
+    # 1 dead letter holding 4 traces; the reverse folded 3 traces into one dead letter
+    ("a\rb\nc\nd\ne\n", ["a", "b", "c", "d", "e"]),
+    ("a\nb\nc\rd\re\r", ["a", "b", "c", "d", "e"]),
+    ("a\r\nb\rc\nd\r\n\re", ["a", "b", "c", "d", "", "e"]),
+    ("a\n\rb", ["a", "", "b"]),  # LF then CR: two breaks, not one
+])
+def test_cr_lf_and_crlf_are_each_a_break_wherever_they_come(monkeypatch, codec, data, expected):
+    for chunk in (1, 2, 3, 5, 64):
+        monkeypatch.setattr(textfiles, "CHUNK_BYTES", chunk)
+        lines = [d.decode(codec) for _, d, _ in numbered_lines(io.BytesIO(data.encode(codec)))]
+        assert lines == expected, chunk
 
 
 def test_a_stream_of_nul_bytes_is_not_text():

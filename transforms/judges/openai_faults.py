@@ -15,7 +15,7 @@ from typing import Any
 import openai
 
 from rt4chart.transforms.judges.base import JudgeError
-from rt4chart.transforms.judges.schema_check import SchemaMismatch
+from rt4chart.transforms.judges.schema_check import OutOfBounds, SchemaMismatch
 from rt4chart.transforms.redact import redact
 
 
@@ -97,6 +97,9 @@ def failure_reason(exc: BaseException, attempts: int, secrets: tuple[str, ...]) 
     removed (an endpoint may echo the request's headers in its error message)."""
     if isinstance(exc, JudgeError):
         text = str(exc)
+    elif isinstance(exc, OutOfBounds):
+        text = (f"no answer within the schema's bounds: {exc} (a reply beyond them is retried "
+                "once, never read)")
     elif isinstance(exc, SchemaMismatch):
         text = f"no valid answer after {attempts} attempts: {exc}"
     elif (rejected := rejected_request(exc)) is not None:

@@ -27,7 +27,6 @@ import openai
 from tenacity import (
     AsyncRetrying,
     RetryCallState,
-    retry_if_exception,
     stop_after_attempt,
     wait_exponential_jitter,
 )
@@ -86,7 +85,12 @@ from rt4chart.transforms.judges.ratelimit import (
     judge_clock,
     retry_after_seconds,
 )
-from rt4chart.transforms.judges.schema_check import SchemaMismatch, validate
+from rt4chart.transforms.judges.schema_check import (
+    OUT_OF_BOUNDS_ATTEMPTS,
+    OutOfBounds,
+    SchemaMismatch,
+    validate,
+)
 from rt4chart.transforms.judges.secret_key import read_api_key
 from rt4chart.transforms.judges.throughput import OUTPUT_KEY, Throughput
 from rt4chart.transforms.redact import redact, register_key_env
@@ -94,6 +98,7 @@ from rt4chart.transforms.redact import redact, register_key_env
 logger = logging.getLogger(__name__)
 
 P_KEY = "_p_unsupported"  # where _parse puts the label's probability (not a schema field)
+UNTOLD_REASONING_CHARS = 1 << 30  # see OpenAIJudge._checked_schema
 
 
 class Truncated(SchemaMismatch):
@@ -101,10 +106,13 @@ class Truncated(SchemaMismatch):
 
 
 def check_numbering(data: dict, n: int) -> None:
-    """A multi-claim reply must give exactly one verdict to each of claims 1..n."""
-    got = sorted(v["claim"] for v in data["verdicts"])
+    """A multi-claim reply must give one verdict to each of claims 1..n, in order, as the
+    prompt asks: verdicts numbered otherwise (2, 3, 1: rotated) cannot be told from verdicts in
+    the wrong order, so which verdict is whose would be a guess (OutOfBounds)."""
+    got = [v["claim"] for v in data["verdicts"]]
     if got != list(range(1, n + 1)):
-        raise SchemaMismatch(f"verdicts for claims {got[:12]}, expected 1..{n}")
+        raise OutOfBounds(f"verdicts numbered {got[:12]}{'...' if len(got) > 12 else ''}, "
+                          f"expected claims 1..{n} in order")
 
 
 def cache_key_of(shared: str | None) -> str | None:
@@ -112,6 +120,17 @@ def cache_key_of(shared: str | None) -> str | None:
     if not shared:
         return None
     return "rt4chart-" + hashlib.sha256(shared.encode("utf-8")).hexdigest()[:24]
+
+
+def _should_retry(state: RetryCallState) -> bool:
+    """Tenacity's retry test: `_retryable`, and a reply beyond the schema's bounds retried
+    only until OUT_OF_BOUNDS_ATTEMPTS."""
+    exc = state.outcome.exception() if state.outcome else None
+    if exc is None:
+        return False
+    if isinstance(exc, OutOfBounds) and state.attempt_number >= OUT_OF_BOUNDS_ATTEMPTS:
+        return False
+    return _retryable(exc)
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -197,6 +216,14 @@ class OpenAIJudge:
     def schema(self, name: str) -> dict:
         """A reply's JSON schema as this judge asks for it and checks it."""
         return with_reasoning(prompts.schema(name), self.config.reasoning_chars)
+
+    def _checked_schema(self, name: str) -> dict:
+        """The schema a reply is held to: every bound of `schema(name)` (a reply beyond one is
+        OutOfBounds), except the length of a `reasoning` the endpoint was not sent (it refused
+        the size keywords), which rt4chart never reads: the model was not told it."""
+        if self.capabilities.bounds or self.config.reasoning_chars <= 0:
+            return self.schema(name)
+        return with_reasoning(prompts.schema(name), UNTOLD_REASONING_CHARS)
 
     def _request_body(self, messages: list[dict], schema_name: str, logprobs: bool,
                       cache_key: str | None, max_tokens: int,
@@ -321,7 +348,7 @@ class OpenAIJudge:
             data = loads_lenient(json_in(message.content or ""))
         except ValueError as exc:
             raise SchemaMismatch(f"response is not JSON: {exc}") from exc
-        validate(data, self.schema(schema_name))
+        validate(data, self._checked_schema(schema_name))
         choice = completion.choices[0]
         if getattr(choice, "logprobs", None) is not None:
             data[P_KEY] = p_unsupported(message.content or "", choice.logprobs)
@@ -357,7 +384,7 @@ class OpenAIJudge:
         budget = self.throughput.budget(call)
         temperature = None  # the configured one, until a reply is malformed
         async for attempt in AsyncRetrying(
-            retry=retry_if_exception(_retryable),
+            retry=_should_retry,
             wait=_Backoff(self.config.backoff_initial_s, self.config.backoff_max_s,
                           self.pause_cap),
             stop=stop_after_attempt(self.config.max_attempts),

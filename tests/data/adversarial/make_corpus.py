@@ -106,12 +106,15 @@ class JsonlFile:
     def blank(self, line: str, kind: str) -> None:
         self._add(line, kind=kind, expected=SKIPPED, why="blank lines are not records")
 
-    def encode(self, codec: str = "utf-8", newline: str = "\n", bom: bytes = b"") -> bytes:
+    def encode(self, codec: str = "utf-8", newline: str | list[str] = "\n",
+               bom: bytes = b"") -> bytes:
+        """The file's bytes; `newline` ends every line, or is the list of each line's end."""
+        ends = newline if isinstance(newline, list) else [newline] * len(self.lines)
         out = io.BytesIO()
         out.write(bom)
-        for line in self.lines:
+        for line, end in zip(self.lines, ends, strict=True):
             data = line if isinstance(line, bytes) else line.encode(codec)
-            out.write(data + newline.encode(codec))
+            out.write(data + end.encode(codec))
         return out.getvalue()
 
 
@@ -623,6 +626,115 @@ def _encode_input_reading(f: JsonlFile, how: str) -> bytes:
     return zstandard.ZstdCompressor().compress(f.encode())
 
 
+# -- issue 33, defects 4 to 6: ambiguous records refused, mixed line ends, ids byte for byte --
+
+AMBIGUOUS = "a record that repeats a key is ambiguous (JSON readers disagree on which counts)"
+REPEATED = "appears more than once"
+
+
+def ambiguous(corpus: Corpus) -> JsonlFile:
+    """Records that repeat a key, at the top or deeper (refused, whichever copy would be read),
+    one with colons everywhere that repeats none, and trace ids that differ only in white
+    space (three traces, each audited; a later copy's dead letter holds it as received)."""
+    f = JsonlFile(corpus, "ambiguous.jsonl")
+    f.bad("two answer keys (the last one true to the context)", AMBIGUOUS,
+          j('{"trace_id": "{m}", "contexts": ["The free trial lasts 14 days."], '
+            '"answer": "The free trial lasts 30 days.", '
+            '"answer": "The free trial lasts 14 days."}'), f"key 'answer' of the record {REPEATED}")
+    f.bad("two contexts keys", AMBIGUOUS,
+          j('{"trace_id": "{m}", "contexts": ["The trial lasts 30 days."], "contexts": '
+            '["The trial lasts 14 days."], "answer": "The trial lasts 14 days."}'),
+          f"key 'contexts' of the record {REPEATED}")
+    f.bad("two trace_id keys", AMBIGUOUS,
+          j('{"trace_id": "{m}one", "trace_id": "{m}two", "contexts": ["c."], "answer": "a"}'),
+          f"key 'trace_id' of the record {REPEATED}")
+    f.bad("a context object with two text keys", AMBIGUOUS,
+          j('{"trace_id": "{m}", "contexts": [{"doc_id": "a", "text": "It lasts 30 days.", '
+            '"text": "It lasts 14 days."}], "answer": "It lasts 14 days."}'),
+          f"key 'text' of contexts[0] {REPEATED}")
+    f.bad("metadata repeating a key", AMBIGUOUS,
+          j('{"trace_id": "{m}", "contexts": ["c."], "answer": "a", '
+            '"metadata": {"tier": "free", "tier": "pro"}}'),
+          f"key 'tier' of metadata {REPEATED}")
+    f.bad("a key repeated in another spelling (\\u0061nswer)", AMBIGUOUS,
+          j('{"trace_id": "{m}", "contexts": ["c."], "answer": "a", "\\u0061nswer": "b"}'),
+          f"key 'answer' of the record {REPEATED}")
+    f.bad("a structured context repeating a key deep inside", AMBIGUOUS,
+          j('{"trace_id": "{m}", "contexts": [{"text": {"plan": {"days": 30, "days": 14}}}], '
+            '"answer": "The plan lasts 14 days."}'), f"key 'days' of contexts[0].text.plan "
+          f"{REPEATED}")
+    f.valid({"trace_id": "adv-colons:1", "question": "At 9:30: open?", "contexts": [
+        {"doc_id": "a:b", "text": "The shop opens at 9:30: daily."}],
+        "answer": "The shop opens at 9:30.", "metadata": {"k:": ":"}},
+        "colons in ids, keys and text (no key repeated)", "colons are not keys")
+    f.lines[-1] = f.lines[-1].replace('"The shop opens at 9:30: daily."',
+                                      '"The shop opens at 9\\u003a30: daily."')
+    for tid, answer in (("adv-F22", "The free trial lasts 14 days."),
+                        (" adv-F22", "Only new users are eligible."),
+                        ("adv-F22\t", "The trial covers all Pro features.")):
+        f.valid({**OK, "trace_id": tid, "answer": answer, "timestamp": "2024-05-01T00:00:00Z"},
+                "trace ids differing only in white space", "ids are kept byte for byte")
+    f.bad("a later copy of ' adv-F22' (its dead letter holds it as received)", "a trace_id "
+          "seen twice is audited once; raw is the record as received",
+          '{ "answer":"Only new users are eligible.",  "trace_id":" adv-F22", "contexts":'
+          '["' + CTX + '"], "timestamp":"2024-06-01T00:00:00Z"}', "duplicate trace_id",
+          stage="dedupe")
+    return f
+
+
+def line_ends(corpus: Corpus) -> list[tuple[JsonlFile, list[str]]]:
+    """Files mixing line ends, each with its lines' ends: CR then LF (once 1 answer and 1 dead
+    letter of 4 traces), LF then CR (3 traces in one dead letter), and CR LF among them."""
+    out = []
+    for name, ends in (("cr_then_lf.jsonl", ["\r", "\n", "\n", "\n", "\n"]),
+                       ("lf_then_cr.jsonl", ["\n", "\r", "\r", "\r\n", "\r"])):
+        f = JsonlFile(corpus, name)
+        for i in range(len(ends)):
+            f.valid({**OK, "trace_id": f"adv-{name.split('.')[0]}-{i}"},
+                    f"line ends mixed ({'-'.join(repr(e)[1:-1] for e in ends)})",
+                    "CR, LF and CR LF each end a line, mixed or not")
+        out.append((f, ends))
+    return out
+
+
+def repeated_columns(corpus: Corpus) -> dict[str, bytes]:
+    """Parquet files repeating a column name (two `answer` columns) or a field name inside a
+    column (a context struct with two `text` fields): every row a dead letter."""
+    names = ["trace_id", "contexts", "answer", "answer"]
+    entries, tables = [], {}
+    ids = []
+    for kind, value in (("two answer columns (the last true)", "The free trial lasts 30 days."),
+                        ("two answer columns (the first true)", "The free trial lasts 14 days.")):
+        marker = corpus.marker()
+        ids.append(marker)
+        entries.append(("repeated_columns.parquet", kind, marker, "column 'answer'", value))
+    tables["repeated_columns.parquet"] = pa.Table.from_arrays([
+        pa.array(ids), pa.array([[CTX], [CTX]]),
+        pa.array([e[4] for e in entries]),
+        pa.array([OK["answer"] if e[4] != OK["answer"] else "The trial lasts 30 days."
+                  for e in entries])], names=names)
+    marker = corpus.marker()
+    docs = pa.StructArray.from_arrays(
+        [pa.array(["a"]), pa.array(["It lasts 30 days."]), pa.array(["It lasts 14 days."])],
+        names=["doc_id", "text", "text"])
+    tables["repeated_fields.parquet"] = pa.Table.from_arrays(
+        [pa.array([marker]), pa.ListArray.from_arrays([0, 1], docs),
+         pa.array(["It lasts 14 days."])], names=["trace_id", "contexts", "answer"])
+    entries.append(("repeated_fields.parquet", "a context struct with two text fields", marker,
+                    "field 'text' of column 'contexts'", None))
+    for row, (file, kind, marker, what, _) in enumerate(entries):
+        corpus.entries.append(Entry(
+            file, row if file == "repeated_columns.parquet" else 0, kind, DEAD,
+            "a repeated column or field name is ambiguous", marker=marker, stage="read",
+            reason=f"{what} {REPEATED}"))
+    out = {}
+    for name, table in tables.items():
+        buf = io.BytesIO()
+        pq.write_table(table, buf)
+        out[name] = buf.getvalue()
+    return out
+
+
 def main() -> None:
     corpus = Corpus()
     text = [mixed(corpus), more_gz(corpus), utf16(corpus), utf16be(corpus), csv_lines(corpus)]
@@ -640,6 +752,9 @@ def main() -> None:
     }
     files.update({name: _encode_input_reading(f, how)
                   for name, f, how in input_reading(corpus)})
+    files["ambiguous.jsonl"] = ambiguous(corpus).encode()  # issue 33
+    files.update({f.name: f.encode(newline=ends) for f, ends in line_ends(corpus)})
+    files.update(repeated_columns(corpus))
     cut, traces = truncated()
     for name, data in {**files, "truncated.jsonl.gz": cut}.items():
         (HERE / name).write_bytes(data)
