@@ -24,10 +24,10 @@ from rt4chart.pipeline import (
     gate,
     gcp_extra,
     jobs,
-    launcher,
     runfolder,
 )
 from rt4chart.pipeline.annotate import cli as annotate_cli
+from rt4chart.pipeline.commands import root_parser
 from rt4chart.pipeline.eval import cli as eval_cli
 from rt4chart.pipeline.options import (
     KnownOptionsParser,
@@ -46,7 +46,7 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 def parsers() -> tuple[KnownOptionsParser, dict[str, KnownOptionsParser]]:
     """The root parser, and each command's parser by name."""
-    root, sub = launcher.root_parser(KnownOptionsParser)
+    root, sub = root_parser(KnownOptionsParser)
     commands = {"audit": cli_args.add_audit_parser(sub),
                 "stream": cli_args.add_stream_parser(sub),
                 "eval": eval_cli.add_parsers(sub),

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from rt4chart.pipeline import cli, launcher
+from rt4chart.pipeline import cli, commands, launcher
 
 
 def _sub_action(root):
@@ -20,7 +20,7 @@ def _sub_action(root):
 def test_the_root_help_names_every_command_with_its_own_help():
     root, _commands = cli.parsers()
     real = {choice.dest: choice.help for choice in _sub_action(root)._choices_actions}
-    assert real == launcher.COMMANDS
+    assert real == commands.COMMANDS
 
 
 def _run(argv):
@@ -32,7 +32,7 @@ def _run(argv):
 
 def test_help_version_and_a_missing_command():
     code, out, _ = _run(["--help"])
-    assert code == 0 and all(name in out for name in launcher.COMMANDS)
+    assert code == 0 and all(name in out for name in commands.COMMANDS)
     code, out, _ = _run(["--version"])
     assert code == 0 and out.startswith("rt4chart ")
     code, _, err = _run([])

@@ -392,8 +392,10 @@ def _unglue(match: re.Match) -> str:
 # Most languages but English write a decimal comma and group thousands with a dot or a space:
 # in a text not confidently English (`language.detect`), "30.000" is 30000, "1 250 000"
 # 1250000, "12,5" 12.5 (a short claim whose language cannot be told reads as its quote does).
-_DOT_GROUPS_RE = re.compile(r"(?<![\d.,])(\d{1,3}(?:\.\d{3})+)(?![\d.]|,\d{3})")
-_SPACE_GROUPS_RE = re.compile(r"(?<![\d.,])(\d{1,3}(?:[ \u00a0\u202f]\d{3})+)(?![\d.,]\d)")
+# A group of thousands never starts with 0: "0.100" is a decimal in every locale.
+# A dot after the last group ends the sentence unless a digit follows it.
+_DOT_GROUPS_RE = re.compile(r"(?<![\d.,])([1-9]\d{0,2}(?:\.\d{3})+)(?!\d|\.\d|,\d{3})")
+_SPACE_GROUPS_RE = re.compile(r"(?<![\d.,])([1-9]\d{0,2}(?:[ \u00a0\u202f]\d{3})+)(?![\d.,]\d)")
 # A comma before one, two or four and more digits: three would be English thousands.
 _DECIMAL_COMMA_RE = re.compile(r"(?<![\d.,])(\d+),(\d{1,2}|\d{4,})(?![\d,])")
 
