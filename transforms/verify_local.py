@@ -182,6 +182,15 @@ def _plan(claim_set: ClaimSet, verdicts: list[LocalVerdict]) -> Iterable[object]
             yield item
 
 
+def _plan_fault(claim_set: ClaimSet, reason: str) -> Iterable[object]:
+    """The join's fault: every claim fails with the reason (the answer comes out incomplete)."""
+    for claim in claim_set.claims:
+        yield beam.pvalue.TaggedOutput("failed", FailedClaim(claim, "verify_local", reason))
+
+
+_plan.fault = _plan_fault
+
+
 class LocalOutputs(NamedTuple):
     pending: beam.PCollection[GlobalRequest]
     failed: beam.PCollection[FailedClaim]
