@@ -21,6 +21,7 @@ from rt4chart.schemas.records import Message, RunInfo
 from rt4chart.transforms.aggregate import REDO_STAGE, AggregateAnswers
 from rt4chart.transforms.alerts import RouteAlerts
 from rt4chart.transforms.decompose import DecomposeClaims
+from rt4chart.transforms.guard import GuardedDoFn
 from rt4chart.transforms.rates import (
     CostsByRoute,
     RatesByRoute,
@@ -228,8 +229,10 @@ def to_message(msg: beam.io.PubsubMessage, timestamp=beam.DoFn.TimestampParam) -
                    msg.message_id)
 
 
-class _CheckSizeFn(beam.DoFn):
+class _CheckSizeFn(GuardedDoFn):
     """Messages -> messages within the size limit; the others -> "dead" letters, unparsed."""
+
+    stage = "receive"
 
     def __init__(self, limit: int):
         self._limit = limit

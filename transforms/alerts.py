@@ -26,7 +26,7 @@ from apache_beam.typehints import Any as AnyHint
 from apache_beam.typehints import Tuple
 
 from rt4chart.schemas.rows import AlertRow, RouteRateRow, to_dict
-from rt4chart.transforms.guard import GlobalDeadLetters, GuardedDoFn
+from rt4chart.transforms.guard import GlobalDeadLetters, RouteKeyedFn
 from rt4chart.transforms.options_spec import Flex, option
 
 METRICS = "rt4chart"
@@ -116,7 +116,7 @@ def alert_row(row: RouteRateRow, rule: str, threshold: float,
     )
 
 
-class _AlertFn(GuardedDoFn):
+class _AlertFn(RouteKeyedFn):
     stage = "alerts"
     HISTORY = ReadModifyWriteStateSpec("history", PickleCoder())
     ALERTED = ReadModifyWriteStateSpec("alerted", PickleCoder())
@@ -166,5 +166,5 @@ class RouteAlerts(beam.PTransform):
                 Tuple[str, AnyHint])
             | "Check" >> beam.ParDo(_AlertFn(self._config)).with_outputs("dead", main="alerts")
         )
-        self.dead_letters = out.dead | "DeadLetters" >> GlobalDeadLetters()
+        self.dead_letters = (out.dead,) | "DeadLetters" >> GlobalDeadLetters()
         return out.alerts

@@ -36,6 +36,7 @@ from apache_beam.utils.timestamp import Timestamp
 
 from rt4chart.schemas.records import DeadLetter, Message
 from rt4chart.schemas.spans import SourceSpan
+from rt4chart.transforms.guard import GuardedDoFn
 from rt4chart.transforms.span_mapping import (
     SpanMapping,
     Unassembled,
@@ -86,9 +87,16 @@ def _audited_id(spans: list[SourceSpan], mapping: SpanMapping) -> str | None:
         return None
 
 
-class _AssembleGroupFn(beam.DoFn):
+class _AssembleGroupFn(GuardedDoFn):
+    stage = STAGE
+
     def __init__(self, mapping: SpanMapping):
         self._mapping = mapping
+
+    def fault(self, element: tuple[str, Iterable[SourceSpan]], reason: str) -> Iterator:
+        trace_id, spans = element
+        yield beam.pvalue.TaggedOutput("dead", DeadLetter(STAGE, reason, spans_text(spans),
+                                                          trace_id))
 
     def process(self, element: tuple[str, Iterable[SourceSpan]]) -> Iterator:
         trace_id, spans = element
@@ -122,8 +130,15 @@ class AssembleTraces(beam.PTransform):
         return AssembleOutputs(out.traces, out.dead)
 
 
-class _AssembleStreamFn(beam.DoFn):
+class _AssembleStreamFn(GuardedDoFn):
     """Keyed by trace id: gather spans until none has come for the gap, then emit the trace."""
+
+    stage = STAGE
+
+    def fault(self, element: tuple[str, SourceSpan], reason: str) -> Iterator:
+        trace_id, span = element
+        yield beam.pvalue.TaggedOutput("dead", DeadLetter(STAGE, reason, spans_text([span]),
+                                                          trace_id))
 
     SPANS = BagStateSpec("spans", PickleCoder())
     DONE = ReadModifyWriteStateSpec("done", BooleanCoder())

@@ -49,11 +49,12 @@ def fault_hook(step: Any, element: Any) -> None:
     trace (the in-process runner calls the patched module function)."""
 
 
-def element_letter(stage: str, reason: str, element: Any) -> DeadLetter:
+def element_letter(stage: str, reason: str, element: Any, route: str | None = None
+                   ) -> DeadLetter:
     """The dead letter of an element that is not a trace (a row, a message, an aggregate):
-    the element as text, with the trace id and route it carries, if any."""
+    the element as text, with the trace id and route it carries (or `route`), if any."""
     trace_id = getattr(element, "trace_id", None)
-    route = getattr(element, "route", None)
+    route = route or getattr(element, "route", None)
     return DeadLetter(stage, reason, raw_text(element),
                       trace_id if isinstance(trace_id, str) else None,
                       route if isinstance(route, str) else None)
@@ -88,6 +89,25 @@ class GuardedDoFn(beam.DoFn):
         letter = (fault_letter_reason(self.stage, reason, trace) if isinstance(trace, Trace)
                   else element_letter(self.stage, reason, element))
         yield beam.pvalue.TaggedOutput(self.dead_tag, letter)
+
+
+class RouteKeyedFn(GuardedDoFn):
+    """A guarded DoFn over (route, ...) or ((route, ...), ...) pairs (rates, costs, alerts):
+    its dead letter names the route."""
+
+    def fault(self, element: Any, reason: str) -> Iterable[Any]:
+        key = element[0]
+        route = key[0] if isinstance(key, tuple) else key
+        yield beam.pvalue.TaggedOutput(self.dead_tag, element_letter(
+            self.stage, reason, element, route if isinstance(route, str) else None))
+
+
+class StorageDoFn(beam.DoFn):
+    """Base of the DoFns that read or write storage (input files, Parquet shards, BigQuery):
+    not guarded, by design. The records they read that are bad become dead letters of their
+    own; a failure of the storage itself (a disk full, a table gone) is no trace's fault and
+    fails the run, so that no output is silently incomplete. The stage-fault test accepts a
+    DoFn of the graph only if it is a GuardedDoFn or a StorageDoFn."""
 
 
 def _guard_process(process: Callable[..., Any]) -> Callable[..., Any]:

@@ -20,7 +20,7 @@ from rt4chart.schemas.rows import (
     usage_columns,
     usage_of,
 )
-from rt4chart.transforms.guard import GlobalDeadLetters, GuardedDoFn
+from rt4chart.transforms.guard import GlobalDeadLetters, GuardedDoFn, RouteKeyedFn
 from rt4chart.transforms.joins import wilson
 from rt4chart.transforms.windows import BATCH, WindowingConfig, window_columns
 
@@ -127,7 +127,7 @@ def rate_row(route: str, window: dict, c: RouteCounts, late: int = 0) -> RouteRa
     )
 
 
-class _RateRowFn(GuardedDoFn):
+class _RateRowFn(RouteKeyedFn):
     """Counts of a (route, window) pane -> a rate row, with the traces counted late.
 
     State (per route and window) remembers how many answers the window held at its last
@@ -224,7 +224,7 @@ def cost_row(key: tuple[str, str], usage: Usage, window: dict) -> CostRow:
     return CostRow(route=route, judge_model=model, **window, **usage_columns(CostRow, usage))
 
 
-class _CostRowFn(GuardedDoFn):
+class _CostRowFn(RouteKeyedFn):
     stage = "costs"
 
     def process(self, element, win=beam.DoFn.WindowParam, pane=beam.DoFn.PaneInfoParam):
