@@ -36,7 +36,7 @@ from rt4chart.pipeline.judge_check import negotiate
 from rt4chart.pipeline.judge_figures import job_figures
 from rt4chart.pipeline.outputs import TablesConfig
 from rt4chart.pipeline.phoenix_input import check_source, stage_input
-from rt4chart.pipeline.progress import Reporter, run_with_progress
+from rt4chart.pipeline.progress import PROGRESS_EVERY_S, Reporter, run_with_progress
 from rt4chart.pipeline.pubsub_frontend import local_subscription
 from rt4chart.pipeline.redo_merge import carry_earlier_rows, redoes_into_itself
 from rt4chart.pipeline.runfolder import REDO_INPUT, SUMMARY, RunFolder
@@ -387,11 +387,13 @@ class StreamRun:
 
 
 def run_stream(config: StreamConfig, options: PipelineOptions,
-               stop: threading.Event | None = None) -> StreamRun:
+               stop: threading.Event | None = None,
+               every_s: float = PROGRESS_EVERY_S) -> StreamRun:
     """Run the streaming audit. A remote (Dataflow) job is submitted and left running; a local
     one runs until it ends or `stop` is set (then it is cancelled; results already written are
-    kept). `--out` is checked (a folder of foreign files is refused, see runfolder.py) but not
-    staged: a stream writes its files as it goes, adding to what the folder holds.
+    kept), with a progress line every `every_s` (`--progress-every`). `--out` is checked (a
+    folder of foreign files is refused, see runfolder.py) but not staged: a stream writes its
+    files as it goes, adding to what the folder holds.
 
     Raises UsageError before the job starts."""
     runner = str(options.view_as(StandardOptions).runner)
@@ -423,19 +425,20 @@ def run_stream(config: StreamConfig, options: PipelineOptions,
         pipeline = beam.Pipeline(options=options)
         graph.build_stream(pipeline, config, run)
         # A remote job runs on in the service: a launcher must not wait for it.
-        result, _ = run_with_progress(pipeline, stop, streaming=True, detach=True)
+        result, _ = run_with_progress(pipeline, stop, every_s, streaming=True, detach=True)
         return StreamRun("SUBMITTED", runner, getattr(result, "job_id", lambda: None)())
-    return _run_local_stream(config, run, options, stop, runner)
+    return _run_local_stream(config, run, options, stop, runner, every_s)
 
 
 def _run_local_stream(config: StreamConfig, run: RunInfo, options: PipelineOptions,
-                      stop: threading.Event | None, runner: str) -> StreamRun:
+                      stop: threading.Event | None, runner: str,
+                      every_s: float = PROGRESS_EVERY_S) -> StreamRun:
     """The local runner's stream: messages stay unacknowledged until their rows are written
     (pubsub_frontend.py, pubsub_leases.py)."""
     with local_subscription(config) as settle:
         pipeline = beam.Pipeline(options=options)
         graph.build_stream(pipeline, config, run, settle=settle)
-        result, ended = run_with_progress(pipeline, stop, streaming=True)
+        result, ended = run_with_progress(pipeline, stop, every_s, streaming=True)
         if not ended:
             result.cancel()
             return StreamRun("STOPPED", runner)
