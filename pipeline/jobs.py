@@ -33,7 +33,7 @@ from rt4chart.pipeline.earlier import check_reuse_source, is_bigquery, redo_trac
 from rt4chart.pipeline.inputs import resolve_inputs
 from rt4chart.pipeline.io import check_inputs
 from rt4chart.pipeline.judge_check import negotiate
-from rt4chart.pipeline.judge_figures import job_figures
+from rt4chart.pipeline.judge_figures import counter_total, job_figures
 from rt4chart.pipeline.outputs import TablesConfig
 from rt4chart.pipeline.phoenix_input import check_source, stage_input
 from rt4chart.pipeline.progress import PROGRESS_EVERY_S, Reporter, run_with_progress
@@ -46,6 +46,7 @@ from rt4chart.pipeline.summary import Summary, summarise
 from rt4chart.pipeline.trace_lookup import mapping_record
 from rt4chart.schemas.records import RunInfo
 from rt4chart.transforms import probability
+from rt4chart.transforms.assemble import NOT_QUERIES
 from rt4chart.transforms.judges import job_limits, pricing
 from rt4chart.transforms.judges.base import JudgeSpec, calibration_of, judge_model
 from rt4chart.transforms.sampling import NO_SAMPLING, SamplingConfig
@@ -310,6 +311,7 @@ def _run_staged(config: AuditConfig, run: RunInfo, redo: list[str], folder: RunF
         carry_earlier_rows(folder.out, folder.staging, staged, options)
     summary = summarise(folder.staging, time.monotonic() - started)
     summary.cached_share_by_stage, summary.pruned_calls = job_figures(results)
+    summary.not_queries = counter_total(results, NOT_QUERIES)
     summary.spend_cap = cap_record(staged, folder.staging, rounds)
     if summary.skipped:
         logger.warning("spend cap %s reached: %d trace(s) not audited, in the skipped table "

@@ -37,7 +37,9 @@ from apache_beam.utils.timestamp import Timestamp
 from rt4chart.schemas.records import DeadLetter, Message
 from rt4chart.schemas.spans import SourceSpan
 from rt4chart.transforms.guard import GuardedDoFn
+from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.span_mapping import (
+    NotAQuery,
     SpanMapping,
     Unassembled,
     audited_trace_id,
@@ -50,6 +52,8 @@ logger = logging.getLogger(__name__)
 
 STAGE = "assemble"
 METRICS = "rt4chart"
+# Whole traces skipped as not queries (span_mapping.NotAQuery): shown in the run's summary.
+NOT_QUERIES = "traces_not_queries"
 MAX_REASON_CHARS = 500
 
 
@@ -69,6 +73,8 @@ def assemble(trace_id: str, spans: Iterable[SourceSpan],
     spans = unique_spans(spans)
     try:
         return trace_record(spans, mapping), None
+    except NotAQuery:
+        raise  # skipped and counted by the caller, never a dead letter
     except Unassembled as exc:
         reason = str(exc)
     except Exception as exc:  # noqa: BLE001 - one trace's fault must not stop the run
@@ -92,6 +98,7 @@ class _AssembleGroupFn(GuardedDoFn):
 
     def __init__(self, mapping: SpanMapping):
         self._mapping = mapping
+        self._not_queries = runtime.counter(METRICS, NOT_QUERIES)  # as every progress counter
 
     def fault(self, element: tuple[str, Iterable[SourceSpan]], reason: str) -> Iterator:
         trace_id, spans = element
@@ -100,7 +107,11 @@ class _AssembleGroupFn(GuardedDoFn):
 
     def process(self, element: tuple[str, Iterable[SourceSpan]]) -> Iterator:
         trace_id, spans = element
-        record, letter = assemble(trace_id, spans, self._mapping)
+        try:
+            record, letter = assemble(trace_id, spans, self._mapping)
+        except NotAQuery:
+            self._not_queries.inc()
+            return
         yield record if letter is None else beam.pvalue.TaggedOutput("dead", letter)
 
 
@@ -147,6 +158,7 @@ class _AssembleStreamFn(GuardedDoFn):
     def __init__(self, mapping: SpanMapping, horizon_s: float):
         self._mapping = mapping
         self._horizon_s = horizon_s
+        self._not_queries = runtime.counter(METRICS, NOT_QUERIES)
 
     def setup(self) -> None:
         self._late = beam.metrics.Metrics.counter(METRICS, "spans_after_assembly")
@@ -188,7 +200,11 @@ class _AssembleStreamFn(GuardedDoFn):
                                 _audited_id(got, self._mapping) or trace_id)
             yield beam.pvalue.TaggedOutput("dead", beam.window.TimestampedValue(letter, stamp))
             return
-        record, letter = assemble(trace_id, got, self._mapping)
+        try:
+            record, letter = assemble(trace_id, got, self._mapping)
+        except NotAQuery:
+            self._not_queries.inc()
+            return
         if letter is not None:
             yield beam.pvalue.TaggedOutput("dead", beam.window.TimestampedValue(letter, stamp))
             return
