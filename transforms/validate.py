@@ -195,10 +195,12 @@ class _ValidateFn(GuardedDoFn):
         except Exception as exc:  # noqa: BLE001 - one record must not stop the run
             yield dead_letter(record, f"validation failed: {exc!r:.300}")
             return
-        if (self._windowing is not None and isinstance(record, Message)
-                and record.publish_time_us is not None
-                and self._windowing.too_late(trace.event_time_us, record.publish_time_us)):
-            trace = replace(trace, late=True)
+        published = record.publish_time_us if isinstance(record, Message) else None
+        if self._windowing is not None and published is not None:
+            if self._windowing.event_time == "publish":  # replayed traces: windows by arrival
+                trace = replace(trace, event_time_us=published)
+            if self._windowing.too_late(trace.event_time_us, published):
+                trace = replace(trace, late=True)
         yield beam.window.TimestampedValue(mark_suspicious(trace), trace.event_time_us / 1e6)
 
 
