@@ -120,9 +120,21 @@ def _guard_process(process: Callable[..., Any]) -> Callable[..., Any]:
         except Exception as exc:  # noqa: BLE001 - one element's fault must not stop the run
             reason = fault_reason(self.stage or type(self).__name__, exc)
             logger.warning("%s: element dead-lettered: %r", self.stage, exc)
-            return list(self.fault(element, reason))
+            return _faulted(self, element, reason)
 
     return guarded_process
+
+
+def _faulted(step: GuardedDoFn, element: Any, reason: str) -> list[Any]:
+    """The step's `fault` outputs; if its own fault handling fails, the element as a dead
+    letter (the element, not the trace it may belong to), so that the run still goes on."""
+    try:
+        return list(step.fault(element, reason))
+    except Exception as exc:  # noqa: BLE001 - the last resort: the run must go on
+        logger.error("%s: handling a fault failed too: %r", step.stage, exc)
+        return [beam.pvalue.TaggedOutput(step.dead_tag, element_letter(
+            step.stage, f"{reason}; then {type(exc).__name__}: {exc}"[:MAX_REASON_CHARS],
+            element))]
 
 
 def guarded(stage: str, fn: Callable[..., Iterable[Any]], trace_of: Callable[[Any], Trace],

@@ -273,3 +273,38 @@ def test_a_fault_in_each_step_dead_letters_its_trace_and_the_run_goes_on(
     assert wrong == []
     clean = {a["trace_id"] for a in tables["answers"] if a["status"] == "ok"}
     assert {f"trace-{_marker(i)}" for i in range(n, N_TRACES)} <= clean
+
+
+def test_a_fault_in_the_fault_handling_still_ends_as_a_dead_letter():
+    class Broken(guard.GuardedDoFn):
+        stage = "broken"
+
+        def fault(self, element, reason):
+            raise KeyError("no trace here")
+
+        def process(self, element):
+            raise ValueError("bad element")
+
+    (out,) = Broken().process({"trace_id": "t1", "route": "r"})
+    assert out.tag == "dead"
+    letter = out.value
+    assert letter.stage == "broken" and letter.trace_id is None
+    assert "broken failed: ValueError: bad element" in letter.reason
+    assert "then KeyError" in letter.reason and '"trace_id":"t1"' in letter.raw
+
+
+def test_a_new_dofn_is_guarded_without_doing_anything():
+    from rt4chart.schemas.records import Document, Trace
+
+    class NewStep(guard.GuardedDoFn):
+        stage = "new_step"
+
+        def process(self, trace):
+            yield "an output produced before the fault"
+            raise RuntimeError("boom")
+
+    trace = Trace("t9", "r9", 0, "q", (Document("d", "c"),), "a")
+    (out,) = NewStep().process(trace)  # the earlier output is held back
+    assert out.tag == "dead"
+    assert (out.value.stage, out.value.trace_id, out.value.route) == ("new_step", "t9", "r9")
+    assert out.value.reason == "new_step failed: RuntimeError: boom"
