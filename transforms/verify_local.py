@@ -173,8 +173,8 @@ def _plan(claim_set: ClaimSet, verdicts: list[LocalVerdict]) -> Iterable[object]
     try:
         items = list(plan_global(claim_set, verdicts))
     except Exception as exc:  # noqa: BLE001 - one trace's fault must not stop the run
-        reason = fault_reason("verify_local", exc)
-        items = [FailedClaim(claim, "verify_local", reason) for claim in claim_set.claims]
+        yield from _plan_fault(claim_set, fault_reason("verify_local", exc))
+        return
     for item in items:
         if isinstance(item, FailedClaim):
             yield beam.pvalue.TaggedOutput("failed", item)
