@@ -57,6 +57,7 @@ from apache_beam.io.gcp.bigquery_tools import RetryStrategy
 from rt4chart.schemas.records import DeadLetter
 from rt4chart.schemas.rows import DeadLetterRow, to_dict
 from rt4chart.schemas.tables import TABLES, Column, Table, bigquery_schema
+from rt4chart.transforms.guard import GuardedDoFn, element_letter
 
 logger = logging.getLogger(__name__)
 
@@ -297,8 +298,13 @@ def _error_text(errors: list | str) -> str:
     return "; ".join(parts) or "rejected without a reason"
 
 
-class FailedInsertToDeadLetter(beam.DoFn):
+class FailedInsertToDeadLetter(GuardedDoFn):
     """(destination, row, errors) from WriteToBigQuery -> a dead_letters row, counted."""
+
+    stage = STAGE
+
+    def fault(self, element, reason: str) -> Iterable[DeadLetterRow]:
+        yield DeadLetterRow.of(element_letter(STAGE, reason, element))
 
     def __init__(self):
         self._failed = beam.metrics.Metrics.counter("rt4chart", "bigquery_failed_rows")

@@ -15,7 +15,7 @@ import orjson
 
 from rt4chart.pipeline.flags import add_options
 from rt4chart.pipeline.judge_check import negotiate
-from rt4chart.transforms.judges.base import JudgeError, JudgeSpec, metered
+from rt4chart.transforms.judges.base import JudgeError, JudgeSpec, close_judge, metered
 from rt4chart.transforms.judges.judge_options import JudgeOptions
 from rt4chart.transforms.judges.openai_config import OPENAI_JUDGES
 from rt4chart.transforms.judges.probe import CLAIM, CONTEXT, QUESTION, JudgeUnusable
@@ -82,14 +82,17 @@ async def _example_calls(spec: JudgeSpec) -> list[dict[str, Any]]:
                    lambda v: {"label": v.label, "evidence": list(v.quotes)}),
     }
     out = []
-    for name, (call, shown) in examples.items():
-        started = time.monotonic()
-        try:
-            result, usage = await metered(call)
-            entry = {**shown(result), **_tokens(usage)}
-        except JudgeError as exc:
-            entry = {"error": redact_configured(str(exc))}
-        out.append({"call": name, "seconds": round(time.monotonic() - started, 3), **entry})
+    try:
+        for name, (call, shown) in examples.items():
+            started = time.monotonic()
+            try:
+                result, usage = await metered(call)
+                entry = {**shown(result), **_tokens(usage)}
+            except JudgeError as exc:
+                entry = {"error": redact_configured(str(exc))}
+            out.append({"call": name, "seconds": round(time.monotonic() - started, 3), **entry})
+    finally:
+        await close_judge(judge)
     return out
 
 

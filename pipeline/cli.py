@@ -109,6 +109,11 @@ def stream(args: argparse.Namespace, beam_args: list[str]) -> int:
                                     reasoning_fill=args.estimate_reasoning_fill,
                                     spans=cli_args.span_mapping(args), per=1000,
                                     per_hour=args.traces_per_hour)
+        if not args.progress_every > 0:
+            raise ValueError(f"--progress-every must be > 0, got {args.progress_every}")
+        if args.subscription is None:
+            raise ValueError("stream needs --subscription projects/PROJECT/subscriptions/NAME "
+                             "(or --estimate SAMPLE_FILE to estimate a stream without one)")
         gcp_extra.require("pubsub", "rt4chart stream (it reads a Pub/Sub subscription)")
         config = cli_args.stream_config(args, cli_args.judge_spec(args))
         options = with_command_options(jobs.beam_options(beam_args, streaming=True), args)
@@ -127,7 +132,7 @@ def stream(args: argparse.Namespace, beam_args: list[str]) -> int:
     previous = {s: signal.signal(s, _stop) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         with annotate_cli.periodic(phoenix, args):
-            run = jobs.run_stream(config, options, stop)
+            run = jobs.run_stream(config, options, stop, every_s=args.progress_every)
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)

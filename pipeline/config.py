@@ -175,8 +175,10 @@ MAX_MESSAGE_BYTES = 2 * 1024 * 1024  # a streamed trace; Pub/Sub allows up to 10
 class StreamConfig:
     """Streaming: the subscription to audit, the sinks, the windows and the alerts."""
 
+    # Needed to run a stream, not to estimate one (`stream --estimate SAMPLE`): checked by
+    # the command (pipeline/cli.py), not by the parser.
     subscription: str = option(
-        "--subscription", required=True,
+        "--subscription", default=MISSING,
         flex=Flex(
             "Traces subscription",
             "Pub/Sub subscription of the traces, projects/PROJECT/subscriptions/NAME. A "

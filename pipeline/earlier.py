@@ -31,6 +31,7 @@ from rt4chart.pipeline.tablefiles import table_files, table_patterns
 from rt4chart.schemas.records import RunInfo
 from rt4chart.schemas.rows import JudgeCacheRow, from_dict
 from rt4chart.transforms.aggregate import REDO_STAGE
+from rt4chart.transforms.guard import StorageDoFn
 from rt4chart.transforms.reuse import ReadCache
 
 BIGQUERY_PREFIX = "bq:"
@@ -178,7 +179,7 @@ def check_reuse_source(source: str, out: str, client=None) -> None:
         raise ValueError(f"{source} has no judge_cache table to reuse")
 
 
-class _QueryRowsFn(beam.DoFn):
+class _QueryRowsFn(StorageDoFn):
     """(sql, params) -> the query's rows as dicts (google-cloud-bigquery, paged)."""
 
     def __init__(self, project: str, client=None):

@@ -27,6 +27,7 @@ from rt4chart.transforms.estimate import (
     cost,
     estimate_trace,
 )
+from rt4chart.transforms.guard import GuardedDoFn
 from rt4chart.transforms.judges.pricing import Prices, PriceTable, load_table
 from rt4chart.transforms.sampling import Sample
 from rt4chart.transforms.segment import Segment
@@ -46,7 +47,12 @@ def variants(config: EstimateConfig) -> dict[str, EstimateConfig]:
     return out
 
 
-class _EstimateFn(beam.DoFn):
+class _EstimateFn(GuardedDoFn):
+    """A prepared trace -> its estimate per variant; a trace it cannot estimate -> a dead
+    letter (stage "estimate"), reported by name."""
+
+    stage = "estimate"
+
     def __init__(self, configs: Mapping[str, EstimateConfig]):
         self._configs = dict(configs)
 
@@ -56,9 +62,9 @@ class _EstimateFn(beam.DoFn):
 
 def estimate_inputs(inputs, stages, configs: Mapping[str, EstimateConfig],
                     input_format: str = "auto", spans=None,
-                    max_record_bytes: int | None = None) -> tuple[dict, int, int]:
+                    max_record_bytes: int | None = None) -> tuple[dict, int, int, list]:
     """({variant: summed TraceEstimate over the traces sampling picks}, dead letters, valid
-    traces seen) over the inputs."""
+    traces seen, [(trace_id, reason)] of the traces that could not be estimated)."""
     kwargs = {} if max_record_bytes is None else {"max_record_bytes": max_record_bytes}
     with tempfile.TemporaryDirectory(prefix="rt4chart-estimate-") as tmp:
         with beam.Pipeline(runner="DirectRunner") as p:
@@ -67,14 +73,18 @@ def estimate_inputs(inputs, stages, configs: Mapping[str, EstimateConfig],
             valid = read.records | "Validate" >> ValidateTraces(stages.windowing,
                                                                 stages.dedupe_horizon_s)
             # The run's own sampling decision (--sample, --always): the traces it would audit.
-            picked, _ = valid.traces | "Sample" >> Sample(stages.sampling)
+            picked, _, _ = valid.traces | "Sample" >> Sample(stages.sampling)
             seg = picked | "Segment" >> Segment(stages.segment)
-            dead = ((read.dead_letters, valid.dead_letters, seg.dead_letters)
+            estimated = seg.prepared | "Estimate" >> beam.ParDo(_EstimateFn(configs)).with_outputs(
+                "dead", main="est")
+            failed = (estimated.dead | "Failed" >> beam.Map(lambda d: (d.trace_id, d.reason))
+                      | "FailedList" >> beam.combiners.ToList())
+            _ = failed | "WriteFailed" >> beam.Map(_dump, os.path.join(tmp, "failed.pkl"))
+            dead = ((read.dead_letters, valid.dead_letters, seg.dead_letters, estimated.dead)
                     | "Dead" >> beam.Flatten() | "CountDead" >> beam.combiners.Count.Globally())
             seen = valid.traces | "CountSeen" >> beam.combiners.Count.Globally()
             _ = seen | "WriteSeen" >> beam.Map(_dump, os.path.join(tmp, "seen.pkl"))
-            est = (seg.prepared | "Estimate" >> beam.ParDo(_EstimateFn(configs))
-                   | "Sum" >> beam.CombineGlobally(_sum_all))
+            est = estimated.est | "Sum" >> beam.CombineGlobally(_sum_all)
             _ = est | "WriteEst" >> beam.Map(_dump, os.path.join(tmp, "est.pkl"))
             _ = dead | "WriteDead" >> beam.Map(_dump, os.path.join(tmp, "dead.pkl"))
         with open(os.path.join(tmp, "est.pkl"), "rb") as fh:
@@ -83,7 +93,10 @@ def estimate_inputs(inputs, stages, configs: Mapping[str, EstimateConfig],
             dead_count = pickle.load(fh)
         with open(os.path.join(tmp, "seen.pkl"), "rb") as fh:
             seen_count = pickle.load(fh)
-    return totals or {name: TraceEstimate() for name in configs}, dead_count, seen_count
+        with open(os.path.join(tmp, "failed.pkl"), "rb") as fh:
+            failed_list = sorted(pickle.load(fh), key=str)
+    return (totals or {name: TraceEstimate() for name in configs}, dead_count, seen_count,
+            failed_list)
 
 
 def _sum_all(items) -> dict:
@@ -192,6 +205,9 @@ def lines(data: dict) -> list[str]:
         if "confirm_model" in data:  # a second judge: what each judge's calls cost
             out.append("  USD by judge model: " + ", ".join(
                 f"{m} {_usd(v)}" for m, v in usd["by_judge_model"].items()))
+    for item in data.get("not_estimated", ()):
+        out.append(f"not estimated (left out of the figures): trace {item['trace_id']}: "
+                   f"{item['reason']}")
     first = next(iter(data["runs"].values()), None)
     if first:
         out.append(f"  {'model':<28}{'USD':>12}{'USD batch':>12}  (configured run)")
@@ -253,11 +269,14 @@ def estimate(inputs, stages, *, batch_api: bool, reasoning_fill: float = 0.5,
     configured run, and with `alternatives` the variants (`variants`)."""
     config, model = estimate_config(stages, reasoning_fill)
     configs = variants(config) if alternatives else {"configured": config}
-    totals, dead, seen = estimate_inputs(inputs, stages, configs, input_format, spans,
-                                         max_record_bytes)
+    totals, dead, seen, failed = estimate_inputs(inputs, stages, configs, input_format, spans,
+                                                 max_record_bytes)
     data = report(totals, dead, model, price_table(dict(stages.judge.options)), batch_api,
                   per, per_hour, confirm_prices(stages))
     data["seen"] = seen  # valid traces; each run's `traces`: those sampling picks
+    # The traces the estimate itself failed on (a fault of the estimate, not of the trace):
+    # named, so that the estimate's figures are known to leave them out.
+    data["not_estimated"] = [{"trace_id": t, "reason": r} for t, r in failed]
     return data
 
 

@@ -86,6 +86,7 @@ STREAM: Options = (
     field_option(CapConfig, "max_usd_per_hour"),
     *declared(SamplingConfig),
     *declared(StreamEstimateSwitches),
+    field_option(AuditConfig, "progress_every_s"),  # the launcher's, as audit's
 )
 
 # `rt4chart eval`'s options (and `eval calibrate`'s, which adds --write).

@@ -21,6 +21,7 @@ from rt4chart.schemas.records import Message, RunInfo
 from rt4chart.transforms.aggregate import REDO_STAGE, AggregateAnswers
 from rt4chart.transforms.alerts import RouteAlerts
 from rt4chart.transforms.decompose import DecomposeClaims
+from rt4chart.transforms.guard import GuardedDoFn
 from rt4chart.transforms.rates import (
     CostsByRoute,
     RatesByRoute,
@@ -82,9 +83,10 @@ class Audit(beam.PTransform):
         spec, streaming, timeout = st.judge, st.streaming, st.join_timeout_s
         valid = records | "ValidateTraces" >> ValidateTraces(st.windowing, st.dedupe_horizon_s)
         # Before any judge call: an unsampled trace is only counted (transforms/sampling.py).
-        picked, traffic = valid.traces | "Sample" >> Sample(st.sampling)
+        picked, traffic, unsampled = valid.traces | "Sample" >> Sample(st.sampling)
         segmented = picked | "Segment" >> Segment(st.segment)
         run, reuse = self._run, self._reuse
+        self.cap_dead_letters = None
         started, skipped = self._gate(segmented.prepared)
         decomposed = started | "DecomposeClaims" >> DecomposeClaims(
             spec, streaming, timeout, run, reuse, st.segment.limits)
@@ -97,8 +99,9 @@ class Audit(beam.PTransform):
             "failed": local.failed,
         } | "AggregateAnswers" >> AggregateAnswers(self._run, streaming, timeout)
         dead = (
-            (valid.dead_letters, segmented.dead_letters, decomposed.dead_letters,
-             local.dead_letters, answers.redo)
+            (valid.dead_letters, unsampled, segmented.dead_letters, decomposed.dead_letters,
+             local.dead_letters, answers.redo,
+             *(() if self.cap_dead_letters is None else (self.cap_dead_letters,)))
             | "DeadLetters" >> beam.Flatten()
             | "DeadLetterRows" >> beam.Map(DeadLetterRows())  # counted: a trace ends here
         )
@@ -110,7 +113,9 @@ class Audit(beam.PTransform):
         counted = (traffic, *capped, dead | "DeadLetterTraffic" >> beam.FlatMap(
             lambda row: [] if row.stage == REDO_STAGE else [dead_letter_traffic(row)]))
         traffic = counted | "Traffic" >> beam.Flatten()
-        rates, costs = self._aggregates(answers.answers, usage, traffic)
+        rates, costs, unaggregated = self._aggregates(answers.answers, usage, traffic)
+        if unaggregated:  # the rate and cost steps' own faults (after the traffic is counted)
+            dead = (dead, *unaggregated) | "WithAggregateFaults" >> beam.Flatten()
         return AuditTables(
             answers.answers,
             answers.claims,
@@ -133,18 +138,31 @@ class Audit(beam.PTransform):
         gate = CapGate(st.caps, st, prices)
         out = prepared | "CapSpend" >> gate
         self.cap_alerts = gate.alerts
+        self.cap_dead_letters = gate.dead_letters
         return out
 
     def _aggregates(self, answers: beam.PCollection, usage: beam.PCollection,
                     traffic: beam.PCollection):
+        """(rate rows, cost rows, their steps' dead letter rows)."""
         windowing = self._stages.windowing
         if self._carry is None:
-            return ((answers, traffic) | "RatesByRoute" >> RatesByRoute(windowing),
-                    usage | "CostsByRoute" >> CostsByRoute(windowing))
+            rates_of, costs_of = RatesByRoute(windowing), CostsByRoute(windowing)
+            rates = (answers, traffic) | "RatesByRoute" >> rates_of
+            costs = usage | "CostsByRoute" >> costs_of
+            return rates, costs, (aggregate_faults(rates_of, costs_of),)
         answers | "CarryAnswers" >> WritePickles(self._carry, "answers")
         traffic | "CarryTraffic" >> WritePickles(self._carry, "traffic")
         usage | "CarryUsage" >> WritePickles(self._carry, "usage")
-        return None, None
+        return None, None, ()
+
+
+def aggregate_faults(*steps: beam.PTransform) -> beam.PCollection:
+    """The dead letter rows of aggregate steps (RatesByRoute, CostsByRoute, RouteAlerts: each
+    sets `dead_letters` when expanded), counted like the others."""
+    letters = tuple(step.dead_letters for step in steps)
+    label = "".join(type(step).__name__ for step in steps)
+    return (letters | f"{label}Faults" >> beam.Flatten()
+            | f"{label}FaultRows" >> beam.Map(DeadLetterRows()))
 
 
 def build(pipeline: beam.Pipeline, config: AuditConfig, run: RunInfo,
@@ -192,12 +210,13 @@ def build_aggregates(pipeline: beam.Pipeline, config: AuditConfig, carry: str,
     windowing = config.stages.windowing
     counted = (pipeline | "EarlierAnswers" >> ReadPickles(carry, "answers"),
                pipeline | "EarlierTraffic" >> ReadPickles(carry, "traffic"))
+    rates_of, costs_of = RatesByRoute(windowing), CostsByRoute(windowing)
     tables = {
-        "route_rates": counted | "RatesByRoute" >> RatesByRoute(windowing),
+        "route_rates": counted | "RatesByRoute" >> rates_of,
         "costs": pipeline | "EarlierUsage" >> ReadPickles(carry, "usage")
-        | "CostsByRoute" >> CostsByRoute(windowing),
-        "dead_letters": pipeline | "NoDeadLetters" >> beam.Create([]),
+        | "CostsByRoute" >> costs_of,
     }
+    tables["dead_letters"] = aggregate_faults(rates_of, costs_of)
     write_tables(tables, config, bigquery_client, bigquery_method)
 
 
@@ -210,8 +229,10 @@ def to_message(msg: beam.io.PubsubMessage, timestamp=beam.DoFn.TimestampParam) -
                    msg.message_id)
 
 
-class _CheckSizeFn(beam.DoFn):
+class _CheckSizeFn(GuardedDoFn):
     """Messages -> messages within the size limit; the others -> "dead" letters, unparsed."""
+
+    stage = "receive"
 
     def __init__(self, limit: int):
         self._limit = limit
@@ -259,7 +280,10 @@ def build_stream(pipeline: beam.Pipeline, config: StreamConfig, run: RunInfo,
     audit = Audit(config.stages, run, write_traces=config.tables.write_traces,
                   unread=tuple(unread))
     tables = messages | "Audit" >> audit
-    alerts = tables.route_rates | "RouteAlerts" >> RouteAlerts(config.alerts)
+    alerting = RouteAlerts(config.alerts)
+    alerts = tables.route_rates | "RouteAlerts" >> alerting
+    tables = tables._replace(dead_letters=(tables.dead_letters, aggregate_faults(alerting))
+                             | "WithAlertFaults" >> beam.Flatten())
     if tables.skipped is not None:  # and that the hour's spend cap was reached
         cap_alerts = audit.cap_alerts | "CapAlertWindows" >> beam.WindowInto(
             alerts.windowing.windowfn)

@@ -33,10 +33,10 @@ from rt4chart.pipeline.earlier import check_reuse_source, is_bigquery, redo_trac
 from rt4chart.pipeline.inputs import resolve_inputs
 from rt4chart.pipeline.io import check_inputs
 from rt4chart.pipeline.judge_check import negotiate
-from rt4chart.pipeline.judge_figures import job_figures
+from rt4chart.pipeline.judge_figures import counter_total, job_figures
 from rt4chart.pipeline.outputs import TablesConfig
 from rt4chart.pipeline.phoenix_input import check_source, stage_input
-from rt4chart.pipeline.progress import Reporter, run_with_progress
+from rt4chart.pipeline.progress import PROGRESS_EVERY_S, Reporter, run_with_progress
 from rt4chart.pipeline.pubsub_frontend import local_subscription
 from rt4chart.pipeline.redo_merge import carry_earlier_rows, redoes_into_itself
 from rt4chart.pipeline.runfolder import REDO_INPUT, SUMMARY, RunFolder
@@ -46,6 +46,7 @@ from rt4chart.pipeline.summary import Summary, summarise
 from rt4chart.pipeline.trace_lookup import mapping_record
 from rt4chart.schemas.records import RunInfo
 from rt4chart.transforms import probability
+from rt4chart.transforms.assemble import NOT_QUERIES
 from rt4chart.transforms.judges import job_limits, pricing
 from rt4chart.transforms.judges.base import JudgeSpec, calibration_of, judge_model
 from rt4chart.transforms.sampling import NO_SAMPLING, SamplingConfig
@@ -318,6 +319,7 @@ def _run_staged(config: AuditConfig, run: RunInfo, redo: list[str], folder: RunF
         carry_earlier_rows(folder.out, folder.staging, staged, options)
     summary = summarise(folder.staging, time.monotonic() - started)
     summary.cached_share_by_stage, summary.pruned_calls = job_figures(results)
+    summary.not_queries = counter_total(results, NOT_QUERIES)
     summary.spend_cap = cap_record(staged, folder.staging, rounds)
     if summary.skipped:
         logger.warning("spend cap %s reached: %d trace(s) not audited, in the skipped table "
@@ -395,11 +397,13 @@ class StreamRun:
 
 
 def run_stream(config: StreamConfig, options: PipelineOptions,
-               stop: threading.Event | None = None) -> StreamRun:
+               stop: threading.Event | None = None,
+               every_s: float = PROGRESS_EVERY_S) -> StreamRun:
     """Run the streaming audit. A remote (Dataflow) job is submitted and left running; a local
     one runs until it ends or `stop` is set (then it is cancelled; results already written are
-    kept). `--out` is checked (a folder of foreign files is refused, see runfolder.py) but not
-    staged: a stream writes its files as it goes, adding to what the folder holds.
+    kept), with a progress line every `every_s` (`--progress-every`). `--out` is checked (a
+    folder of foreign files is refused, see runfolder.py) but not staged: a stream writes its
+    files as it goes, adding to what the folder holds.
 
     Raises UsageError before the job starts."""
     runner = str(options.view_as(StandardOptions).runner)
@@ -431,19 +435,20 @@ def run_stream(config: StreamConfig, options: PipelineOptions,
         pipeline = beam.Pipeline(options=options)
         graph.build_stream(pipeline, config, run)
         # A remote job runs on in the service: a launcher must not wait for it.
-        result, _ = run_with_progress(pipeline, stop, streaming=True, detach=True)
+        result, _ = run_with_progress(pipeline, stop, every_s, streaming=True, detach=True)
         return StreamRun("SUBMITTED", runner, getattr(result, "job_id", lambda: None)())
-    return _run_local_stream(config, run, options, stop, runner)
+    return _run_local_stream(config, run, options, stop, runner, every_s)
 
 
 def _run_local_stream(config: StreamConfig, run: RunInfo, options: PipelineOptions,
-                      stop: threading.Event | None, runner: str) -> StreamRun:
+                      stop: threading.Event | None, runner: str,
+                      every_s: float = PROGRESS_EVERY_S) -> StreamRun:
     """The local runner's stream: messages stay unacknowledged until their rows are written
     (pubsub_frontend.py, pubsub_leases.py)."""
     with local_subscription(config) as settle:
         pipeline = beam.Pipeline(options=options)
         graph.build_stream(pipeline, config, run, settle=settle)
-        result, ended = run_with_progress(pipeline, stop, streaming=True)
+        result, ended = run_with_progress(pipeline, stop, every_s, streaming=True)
         if not ended:
             result.cancel()
             return StreamRun("STOPPED", runner)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.base import JudgeSpec, close_judge
 from rt4chart.transforms.judges.openai_config import OPENAI_JUDGES, config_only
 from rt4chart.transforms.judges.probe import probe
 
@@ -29,8 +29,15 @@ def negotiate(spec: JudgeSpec) -> tuple[JudgeSpec, dict[str, Any] | None]:
     config = config_only(options)
     if not config.probe or config.negotiated:
         return spec, None
-    judge = spec.build()
-    report = asyncio.run(probe(judge, set(options)))
+    report = asyncio.run(_probe(spec.build(), set(options)))
     return JudgeSpec.of(spec.name, {**options, **report.options}), report.describe()
+
+
+async def _probe(judge: Any, options: set[str]) -> Any:
+    """The probe's report; the judge's connections closed in the probe's own loop."""
+    try:
+        return await probe(judge, options)
+    finally:
+        await close_judge(judge)
 
 

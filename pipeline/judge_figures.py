@@ -49,6 +49,11 @@ def cached_share_by_task(answers: Iterable) -> dict[str, float | None]:
     return {task: share(c, n) for task, (c, n) in sorted(sums.items()) if n}
 
 
+def counter_total(results: Iterable[PipelineResult], name: str) -> int:
+    """A counter of rt4chart's summed over a job's pipeline runs."""
+    return sum(counters(result).get(name, 0) for result in results)
+
+
 def job_figures(results: Iterable[PipelineResult]) -> tuple[dict[str, float | None], int]:
     """(cached share per stage, calls saved by --prune-windows) of a finished job: its one
     pipeline run's counters, or the sum over the runs of a batch in chunks."""

@@ -39,6 +39,7 @@ from rt4chart.pipeline.textfiles import (
 )
 from rt4chart.schemas.records import DeadLetter
 from rt4chart.transforms import rfc3339
+from rt4chart.transforms.guard import StorageDoFn
 
 logger = logging.getLogger(__name__)
 
@@ -99,7 +100,7 @@ def partial_input(path: str, done: str, exc: BaseException, allow: bool) -> Dead
                              "the rest of the file was not audited", raw)
 
 
-class _ReadLinesFn(beam.DoFn):
+class _ReadLinesFn(StorageDoFn):
     """A text file's path -> its non-blank lines as text (`numbered`: as ("PATH line N",
     text), for decoders whose dead letters name the line); undecodable lines, lines over
     `max_bytes` (and, with `allow_partial`, a truncated file) -> dead letters."""
@@ -148,7 +149,7 @@ def _decoded(path: str, line_no: int, data: bytes, codec: str) -> Iterator:
         yield text
 
 
-class _RowGroupsFn(beam.DoFn):
+class _RowGroupsFn(StorageDoFn):
     """A Parquet file's path -> (path, row group index), one per row group."""
 
     def __init__(self, allow_partial: bool):
@@ -167,7 +168,7 @@ class _RowGroupsFn(beam.DoFn):
             yield path, group
 
 
-class _ReadRowGroupFn(beam.DoFn):
+class _ReadRowGroupFn(StorageDoFn):
     """(Parquet path, row group) -> its rows as dicts, a batch in memory at a time; a row with a
     value Python cannot hold (a timestamp beyond year 9999) or over `max_bytes` -> a dead
     letter."""

@@ -29,6 +29,7 @@ import apache_beam as beam
 
 from rt4chart.pipeline.io import ReadOutputs
 from rt4chart.schemas.records import DeadLetter
+from rt4chart.transforms.guard import StorageDoFn
 from rt4chart.transforms.validate import load_json, raw_text
 
 FLUSH_BYTES = 8 << 20  # what one writer buffers before appending to its files
@@ -85,7 +86,7 @@ def read_pickles(path: str) -> Iterator[Any]:
                 return
 
 
-class _AppendFn(beam.DoFn):
+class _AppendFn(StorageDoFn):
     """Elements -> pickles appended to files named by `file_of(element)` under `folder`, with a
     name of this DoFn instance's own."""
 
@@ -145,7 +146,7 @@ def write_shards(read: ReadOutputs, folder: str, shards: int) -> None:
     read.dead_letters | "ShardDeadLetters" >> beam.ParDo(_ShardFn(folder, shards))
 
 
-class _ReadShardFn(beam.DoFn):
+class _ReadShardFn(StorageDoFn):
     def process(self, folder: str) -> Iterator:
         names = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
         for name in names:

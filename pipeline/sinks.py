@@ -18,6 +18,7 @@ from rt4chart.pipeline.outputs import TablesConfig
 from rt4chart.pipeline.tablefiles import WriteTable, WriteTableStreaming
 from rt4chart.schemas.tables import TABLES
 from rt4chart.transforms.alerts import alert_message
+from rt4chart.transforms.guard import GuardedDoFn
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.redact import configured_secrets, redact
 
@@ -88,8 +89,16 @@ def redact_row(row: Any, secrets: Iterable[str]) -> Any:
     return redact_value(row, tuple(secrets))
 
 
-class _RedactFn(beam.DoFn):
-    """Rows -> rows without keys: the secrets are read from the worker's environment."""
+class _RedactFn(GuardedDoFn):
+    """Rows -> rows without keys: the secrets are read from the worker's environment. A row
+    the redaction fails on is written with its redacted columns withheld, never as it was."""
+
+    stage = "redact"
+
+    def fault(self, row: Any, reason: str) -> Iterator[Any]:
+        withheld = {name: f"[withheld: {reason}]" for name in REDACTED_COLUMNS
+                    if isinstance(getattr(row, name, None), str)}
+        yield dataclasses.replace(row, **withheld) if withheld else row
 
     def __init__(self, env_names: tuple[str, ...]):
         self._env_names = env_names

@@ -81,6 +81,9 @@ class Summary:
     cached_share_by_stage: dict[str, float | None] = field(default_factory=dict)
     cached_share_by_task: dict[str, float | None] = field(default_factory=dict)
     pruned_calls: int = 0
+    # Whole span traces that are not queries (no LLM, retriever or reranker span: a LlamaIndex
+    # app's document splitting or embedding), skipped and counted, not dead letters.
+    not_queries: int = 0
     # The most common reason answers were incomplete (redacted), for the run's final message.
     incomplete_reason: str | None = None
     # Traces a spend cap did not let start (the skipped table), and the cap: {reason, cap_usd
@@ -139,6 +142,9 @@ class Summary:
                        f"{self.always} always audited, {self.audited} audited; "
                        f"{self.unsampled} left out by sampling")
         out += caching_lines(self)
+        if self.not_queries:
+            out.append(f"skipped: {self.not_queries} span trace(s) that are not queries (no "
+                       "LLM, retriever or reranker span: e.g. document splitting, embedding)")
         if self.incomplete:
             out.append(f"incomplete answers kept for a redo: {self.incomplete} "
                        "(rt4chart audit --redo OUT_DIR)")

@@ -38,6 +38,7 @@ from apache_beam.transforms.window import GlobalWindows
 
 from rt4chart.schemas.rows import to_dict
 from rt4chart.schemas.tables import TABLES, Table, arrow_schema
+from rt4chart.transforms.guard import StorageDoFn
 
 logger = logging.getLogger(__name__)
 
@@ -148,7 +149,7 @@ class _DayFiles:
             yield folder, open_file
 
 
-class _WriteTempFilesFn(beam.DoFn):
+class _WriteTempFilesFn(StorageDoFn):
     """Row dicts -> temporary Parquet files under `temp_dir`, per bundle and partition folder;
     -> (folder, temporary path) of each file, once closed."""
 
@@ -244,7 +245,7 @@ class WriteTable(beam.PTransform):
         )
 
 
-class _WriteBundleFn(beam.DoFn):
+class _WriteBundleFn(StorageDoFn):
     """Streaming file sink: one Parquet file per bundle and partition folder, written to a
     temporary name, fsync'd and renamed, so that a reader never sees a partial file and a window
     that fires many times loses no row (WriteToParquet's windowed writes did, locally).

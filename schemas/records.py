@@ -271,7 +271,7 @@ class LocalVerdict:
     claim_index: int
     window_index: int
     label: str | None
-    status: str  # "ok" | "judge_error"
+    status: str  # "ok" | "judge_error" | "stage_error" (a step around the call failed)
     evidence: tuple[Evidence, ...] = ()
     note: str | None = None
     usage: Usage = Usage()

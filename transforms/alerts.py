@@ -26,6 +26,7 @@ from apache_beam.typehints import Any as AnyHint
 from apache_beam.typehints import Tuple
 
 from rt4chart.schemas.rows import AlertRow, RouteRateRow, to_dict
+from rt4chart.transforms.guard import GlobalDeadLetters, RouteKeyedFn
 from rt4chart.transforms.options_spec import Flex, option
 
 METRICS = "rt4chart"
@@ -115,7 +116,8 @@ def alert_row(row: RouteRateRow, rule: str, threshold: float,
     )
 
 
-class _AlertFn(beam.DoFn):
+class _AlertFn(RouteKeyedFn):
+    stage = "alerts"
     HISTORY = ReadModifyWriteStateSpec("history", PickleCoder())
     ALERTED = ReadModifyWriteStateSpec("alerted", PickleCoder())
 
@@ -157,10 +159,12 @@ class RouteAlerts(beam.PTransform):
         self._config = config
 
     def expand(self, rates: beam.PCollection[RouteRateRow]) -> beam.PCollection[AlertRow]:
-        return (
+        out = (
             rates
             | "Global" >> beam.WindowInto(beam.window.GlobalWindows())
             | "KeyRoute" >> beam.Map(lambda r: (r.route, r)).with_output_types(
                 Tuple[str, AnyHint])
-            | "Check" >> beam.ParDo(_AlertFn(self._config))
+            | "Check" >> beam.ParDo(_AlertFn(self._config)).with_outputs("dead", main="alerts")
         )
+        self.dead_letters = (out.dead,) | "DeadLetters" >> GlobalDeadLetters()
+        return out.alerts

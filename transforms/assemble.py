@@ -36,7 +36,10 @@ from apache_beam.utils.timestamp import Timestamp
 
 from rt4chart.schemas.records import DeadLetter, Message
 from rt4chart.schemas.spans import SourceSpan
+from rt4chart.transforms.guard import GuardedDoFn
+from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.span_mapping import (
+    NotAQuery,
     SpanMapping,
     Unassembled,
     audited_trace_id,
@@ -49,6 +52,8 @@ logger = logging.getLogger(__name__)
 
 STAGE = "assemble"
 METRICS = "rt4chart"
+# Whole traces skipped as not queries (span_mapping.NotAQuery): shown in the run's summary.
+NOT_QUERIES = "traces_not_queries"
 MAX_REASON_CHARS = 500
 
 
@@ -68,6 +73,8 @@ def assemble(trace_id: str, spans: Iterable[SourceSpan],
     spans = unique_spans(spans)
     try:
         return trace_record(spans, mapping), None
+    except NotAQuery:
+        raise  # skipped and counted by the caller, never a dead letter
     except Unassembled as exc:
         reason = str(exc)
     except Exception as exc:  # noqa: BLE001 - one trace's fault must not stop the run
@@ -86,13 +93,25 @@ def _audited_id(spans: list[SourceSpan], mapping: SpanMapping) -> str | None:
         return None
 
 
-class _AssembleGroupFn(beam.DoFn):
+class _AssembleGroupFn(GuardedDoFn):
+    stage = STAGE
+
     def __init__(self, mapping: SpanMapping):
         self._mapping = mapping
+        self._not_queries = runtime.counter(METRICS, NOT_QUERIES)  # as every progress counter
+
+    def fault(self, element: tuple[str, Iterable[SourceSpan]], reason: str) -> Iterator:
+        trace_id, spans = element
+        yield beam.pvalue.TaggedOutput("dead", DeadLetter(STAGE, reason, spans_text(spans),
+                                                          trace_id))
 
     def process(self, element: tuple[str, Iterable[SourceSpan]]) -> Iterator:
         trace_id, spans = element
-        record, letter = assemble(trace_id, spans, self._mapping)
+        try:
+            record, letter = assemble(trace_id, spans, self._mapping)
+        except NotAQuery:
+            self._not_queries.inc()
+            return
         yield record if letter is None else beam.pvalue.TaggedOutput("dead", letter)
 
 
@@ -122,8 +141,15 @@ class AssembleTraces(beam.PTransform):
         return AssembleOutputs(out.traces, out.dead)
 
 
-class _AssembleStreamFn(beam.DoFn):
+class _AssembleStreamFn(GuardedDoFn):
     """Keyed by trace id: gather spans until none has come for the gap, then emit the trace."""
+
+    stage = STAGE
+
+    def fault(self, element: tuple[str, SourceSpan], reason: str) -> Iterator:
+        trace_id, span = element
+        yield beam.pvalue.TaggedOutput("dead", DeadLetter(STAGE, reason, spans_text([span]),
+                                                          trace_id))
 
     SPANS = BagStateSpec("spans", PickleCoder())
     DONE = ReadModifyWriteStateSpec("done", BooleanCoder())
@@ -132,6 +158,7 @@ class _AssembleStreamFn(beam.DoFn):
     def __init__(self, mapping: SpanMapping, horizon_s: float):
         self._mapping = mapping
         self._horizon_s = horizon_s
+        self._not_queries = runtime.counter(METRICS, NOT_QUERIES)
 
     def setup(self) -> None:
         self._late = beam.metrics.Metrics.counter(METRICS, "spans_after_assembly")
@@ -173,7 +200,11 @@ class _AssembleStreamFn(beam.DoFn):
                                 _audited_id(got, self._mapping) or trace_id)
             yield beam.pvalue.TaggedOutput("dead", beam.window.TimestampedValue(letter, stamp))
             return
-        record, letter = assemble(trace_id, got, self._mapping)
+        try:
+            record, letter = assemble(trace_id, got, self._mapping)
+        except NotAQuery:
+            self._not_queries.inc()
+            return
         if letter is not None:
             yield beam.pvalue.TaggedOutput("dead", beam.window.TimestampedValue(letter, stamp))
             return

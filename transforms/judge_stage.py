@@ -12,6 +12,7 @@ job runner reads for its progress line.
 from __future__ import annotations
 
 import concurrent.futures
+import logging
 import queue
 from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass
@@ -21,11 +22,14 @@ import apache_beam as beam
 from apache_beam.utils.windowed_value import WindowedValue
 
 from rt4chart.schemas.records import RunInfo, TraceKey, Usage, UsageRecord
+from rt4chart.transforms.guard import GuardedDoFn
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.judges.base import Judge, JudgeSpec, judge_model, metered
 from rt4chart.transforms.judges.ratelimit import ThrottleClock, report_throttled
 from rt4chart.transforms.redact import KeyRegistry
 from rt4chart.transforms.reuse import SplitReused, cache_key, cache_row
+
+logger = logging.getLogger(__name__)
 
 METRICS = "rt4chart"
 # Counters of every judge stage, named `{stage}_{suffix}`; the cost in millionths of a dollar,
@@ -50,7 +54,7 @@ def short_error(exc: BaseException, keys: KeyRegistry | None = None) -> str:
     return reason[:300]  # redact, then cut
 
 
-class JudgeCallFn(beam.DoFn):
+class JudgeCallFn(GuardedDoFn):
     """Base DoFn: one judge call per element, many in flight, no batch barrier.
 
     Each element's call is submitted to the worker's event loop as it arrives; results are
@@ -58,10 +62,15 @@ class JudgeCallFn(beam.DoFn):
     most `max_in_flight` are pending per DoFn instance, and the bundle ends when all are done.
     Subclasses say which call to make (`call`), what a success emits (`on_result`) and what a
     failure emits (`on_error`). The judge is built in `setup()` from its spec, so the DoFn
-    pickles as a name and options.
+    pickles as a name and options. A fault around a call (submitting it, or the stage's own
+    handling of its failure) is the element's failure too (`fault`): the part still arrives at
+    its trace's join, as a failure, and the answer comes out incomplete.
     """
 
     stage = "judge"
+
+    def fault(self, element: Any, reason: str) -> Iterable[Any]:
+        yield from self.on_error(element, reason, Usage())
 
     def __init__(self, spec: JudgeSpec, max_in_flight: int = MAX_IN_FLIGHT,
                  run: RunInfo | None = None):
@@ -130,6 +139,16 @@ class JudgeCallFn(beam.DoFn):
             self._in_flight -= 1
             yield from self._emit(item)
 
+    def _failed(self, element: Any, reason: str, usage: Usage) -> list[Any]:
+        """`on_error`'s outputs; none when it fails too (the join then records the result as
+        missing: the claim fails, never a label)."""
+        try:
+            return list(self.on_error(element, reason, usage))
+        except Exception as exc:  # noqa: BLE001 - emitted from another element's bundle step
+            logger.warning("%s: the failure of a call could not be recorded: %r", self.stage,
+                           exc)
+            return []
+
     def _emit(self, item: _Pending) -> Iterable[Any]:
         element, errors, cached = item.element, 0, None
         try:
@@ -141,7 +160,7 @@ class JudgeCallFn(beam.DoFn):
         except Exception as exc:  # noqa: BLE001 - a failed call is data, never a crash or a label
             usage = getattr(exc, "rt4chart_usage", Usage(calls=1))
             errors = 1
-            outputs = list(self.on_error(element, short_error(exc, self._keys), usage))
+            outputs = self._failed(element, short_error(exc, self._keys), usage)
         key: TraceKey = element.key
         record = UsageRecord(key.trace_id, key.route, key.day, self._model, usage,
                              key.event_time_us, key.late)
@@ -187,12 +206,16 @@ class _Pending:
     timestamp: Any
 
 
-class _ReplayFn(beam.DoFn):
+class _ReplayFn(GuardedDoFn):
     """A request answered from an earlier run's judge_cache: the stored answer goes through the
     stage's own handling (grounding included), counted as reused, at no cost."""
 
     def __init__(self, fn: JudgeCallFn):
         self._fn = fn
+        self.stage = f"{fn.stage}_replay"
+
+    def fault(self, hit: tuple[Any, Any], reason: str) -> Iterable[Any]:
+        yield from self._fn.on_error(hit[0], reason, Usage(reused=1))
 
     def setup(self) -> None:
         self._fn.setup()

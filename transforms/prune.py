@@ -23,6 +23,7 @@ from typing import NamedTuple
 import apache_beam as beam
 
 from rt4chart.schemas.records import Claim, LocalBatchRequest, LocalRequest, LocalVerdict
+from rt4chart.transforms.guard import GuardedDoFn
 from rt4chart.transforms.text.quantities import number_terms
 from rt4chart.transforms.text.words import content_words, short_stem
 
@@ -67,7 +68,22 @@ def prune(request: LocalRequest | LocalBatchRequest
     return dataclasses.replace(request, claims=kept), pruned
 
 
-class _PruneFn(beam.DoFn):
+def failed_verdicts(request: LocalRequest | LocalBatchRequest, reason: str
+                    ) -> list[LocalVerdict]:
+    """The failed verdicts of a request whose pruning failed: its claims' windows fail with the
+    reason (never NIC: a fault is no verdict), and their answers come out incomplete."""
+    claims = (request.claim,) if isinstance(request, LocalRequest) else request.claims
+    return [LocalVerdict(c.trace_id, c.claim_index, request.window_index, None, "stage_error",
+                         (), reason) for c in claims]
+
+
+class _PruneFn(GuardedDoFn):
+    stage = "prune"
+
+    def fault(self, request, reason: str) -> Iterable:
+        for verdict in failed_verdicts(request, reason):
+            yield beam.pvalue.TaggedOutput("pruned", verdict)
+
     def setup(self) -> None:
         self._pruned = beam.metrics.Metrics.counter("rt4chart", PRUNED_COUNTER)
 

@@ -20,6 +20,7 @@ from rt4chart.schemas.rows import (
     usage_columns,
     usage_of,
 )
+from rt4chart.transforms.guard import GlobalDeadLetters, GuardedDoFn, RouteKeyedFn
 from rt4chart.transforms.joins import wilson
 from rt4chart.transforms.windows import BATCH, WindowingConfig, window_columns
 
@@ -126,13 +127,14 @@ def rate_row(route: str, window: dict, c: RouteCounts, late: int = 0) -> RouteRa
     )
 
 
-class _RateRowFn(beam.DoFn):
+class _RateRowFn(RouteKeyedFn):
     """Counts of a (route, window) pane -> a rate row, with the traces counted late.
 
     State (per route and window) remembers how many answers the window held at its last
     firing before the late ones, so that a LATE pane says how many traces it added.
     """
 
+    stage = "rates"
     ON_TIME = ReadModifyWriteStateSpec("on_time_total", VarIntCoder())
 
     def process(self, element: tuple[str, RouteCounts], win=beam.DoFn.WindowParam,
@@ -147,12 +149,13 @@ class _RateRowFn(beam.DoFn):
         yield rate_row(route, columns, counts, late)
 
 
-class _Restamp(beam.DoFn):
+class _Restamp(GuardedDoFn):
     """Give each row its event time (joins may have emitted it at another timestamp)."""
 
-    def __init__(self, event_s, name: str):
+    def __init__(self, event_s, name: str, stage: str):
         self._event_s = event_s
         self._name = name
+        self.stage = stage
 
     def setup(self) -> None:
         self._late = beam.metrics.Metrics.counter(METRICS, f"late_{self._name}")
@@ -200,16 +203,19 @@ class RatesByRoute(beam.PTransform):
     def expand(self, answers) -> beam.PCollection[RouteRateRow]:
         if isinstance(answers, tuple | list):  # (answers, traffic): counted together
             answers = answers | "WithTraffic" >> beam.Flatten()
-        return (
-            answers
-            | "EventTime" >> beam.ParDo(_Restamp(_event_s, "answers"))
+        stamped = answers | "EventTime" >> beam.ParDo(
+            _Restamp(_event_s, "answers", "rates")).with_outputs("dead", main="rows")
+        rows = (
+            stamped.rows
             | "Window" >> self._windowing.window_into()
             | "KeyRoute" >> beam.Map(lambda a: (a.route, a))
             | "Count" >> beam.CombinePerKey(RouteCountsFn())
             # A typed key, so that the stateful row step gets a deterministic key coder.
             | "Typed" >> beam.Map(lambda kv: kv).with_output_types(Tuple[str, AnyHint])
-            | "Row" >> beam.ParDo(_RateRowFn())
+            | "Row" >> beam.ParDo(_RateRowFn()).with_outputs("dead", main="rows")
         )
+        self.dead_letters = (stamped.dead, rows.dead) | "DeadLetters" >> GlobalDeadLetters()
+        return rows.rows
 
 
 def cost_row(key: tuple[str, str], usage: Usage, window: dict) -> CostRow:
@@ -218,7 +224,9 @@ def cost_row(key: tuple[str, str], usage: Usage, window: dict) -> CostRow:
     return CostRow(route=route, judge_model=model, **window, **usage_columns(CostRow, usage))
 
 
-class _CostRowFn(beam.DoFn):
+class _CostRowFn(RouteKeyedFn):
+    stage = "costs"
+
     def process(self, element, win=beam.DoFn.WindowParam, pane=beam.DoFn.PaneInfoParam):
         key, usage = element
         yield cost_row(key, usage, window_columns(win, pane))
@@ -236,11 +244,14 @@ class CostsByRoute(beam.PTransform):
         self._windowing = windowing
 
     def expand(self, usage: beam.PCollection[UsageRecord]) -> beam.PCollection[CostRow]:
-        return (
-            usage
-            | "EventTime" >> beam.ParDo(_Restamp(lambda u: u.event_time_us / 1e6, "usage"))
+        stamped = usage | "EventTime" >> beam.ParDo(_Restamp(
+            lambda u: u.event_time_us / 1e6, "usage", "costs")).with_outputs("dead", main="rows")
+        rows = (
+            stamped.rows
             | "Window" >> self._windowing.window_into()
             | "KeyRouteModel" >> beam.Map(lambda u: ((u.route, u.judge_model), u.usage))
             | "Sum" >> beam.CombinePerKey(lambda usages: sum(usages, Usage()))
-            | "Row" >> beam.ParDo(_CostRowFn())
+            | "Row" >> beam.ParDo(_CostRowFn()).with_outputs("dead", main="rows")
         )
+        self.dead_letters = (stamped.dead, rows.dead) | "DeadLetters" >> GlobalDeadLetters()
+        return rows.rows

@@ -35,6 +35,8 @@ from apache_beam.typehints import Any as AnyHint
 from apache_beam.typehints import Tuple
 from apache_beam.utils.timestamp import Timestamp
 
+from rt4chart.transforms.guard import GuardedDoFn
+
 logger = logging.getLogger(__name__)
 
 METRICS = "rt4chart"
@@ -43,8 +45,13 @@ DEFAULT_TIMEOUT_S = 900.0
 JoinFn = Callable[[Any, list], Iterable[Any]]
 
 
-class _CountJoinFn(beam.DoFn):
-    """Stateful join per trace_id: buffer until the head and `expected(head)` parts are in."""
+class _CountJoinFn(GuardedDoFn):
+    """Stateful join per trace_id: buffer until the head and `expected(head)` parts are in.
+
+    A fault on a head is the join's fault for that trace (`join.fault`); on a part, the part
+    is left out: the join then runs at the timeout and records it as missing."""
+
+    stage = "regroup"
 
     HEAD = ReadModifyWriteStateSpec("head", PickleCoder())
     PARTS = BagStateSpec("parts", PickleCoder())
@@ -58,6 +65,14 @@ class _CountJoinFn(beam.DoFn):
         self._event_time = event_time
         self._timeout_s = timeout_s
         self._name = name
+
+    def fault(self, element: tuple[str, tuple[str, Any]], reason: str) -> Iterable[Any]:
+        _, (kind, value) = element
+        if kind == "head":
+            yield from self._join.fault(value, reason)
+        else:
+            logger.warning("%s: a result of trace %s left out: %s", self._name, element[0],
+                           reason)
 
     def setup(self) -> None:
         self._orphans = beam.metrics.Metrics.counter(METRICS, f"{self._name}_orphan_results")
@@ -105,9 +120,15 @@ class _CountJoinFn(beam.DoFn):
                 yield beam.window.TimestampedValue(out, ts)
 
 
-class _BatchJoinFn(beam.DoFn):
+class _BatchJoinFn(GuardedDoFn):
+    stage = "regroup"
+
     def __init__(self, join: JoinFn):
         self._join = join
+
+    def fault(self, element: tuple[str, dict[str, list]], reason: str) -> Iterable[Any]:
+        for head in element[1]["head"]:
+            yield from self._join.fault(head, reason)
 
     def process(self, element: tuple[str, dict[str, list]]):
         _, groups = element
@@ -119,13 +140,17 @@ class Regroup(beam.PTransform):
     """{"head": PCollection, "parts": PCollection} -> join(head, parts) per trace.
 
     `key_head`/`key_part` give the trace_id; `expected(head)` the number of parts to wait for
-    (streaming); `join(head, parts)` the outputs, which may be TaggedOutputs listed in `tags`.
+    (streaming); `join(head, parts)` the outputs, which may be TaggedOutputs listed in `tags`;
+    `join.fault(head, reason)` what a trace becomes when its join fails (see guard.py).
     """
 
     def __init__(self, *, key_head: Callable, key_part: Callable, expected: Callable[[Any], int],
                  join: JoinFn, event_time: Callable[[Any], float], streaming: bool,
                  tags: tuple[str, ...] = (), timeout_s: float = DEFAULT_TIMEOUT_S):
         super().__init__()
+        if not callable(getattr(join, "fault", None)):
+            raise ValueError("a Regroup join needs a `fault(head, reason)`: what a trace "
+                             "becomes when its join fails (see transforms/guard.py)")
         self._key_head, self._key_part = key_head, key_part
         self._expected, self._join, self._event_time = expected, join, event_time
         self._streaming, self._tags, self._timeout_s = streaming, tags, timeout_s

@@ -23,6 +23,7 @@ import orjson
 
 from rt4chart.schemas.records import RunInfo
 from rt4chart.schemas.rows import JudgeCacheRow, from_dict
+from rt4chart.transforms.guard import GuardedDoFn
 
 
 def cache_key(stage: str, run: RunInfo, inputs: tuple) -> str:
@@ -37,8 +38,16 @@ def cache_row(key: str, stage: str, run: RunInfo, result: Any) -> JudgeCacheRow:
                          created_at=datetime.now(UTC))
 
 
-class _SplitHits(beam.DoFn):
-    """(key, {requests, stored}) -> misses (main) and (request, stored result) hits."""
+class _SplitHits(GuardedDoFn):
+    """(key, {requests, stored}) -> misses (main) and (request, stored result) hits.
+
+    A stored result that cannot be read back (a fault) makes its requests misses: they are
+    asked again."""
+
+    stage = "reuse"
+
+    def fault(self, element: tuple[str, dict[str, list]], reason: str) -> Iterable[Any]:
+        yield from element[1]["requests"]
 
     def process(self, element: tuple[str, dict[str, list]]) -> Iterable[Any]:
         _, groups = element

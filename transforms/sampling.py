@@ -22,10 +22,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import apache_beam as beam
 
-from rt4chart.schemas.records import Trace, Traffic
+from rt4chart.schemas.records import DeadLetter, Trace, Traffic
+from rt4chart.transforms.guard import GuardedDoFn
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.options_spec import Flex, option
 
@@ -166,9 +168,11 @@ class SamplingConfig:
 NO_SAMPLING = SamplingConfig()
 
 
-class _DecideFn(beam.DoFn):
+class _DecideFn(GuardedDoFn):
     """Valid traces -> the picked ones (main, with their weight) and a Traffic record per
     trace and decision (tag `traffic`): `seen`, then `sampled`/`always`."""
+
+    stage = "sample"
 
     def __init__(self, config: SamplingConfig):
         self._config = config
@@ -188,8 +192,14 @@ class _DecideFn(beam.DoFn):
         yield replace(trace, sample_weight=self._config.weight(trace, decision))
 
 
+class SampleOutputs(NamedTuple):
+    picked: beam.PCollection[Trace]
+    traffic: beam.PCollection[Traffic]
+    dead_letters: beam.PCollection[DeadLetter]
+
+
 class Sample(beam.PTransform):
-    """Valid traces -> (picked traces, Traffic records)."""
+    """Valid traces -> (picked traces, Traffic records, dead letters)."""
 
     def __init__(self, config: SamplingConfig = NO_SAMPLING):
         super().__init__()
@@ -197,5 +207,5 @@ class Sample(beam.PTransform):
 
     def expand(self, traces):
         out = traces | "Decide" >> beam.ParDo(_DecideFn(self._config)).with_outputs(
-            "traffic", main="picked")
-        return out.picked, out.traffic
+            "traffic", "dead", main="picked")
+        return SampleOutputs(out.picked, out.traffic, out.dead)

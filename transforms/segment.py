@@ -27,6 +27,7 @@ from rt4chart.schemas.records import (
     Trace,
     Window,
 )
+from rt4chart.transforms.guard import GuardedDoFn
 from rt4chart.transforms.limits import LimitsConfig, over_limit
 from rt4chart.transforms.options_spec import Flex, option
 from rt4chart.transforms.text.headers import document_header
@@ -328,7 +329,9 @@ class SegmentOutputs(NamedTuple):
     dead_letters: beam.PCollection[DeadLetter]
 
 
-class _PrepareFn(beam.DoFn):
+class _PrepareFn(GuardedDoFn):
+    stage = "segment"
+
     def __init__(self, config: SegmentConfig):
         self._config = config
 

@@ -32,6 +32,7 @@ reranker) span, without documents, or without an answer raises
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -59,6 +60,7 @@ FIELD_KEYS = ("task", "generator")
 _KIND = SpanAttributes.OPENINFERENCE_SPAN_KIND
 _CHAIN_KINDS = (OpenInferenceSpanKindValues.CHAIN.value, OpenInferenceSpanKindValues.AGENT.value)
 _LLM = OpenInferenceSpanKindValues.LLM.value
+_EMBEDDING = OpenInferenceSpanKindValues.EMBEDDING.value
 _RETRIEVER = OpenInferenceSpanKindValues.RETRIEVER.value
 _RERANKER = OpenInferenceSpanKindValues.RERANKER.value
 _JSON = OpenInferenceMimeTypeValues.JSON.value
@@ -109,6 +111,31 @@ class Unassembled(ValueError):
     """The spans of a trace do not make a trace to audit; the message says why."""
 
 
+class NotAQuery(Unassembled):
+    """A whole trace of an application's other work, not a RAG query (a LlamaIndex app's
+    document splitting, its embeddings): no LLM, retriever or reranker span, and either an
+    embedding span or spans below its root (a lone root span is a query whose parts were not
+    traced: a dead letter that says what is missing). Counted as skipped
+    (`traces_not_queries`), not a dead letter: nothing in it was answered."""
+
+
+# The span kinds a RAG query's trace has at least one of (its generation, its retrieval).
+QUERY_KINDS = frozenset({OpenInferenceSpanKindValues.LLM.value,
+                         OpenInferenceSpanKindValues.RETRIEVER.value,
+                         OpenInferenceSpanKindValues.RERANKER.value})
+
+
+def not_a_query(spans: list[SourceSpan]) -> str | None:
+    """Why a whole trace's spans are not a query (None: they may be one)."""
+    if any(kind(s) in QUERY_KINDS for s in spans):
+        return None
+    if len(spans) < 2 and not any(kind(s) == _EMBEDDING for s in spans):
+        return None
+    kinds = Counter(kind(s) or "no kind" for s in spans)
+    return ("not a query: no LLM, retriever or reranker span ("
+            + ", ".join(f"{k} x{n}" for k, n in sorted(kinds.items())) + ")")
+
+
 def kind(span: SourceSpan) -> str:
     """The span's OpenInference kind, upper case ("" when it has none)."""
     value = span.attribute_map().get(_KIND)
@@ -144,6 +171,9 @@ def trace_record(spans: Iterable[SourceSpan], mapping: SpanMapping) -> dict[str,
     if root is None:
         raise Unassembled(f"no root span: none of the trace's {len(spans)} span(s) is without "
                           "a parent")
+    skip = not_a_query(spans)
+    if skip is not None:
+        raise NotAQuery(skip)
     chain = _chain_span(spans, root)
     llm = max((s for s in spans if kind(s) == _LLM), key=lambda s: (s.end_ns, s.span_id),
               default=None)

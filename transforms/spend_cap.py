@@ -34,6 +34,7 @@ import apache_beam as beam
 
 from rt4chart.schemas.records import PreparedTrace
 from rt4chart.schemas.rows import AlertRow, SkippedRow
+from rt4chart.transforms.guard import GuardedDoFn
 from rt4chart.transforms.options_spec import Flex, option
 
 JOB = "*"  # the key of the whole job's cap
@@ -333,8 +334,10 @@ def cap_alert(decision: Decision, now: datetime) -> AlertRow:
                     sample_trace_ids=(), emitted_at=now)
 
 
-class CapGateFn(beam.DoFn):
+class CapGateFn(GuardedDoFn):
     """PreparedTrace -> itself when a cap admits it; else a SkippedRow (tag "skipped")."""
+
+    stage = "spend_cap"
 
     def __init__(self, config: CapConfig, stages: Any, prices: Any,
                  clock: Callable[[], float] = time.time):
@@ -362,9 +365,15 @@ class CapGateFn(beam.DoFn):
             yield beam.pvalue.TaggedOutput("alerts", cap_alert(decision, now))
 
 
-class SettleFn(beam.DoFn):
+class SettleFn(GuardedDoFn):
     """Answer rows -> nothing; each finished trace's actual cost settles its reservation in
-    the process's ledger (a stream's hourly ledger learns from it)."""
+    the process's ledger (a stream's hourly ledger learns from it). A fault leaves the
+    reservation held (the cap errs on the side of spending less); the answer is written."""
+
+    stage = "settle_spend"
+
+    def fault(self, answer: Any, reason: str) -> Iterator[Any]:
+        return iter(())
 
     def __init__(self, config: CapConfig, clock: Callable[[], float] = time.time):
         self._config, self._clock = config, clock
@@ -387,8 +396,9 @@ class CapGate(beam.PTransform):
 
     def expand(self, prepared: beam.PCollection):
         out = prepared | "Admit" >> beam.ParDo(self._fn).with_outputs(
-            "skipped", "alerts", main="admitted")
+            "skipped", "alerts", "dead", main="admitted")
         self.alerts = out.alerts  # a stream's "cap reached" alerts (AlertRow)
+        self.dead_letters = out.dead  # the traces the gate failed on
         return out.admitted, out.skipped
 
 

@@ -45,17 +45,22 @@ from rt4chart.transforms.fields import (
     InvalidTrace,
     check_text,
     escape_surrogates,
-    event_time_text,
     optional_label,
     parse_contexts,
     parse_metadata,
     parse_timestamp,
     string_field,
 )
+from rt4chart.transforms.guard import GuardedDoFn, fault_letter_reason
 from rt4chart.transforms.injection import scan_trace
 from rt4chart.transforms.json_text import load_strict
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.limits import MAX_QUESTION_CHARS, MAX_ROUTE_CHARS, MAX_TRACE_ID_CHARS
+from rt4chart.transforms.rawtext import (  # noqa: F401 - their home was here
+    raw_text,
+    trace_record,
+    trace_text,
+)
 from rt4chart.transforms.windows import WindowingConfig
 
 STAGE = "validate"
@@ -138,58 +143,6 @@ def parse_trace(record: Any) -> Trace:
     )
 
 
-def trace_record(trace: Trace) -> dict:
-    """A validated trace back in the input schema (it validates to the same Trace)."""
-    record: dict[str, Any] = {
-        "trace_id": trace.trace_id, "route": trace.route,
-        "timestamp": event_time_text(trace.event_time_us),
-        "question": trace.question,
-        "contexts": [{"doc_id": d.doc_id, "text": d.text} for d in trace.contexts],
-        "answer": trace.answer,
-    }
-    for name in ("task", "generator"):
-        if getattr(trace, name) is not None:
-            record[name] = getattr(trace, name)
-    if trace.metadata:
-        record["metadata"] = dict(trace.metadata)
-    return record
-
-
-def trace_text(trace: Trace) -> str:
-    """A validated trace in the input schema as JSON text, with what this run resolved (the
-    event time of a record without a timestamp, a Pub/Sub message's trace_id and route from its
-    attributes): what `audit --redo` reads back to audit the same trace again (the redo dead
-    letters, the skipped table). Other dead letters hold the record as received (`raw_text`)."""
-    return raw_text(replace(trace, raw=None))
-
-
-def raw_text(record: Any) -> str:
-    """The record as received, as text, for the dead letters (a Trace in the input schema).
-
-    Never raises, and never returns a lone surrogate (escaped as \\udXXX): a dead letter must
-    be writable whatever the record held.
-    """
-    try:
-        return escape_surrogates(_raw_text(record))
-    except Exception:  # noqa: BLE001 - e.g. a structure too deep for any encoder
-        return f"<a {type(record).__name__} that cannot be shown as text>"
-
-
-def _raw_text(record: Any) -> str:
-    if isinstance(record, Trace):
-        if record.raw is not None:
-            return record.raw
-        record = trace_record(record)
-    if isinstance(record, Message):
-        record = record.data
-    if isinstance(record, bytes):
-        return record.decode("utf-8", errors="replace")
-    if isinstance(record, str):
-        return record
-    try:
-        return orjson.dumps(record, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
-    except TypeError:  # lone surrogates, integers beyond 64 bits, deep nesting
-        return json.dumps(record, default=str, ensure_ascii=True)
 
 
 def _field_of(record: Any, name: str, max_chars: int) -> str | None:
@@ -211,7 +164,12 @@ def _field_of(record: Any, name: str, max_chars: int) -> str | None:
     return value
 
 
-class _ValidateFn(beam.DoFn):
+class _ValidateFn(GuardedDoFn):
+    stage = STAGE
+
+    def fault(self, record: Any, reason: str) -> Iterable[Any]:
+        yield dead_letter(record, reason)
+
     def __init__(self, windowing: WindowingConfig | None = None):
         self._windowing = windowing
         self._read = runtime.counter("rt4chart", "traces_read")  # progress: the job's total
@@ -226,10 +184,12 @@ class _ValidateFn(beam.DoFn):
         except Exception as exc:  # noqa: BLE001 - one record must not stop the run
             yield dead_letter(record, f"validation failed: {exc!r:.300}")
             return
-        if (self._windowing is not None and isinstance(record, Message)
-                and record.publish_time_us is not None
-                and self._windowing.too_late(trace.event_time_us, record.publish_time_us)):
-            trace = replace(trace, late=True)
+        published = record.publish_time_us if isinstance(record, Message) else None
+        if self._windowing is not None and published is not None:
+            if self._windowing.event_time == "publish":  # replayed traces: windows by arrival
+                trace = replace(trace, event_time_us=published)
+            if self._windowing.too_late(trace.event_time_us, published):
+                trace = replace(trace, late=True)
         yield beam.window.TimestampedValue(mark_suspicious(trace), trace.event_time_us / 1e6)
 
 
@@ -251,7 +211,13 @@ def dead_letter(record: Any, reason: str) -> beam.pvalue.TaggedOutput:
         _field_of(record, "route", MAX_ROUTE_CHARS)))
 
 
-class _FirstOfIdFn(beam.DoFn):
+class _FirstOfIdFn(GuardedDoFn):
+    stage = "dedupe"
+
+    def fault(self, element: tuple[str, Iterable[Trace]], reason: str) -> Iterable[Any]:
+        for trace in element[1]:
+            yield beam.pvalue.TaggedOutput("dead", fault_letter_reason(self.stage, reason, trace))
+
     def process(self, element: tuple[str, Iterable[Trace]]) -> Iterable[Any]:
         _, traces = element
         ordered = sorted(traces, key=lambda t: (t.event_time_us, repr(t)))
@@ -265,8 +231,13 @@ def duplicate(trace: Trace) -> DeadLetter:
                       trace.trace_id, trace.route)
 
 
-class _FirstSeenFn(beam.DoFn):
+class _FirstSeenFn(GuardedDoFn):
     """Streaming dedupe: keyed state remembers a trace_id for `horizon_s` of processing time."""
+
+    stage = "dedupe"
+
+    def trace_of(self, element: tuple[str, Trace]) -> Trace:
+        return element[1]
 
     SEEN = ReadModifyWriteStateSpec("seen", BooleanCoder())
     EXPIRE = TimerSpec("expire", TimeDomain.REAL_TIME)

@@ -173,13 +173,22 @@ def _plan(claim_set: ClaimSet, verdicts: list[LocalVerdict]) -> Iterable[object]
     try:
         items = list(plan_global(claim_set, verdicts))
     except Exception as exc:  # noqa: BLE001 - one trace's fault must not stop the run
-        reason = fault_reason("verify_local", exc)
-        items = [FailedClaim(claim, "verify_local", reason) for claim in claim_set.claims]
+        yield from _plan_fault(claim_set, fault_reason("verify_local", exc))
+        return
     for item in items:
         if isinstance(item, FailedClaim):
             yield beam.pvalue.TaggedOutput("failed", item)
         else:
             yield item
+
+
+def _plan_fault(claim_set: ClaimSet, reason: str) -> Iterable[object]:
+    """The join's fault: every claim fails with the reason (the answer comes out incomplete)."""
+    for claim in claim_set.claims:
+        yield beam.pvalue.TaggedOutput("failed", FailedClaim(claim, "verify_local", reason))
+
+
+_plan.fault = _plan_fault
 
 
 class LocalOutputs(NamedTuple):

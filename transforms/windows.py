@@ -30,6 +30,7 @@ from apache_beam.transforms import trigger, window
 from rt4chart.transforms.options_spec import Flex, option
 
 DAY_S = 86_400
+EVENT_TIMES = ("trace", "publish")
 
 
 @dataclass(frozen=True)
@@ -69,8 +70,25 @@ class WindowingConfig:
         help="seconds after a window's end during which late traces still update it (default "
              "3600); later ones are audited and marked late")
     streaming: bool = False
+    # Which time places a streamed trace in its rate window: its own timestamp, or (for
+    # replayed or backfilled traces, such as the bundled example's 2024 ones, which would all
+    # arrive too late for any window) the time Pub/Sub received it.
+    event_time: str = option(
+        "--event-time", "--event_time", default="trace", choices=EVENT_TIMES,
+        flex=Flex(
+            "Event time",
+            "trace: a trace's timestamp places it in its rate window; publish: the Pub/Sub "
+            "publish time does (replayed or backfilled traces). Default: trace.",
+            regexes=("^(trace|publish)$",)),
+        help="stream: what places a trace in its rate window: `trace` (its timestamp, the "
+             "default) or `publish` (the Pub/Sub publish time: for replayed or backfilled "
+             "traces, such as the bundled example, whose timestamps are older than "
+             "--allowed-lateness and would all be late)")
 
     def __post_init__(self) -> None:
+        if self.event_time not in EVENT_TIMES:
+            raise ValueError(f"--event-time must be one of {', '.join(EVENT_TIMES)}, got "
+                             f"{self.event_time!r}")
         if self.size_s <= 0:
             raise ValueError(f"--window must be positive, got {self.size_s}")
         if self.period_s is not None and not 0 < self.period_s <= self.size_s:

@@ -79,11 +79,23 @@ def overview_view(run: Run) -> dict:
                          "rate per route and window (UTC day for batch runs), with 95% intervals."),
             charts.chart(charts.con_nic(totals), "chart-split", "Hallucinated answers per route, "
                          "split into CON (contradicted) and NIC (baseless)."),
-            charts.chart(charts.tokens_and_cost(totals), "chart-cost",
-                         "Judge tokens and cost per route."),
+            *([charts.chart(charts.tokens_and_cost(totals), "chart-cost",
+                            "Judge tokens and cost per route.")] if has_cost(totals) else []),
         ],
+        "no_cost": None if has_cost(totals) else NO_COST,
         "problems": problems(run), "suspicious": suspicious(run),
     }
+
+
+# Said instead of the tokens and cost chart when there is nothing to draw.
+NO_COST = ("No judge tokens or cost to chart: the judge reported none (an offline judge, or "
+           "answers replayed from an earlier run).")
+
+
+def has_cost(totals) -> bool:
+    """Whether any route used judge tokens or has a cost (unknown counts: it is shown so)."""
+    return any(t.input_tokens or t.output_tokens or t.cost_usd is None or t.cost_usd > 0
+               for t in totals)
 
 
 def _flag_row(rank: int, a: dict, claims: Counter) -> dict:

@@ -31,6 +31,7 @@ from rt4chart.schemas.records import DeadLetter, Message
 from rt4chart.transforms.assemble import AssembleStream, AssembleTraces
 from rt4chart.transforms.fields import InvalidTrace
 from rt4chart.transforms.json_text import load_strict
+from rt4chart.transforms.guard import GuardedDoFn, StorageDoFn
 from rt4chart.transforms.span_mapping import SpanMapping
 
 logger = logging.getLogger(__name__)
@@ -51,11 +52,17 @@ def _raw(record: Any) -> str:
     return orjson.dumps(record, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
-class _DecodeFn(beam.DoFn):
+class _DecodeFn(GuardedDoFn):
     """A record (line, row, message; or a numbered line, ("PATH line N", text)) -> its
     spans; one that is not of the format -> a dead letter naming the format and why (and the
     file and line). A span that cannot be read (`otlp.BadSpan`) -> a dead letter naming its
     span id, and a stand-in in its trace so that the trace is not assembled without it."""
+
+    stage = STAGE
+
+    def fault(self, record: Any, reason: str) -> Iterator:
+        where, record = record if isinstance(record, tuple) else ("", record)
+        yield beam.pvalue.TaggedOutput("dead", DeadLetter(STAGE, reason, self._raw(record)))
 
     def __init__(self, what: str, decode: Callable[[Any], list], raw: Callable[[Any], str]):
         self._what = what
@@ -87,7 +94,7 @@ def _bad_span(bad: otlp.BadSpan, where: str, what: str) -> Iterator:
         yield marker
 
 
-class _LangfuseFileFn(beam.DoFn):
+class _LangfuseFileFn(StorageDoFn):
     """A Langfuse export file -> its spans: one JSON document, else JSON lines. A file over
     `max_bytes` is read as JSON lines, each line within the limit (a single document that
     large is one dead letter, never held whole)."""

@@ -34,7 +34,9 @@ STREAM_OPTIONS = {
 NOT_TEMPLATED = {"out", "verbose", "help", "annotate", "phoenix_endpoint", "phoenix_project",
                  "annotation_name", "annotate_interval", "langfuse_host", "langfuse_claim_scores",
                  # `stream --estimate SAMPLE_FILE` counts a local sample and exits: not a job's
-                 "estimate", "estimate_json", "estimate_reasoning_fill", "traces_per_hour"}
+                 "estimate", "estimate_json", "estimate_reasoning_fill", "traces_per_hour",
+                 # the launcher's progress lines (a Dataflow job shows its own)
+                 "progress_every"}
 
 
 def _stream_parser() -> argparse.ArgumentParser:
@@ -105,6 +107,8 @@ def _sample(action: argparse.Action) -> tuple[str, object]:
         return "timeout_s=30; price_input=0.15", ["timeout_s=30", "price_input=0.15"]
     if action.dest == "max_usd_per_hour":  # a list too: ROUTE=USD items
         return "5; checkout=1", ["5", "checkout=1"]
+    if action.choices:  # one of its values
+        return action.choices[-1], action.choices[-1]
     if isinstance(action, argparse._AppendAction):  # a list parameter: ;-separated items
         return f"a-{action.dest}=1; b-{action.dest}=2", [f"a-{action.dest}=1",
                                                          f"b-{action.dest}=2"]

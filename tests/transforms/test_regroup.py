@@ -47,6 +47,13 @@ def join(head: Head, parts: list[Part]):
         yield got
 
 
+def _join_fault(head: Head, reason: str):
+    yield beam.pvalue.TaggedOutput("incomplete", (head.trace_id, reason))
+
+
+join.fault = _join_fault
+
+
 def regroup(streaming: bool) -> Regroup:
     return Regroup(key_head=lambda h: h.trace_id, key_part=lambda p: p.trace_id,
                    expected=lambda h: h.parts, join=join, event_time=lambda h: h.event_s,

@@ -90,7 +90,7 @@ def test_traffic_counts_add_up_per_route():
     decided = {t.trace_id: config.decide(t) for t in traces}
 
     def build(p):
-        picked, traffic = p | beam.Create(traces) | Sample(config)
+        picked, traffic, _ = p | beam.Create(traces) | Sample(config)
         answers = picked | beam.Map(lambda t: answer_row(
             trace_id=t.trace_id, route=t.route, event_time=DAY, sample_weight=t.sample_weight))
         skipped = p | "Skipped" >> beam.Create([Traffic("a", DAY_US, "skipped_cap")])

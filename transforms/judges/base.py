@@ -145,6 +145,20 @@ class Judge(Protocol):
     ) -> VerdictLike: ...
 
 
+async def close_judge(judge: object) -> None:
+    """Close a judge's connections (its optional `aclose()`), in the event loop that used
+    them: a client left open is closed by the garbage collector later, in whatever loop then
+    runs, and its connections' loop is closed by then ("Task exception was never retrieved …
+    Event loop is closed"). Never raises: closing is tidying up."""
+    aclose = getattr(judge, "aclose", None)
+    if aclose is None:
+        return
+    try:
+        await aclose()
+    except Exception as exc:  # noqa: BLE001 - a connection that will not close is not a fault
+        logger.debug("closing the judge %r: %r", type(judge).__name__, exc)
+
+
 class BatchJudge(Judge, Protocol):
     """A judge that can check several claims against one window in one call.
 

@@ -213,6 +213,13 @@ class OpenAIJudge:
             self._semaphore = asyncio.Semaphore(cfg.max_concurrency)
         return self._client
 
+    async def aclose(self) -> None:
+        """Close the client's connections, in the loop that opened them (see
+        `base.close_judge`); the next call opens a new client."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
     def schema(self, name: str) -> dict:
         """A reply's JSON schema as this judge asks for it and checks it."""
         return with_reasoning(prompts.schema(name), self.config.reasoning_chars)

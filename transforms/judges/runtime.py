@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import threading
 import weakref
@@ -29,9 +30,12 @@ from typing import Any
 
 from apache_beam.utils.shared import Shared
 
-from rt4chart.transforms.judges.base import Judge, JudgeSpec
+from rt4chart.transforms.judges.base import Judge, JudgeSpec, close_judge
 from rt4chart.transforms.judges.ratelimit import ThrottleClock, building_judges
 from rt4chart.transforms.tally import LiveCounter, LiveTally
+
+# How long a runtime that goes waits for its judges' connections to close.
+CLOSE_TIMEOUT_S = 5.0
 
 
 class JudgeRuntime:
@@ -46,7 +50,7 @@ class JudgeRuntime:
         self.thread = threading.Thread(target=_run_loop, args=(self._loop,),
                                        name="rt4chart-judge-loop", daemon=True)
         self.thread.start()
-        weakref.finalize(self, _stop_loop, self._loop)
+        weakref.finalize(self, _stop_loop, self._loop, self._judges, self.thread)
 
     def judge(self, spec: JudgeSpec) -> Judge:
         """The judge for a spec, built once per runtime."""
@@ -70,10 +74,25 @@ def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
         loop.close()
 
 
-def _stop_loop(loop: asyncio.AbstractEventLoop) -> None:
-    # Called when the runtime is collected: the thread then closes the loop and ends.
-    if not loop.is_closed():
-        loop.call_soon_threadsafe(loop.stop)
+def _stop_loop(loop: asyncio.AbstractEventLoop, judges: dict[JudgeSpec, Judge],
+               thread: threading.Thread) -> None:
+    # Called when the runtime is collected (or the process exits): the judges' connections
+    # are closed in their loop (else the garbage collector closes them later in a closed
+    # loop: "Task exception was never retrieved"), then the thread closes the loop and ends.
+    if loop.is_closed():
+        return
+    if threading.current_thread() is thread:  # collected in the loop itself: cannot wait
+        loop.stop()
+        return
+    closing = asyncio.run_coroutine_threadsafe(_close_all(list(judges.values())), loop)
+    with contextlib.suppress(Exception):  # a loop already stopping: nothing left to close
+        closing.result(timeout=CLOSE_TIMEOUT_S)
+    loop.call_soon_threadsafe(loop.stop)
+
+
+async def _close_all(judges: list[Judge]) -> None:
+    for judge in judges:
+        await close_judge(judge)
 
 
 @functools.cache

@@ -106,6 +106,14 @@ class Quantity:
     # its low end, not a figure, so it is compared as an interval only.
     point: bool = True
 
+    def __post_init__(self) -> None:
+        # Readers build values from ints too ("hundreds of" is 200 to 999): keep every number a
+        # float, so that float methods (is_integer) hold for any quantity on Python 3.11.
+        for name in ("value", "step", "low", "high"):
+            number = getattr(self, name)
+            if number is not None and not isinstance(number, float):
+                object.__setattr__(self, name, float(number))
+
     @property
     def vague(self) -> bool:
         return self.low is not None or self.high is not None
