@@ -96,8 +96,9 @@ class _RedactFn(GuardedDoFn):
     stage = "redact"
 
     def fault(self, row: Any, reason: str) -> Iterator[Any]:
-        withheld = {name: f"[withheld: {reason}]" for name in REDACTED_COLUMNS
-                    if isinstance(getattr(row, name, None), str)}
+        withheld = {f.name: f"[withheld: {reason}]" for f in dataclasses.fields(row)
+                    if f.name not in IDENTITY_COLUMNS
+                    and isinstance(getattr(row, f.name, None), str)}
         yield dataclasses.replace(row, **withheld) if withheld else row
 
     def __init__(self, env_names: tuple[str, ...]):

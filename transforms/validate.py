@@ -21,7 +21,6 @@ field checks are in `transforms/fields.py`.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Iterable

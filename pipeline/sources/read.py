@@ -30,8 +30,8 @@ from rt4chart.pipeline.textfiles import (
 from rt4chart.schemas.records import DeadLetter, Message
 from rt4chart.transforms.assemble import AssembleStream, AssembleTraces
 from rt4chart.transforms.fields import InvalidTrace
-from rt4chart.transforms.json_text import load_strict
 from rt4chart.transforms.guard import GuardedDoFn, StorageDoFn
+from rt4chart.transforms.json_text import load_strict
 from rt4chart.transforms.span_mapping import SpanMapping
 
 logger = logging.getLogger(__name__)
