@@ -153,7 +153,9 @@ def test_auditor_probes_once_and_keeps_its_judge(monkeypatch):
         first = auditor.audit([gt.trace("o1", "faq", gt.CONTRADICTED)])
         probes = len(server.probes)
         def openai_judges() -> dict:  # in the runtime the stages' DoFns acquire
-            return {k: v for k, v in auditor._runtime._judges.items() if k.name == "openai"}
+            # The runtime is the process's: earlier tests' judges of other servers are in it.
+            return {k: v for k, v in auditor._runtime._judges.items()
+                    if k.name == "openai" and dict(k.options).get("base_url") == server.base_url}
 
         judges = openai_judges()
         second = asyncio.run(auditor.audit_async([gt.trace("o2", "faq", gt.GROUNDED)]))
