@@ -23,6 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import sse_stream
+from sse_stream import Pace
+
 from rt4chart import prompts
 from rt4chart.transforms.judges import lexical, lexical_claims
 
@@ -143,6 +146,11 @@ class FakeOpenAI:
         reasoning_tokens: a reasoning profile's hidden tokens per call at reasoning_effort
             "low" (x2 at "medium", the default, x4 at "high", none at "minimal").
         azure_deployments, azure_api_key: the azure profile's deployments and its key.
+        streams: whether a request with ``stream: true`` is answered as a stream of chunks
+            (sse_stream.py), as OpenAI and llama.cpp do; False: answered whole, as a server
+            that ignores the field.
+        pace: how the run's streamed replies come (sse_stream.Pace: a slow-but-steady
+            server, or one that stalls); the probe's come at once unless `probe_faults`.
 
     Every POST is kept in `received` (path, query, headers, body, status), rejected ones too;
     `requests` keeps the bodies of the chat completions answered.
@@ -156,7 +164,9 @@ class FakeOpenAI:
                  profile: str = "permissive", reasoning_tokens: int = 64,
                  azure_deployments: tuple[str, ...] = ("judge-deploy",),
                  azure_api_key: str = AZURE_TEST_KEY, probe_faults: bool = False,
-                 serial: bool = False):
+                 serial: bool = False, streams: bool = True, pace: Pace | None = None):
+        self.streams = streams
+        self.pace = pace or Pace()
         self.slot = threading.Lock() if serial else contextlib.nullcontext()
         self.profile = profile_named(profile)
         self.reasoning_tokens = reasoning_tokens
@@ -457,6 +467,14 @@ class FakeOpenAI:
                     with server.slot:  # one request at a time when `serial`
                         time.sleep(server.latency_s)
                 query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
-                self._send_raw(server.chat(path, query, headers, body))
+                reply = server.chat(path, query, headers, body)
+                if server.streams and body.get("stream") and reply.status == 200 and \
+                        reply.content_type == "application/json":
+                    probe = headers.get("x-rt4chart-probe") and not server.probe_faults
+                    usage = bool((body.get("stream_options") or {}).get("include_usage"))
+                    sse_stream.send(self, json.loads(reply.body), usage,
+                                    Pace() if probe else server.pace)
+                    return
+                self._send_raw(reply)
 
         return Handler
