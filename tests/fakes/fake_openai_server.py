@@ -426,6 +426,23 @@ class FakeOpenAI:
             return 200, self.upload(content_type, raw)
         return 200, self.create_batch(json.loads(raw))
 
+    def paced(self, handler: BaseHTTPRequestHandler, headers: dict[str, str], body: dict,
+              reply: RawReply) -> bool:
+        """A chat completion at the server's pace: streamed (True: sent) when asked and
+        `streams`, else after the time it takes to write (False: the caller sends it)."""
+        completion = json.loads(reply.body) if reply.status == 200 and \
+            reply.content_type == "application/json" else None
+        if not (isinstance(completion, dict) and completion.get("object") == "chat.completion"):
+            return False  # an error or a raw reply of another shape: as it is
+        probe = headers.get("x-rt4chart-probe") and not self.probe_faults
+        pace = Pace() if probe else self.pace
+        if self.streams and body.get("stream"):
+            usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            sse_stream.send(handler, completion, usage, pace)
+            return True
+        time.sleep(sse_stream.whole_s(completion, pace))
+        return False
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
@@ -468,13 +485,8 @@ class FakeOpenAI:
                         time.sleep(server.latency_s)
                 query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
                 reply = server.chat(path, query, headers, body)
-                if server.streams and body.get("stream") and reply.status == 200 and \
-                        reply.content_type == "application/json":
-                    probe = headers.get("x-rt4chart-probe") and not server.probe_faults
-                    usage = bool((body.get("stream_options") or {}).get("include_usage"))
-                    sse_stream.send(self, json.loads(reply.body), usage,
-                                    Pace() if probe else server.pace)
-                    return
-                self._send_raw(reply)
+                if not server.paced(self, headers, body, reply):
+                    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                        self._send_raw(reply)  # a client that timed out has gone
 
         return Handler

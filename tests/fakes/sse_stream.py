@@ -28,6 +28,16 @@ class Pace:
     stall_s: float = 0.0
 
 
+def whole_s(completion: dict, pace: Pace) -> float:
+    """How long the paced server takes to write `completion` before sending it whole (a server
+    asked for a whole reply takes as long to generate it); a stall: forever, as far as the
+    client's timeout can tell (`stall_s`)."""
+    tokens = sum(tokens_in(c) for c in chunks_of(completion, False))
+    if pace.stall_after is not None and tokens > pace.stall_after:
+        return pace.stall_s
+    return (pace.first_s + max(0, tokens - 1) * pace.token_s) if tokens else 0.0
+
+
 def chunks_of(completion: dict, include_usage: bool) -> list[dict]:
     """The chunks that stream `completion` (a chat.completion body)."""
     head = {"id": completion["id"], "object": "chat.completion.chunk",

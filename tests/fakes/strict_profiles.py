@@ -32,7 +32,6 @@ Where each body comes from is in the README's table of server families and in th
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -147,6 +146,14 @@ def _no_stream_check(body: dict) -> Rejection | None:
     return None
 
 
+def _no_stream_options_check(body: dict) -> Rejection | None:
+    """An API version or proxy that predates `stream_options` (Azure OpenAI's 2024-02-01)."""
+    if "stream_options" in body:
+        return 400, openai_error("Unrecognized request argument supplied: stream_options",
+                                 None, None)
+    return None
+
+
 @dataclass(frozen=True)
 class Received:
     """One POST as the server received it (header names lower-case), and the status sent."""
@@ -206,8 +213,7 @@ PROFILES: dict[str, Profile] = {
     "drops-system": Profile("drops-system", sees_system=False),
     "no-stream": Profile("no-stream", (_no_stream_check,)),
     # An API version that predates stream_options (Azure OpenAI's 2024-02-01, older proxies).
-    "no-stream-options": Profile("no-stream-options", (functools.partial(
-        _strict_fields_check, known=KNOWN_FIELDS - {"stream_options"}),)),
+    "no-stream-options": Profile("no-stream-options", (_no_stream_options_check,)),
 }
 
 

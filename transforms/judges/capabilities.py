@@ -58,9 +58,9 @@ class Capabilities:
     token_param: str = "max_completion_tokens"
     dropped: frozenset[str] = field(default_factory=frozenset)
     # How replies travel, not what is asked (so not part of the prompt hash): as a stream
-    # (streamed.py: an idle timeout between tokens), with the usage report in its last chunk.
+    # (streamed.py: an idle timeout between tokens) with the usage report in its last chunk,
+    # or whole where the endpoint cannot stream with its usage (costs are never guessed).
     stream: bool = True
-    stream_usage: bool = True
 
     def __post_init__(self) -> None:
         if self.structured not in LADDER:
@@ -77,8 +77,7 @@ class Capabilities:
         text = (f"structured={self.structured};bounds={int(self.bounds)};"
                 f"tokens={self.token_param};drop={','.join(sorted(self.dropped))}")
         if transport:  # only what differs from the default: earlier texts stay valid
-            text += ";stream=0" if not self.stream else ";usage=0" if not self.stream_usage \
-                else ""
+            text += "" if self.stream else ";stream=0"
         return text
 
     @classmethod
@@ -88,8 +87,7 @@ class Capabilities:
             return cls(parts["structured"], parts.get("bounds", "1") == "1",
                        parts.get("tokens", "max_completion_tokens"),
                        frozenset(d for d in parts.get("drop", "").split(",") if d),
-                       parts.get("stream", "1") == "1",
-                       parts.get("stream", "1") == "1" and parts.get("usage", "1") == "1")
+                       parts.get("stream", "1") == "1")
         except KeyError as exc:
             raise ValueError(f"negotiated capabilities {text!r}: missing {exc}") from None
 
@@ -100,8 +98,7 @@ class Capabilities:
         """For logs, summary.json and check-judge."""
         return {"structured_output": self.structured, "schema_bounds": self.bounds,
                 "token_parameter": self.token_param, "dropped": sorted(self.dropped),
-                "logprobs": self.sends("logprobs"), "streaming": self.stream,
-                "usage_in_stream": self.stream and self.stream_usage}
+                "logprobs": self.sends("logprobs"), "streaming": self.stream}
 
 
 def strip_bounds(schema: Any) -> Any:
@@ -198,7 +195,7 @@ def corrected(caps: Capabilities, status: int, message: str,
     if name is None:
         return None
     if name in STREAM_FIELDS:
-        return _unstreamed(caps, name)
+        return unstreamed(caps, f"the endpoint refuses {name}")
     if name in DROPPABLE:
         group = DROPPABLE[name]
         if all(g in caps.dropped for g in group):
@@ -214,14 +211,12 @@ def corrected(caps: Capabilities, status: int, message: str,
     return step_down(caps)
 
 
-def _unstreamed(caps: Capabilities, name: str) -> tuple[Capabilities, str] | None:
-    """An endpoint that refuses `stream_options`: streamed replies without the usage report;
-    one that refuses `stream`: replies read whole."""
-    if name != "stream" and caps.stream_usage and caps.stream:
-        return replace(caps, stream_usage=False), "usage no longer asked for in streamed replies"
-    if name == "stream" and caps.stream:
-        return replace(caps, stream=False, stream_usage=False), "replies read whole (no stream)"
-    return None
+def unstreamed(caps: Capabilities, why: str) -> tuple[Capabilities, str] | None:
+    """Replies read whole from now on: the endpoint cannot stream them with their usage
+    report (`stream` or `stream_options` refused, or no usage in a streamed reply)."""
+    if not caps.stream:
+        return None
+    return replace(caps, stream=False), f"{why}: replies read whole (timeout_s each)"
 
 
 def step_down(caps: Capabilities) -> tuple[Capabilities, str] | None:

@@ -139,12 +139,11 @@ class EndpointSpeed:
             self.output.observe(stream_s / (output_tokens - 1))
 
     def stalled(self, prompt_tokens: int | None, waited_s: float, tokens: int) -> None:
-        """A reply that stopped: before its first token after `waited_s` (the prompt is at
-        least that slow), or between tokens (the output is at least that slow)."""
+        """A reply that stopped. Before its first token, after `waited_s`: the server reads
+        prompts at least that slowly (the next wait is longer). Between tokens it is no
+        measure of speed: the idle timeout is there to see a reply stop."""
         if tokens == 0 and prompt_tokens:
             self.prompt.at_least(waited_s / prompt_tokens)
-        elif tokens:
-            self.output.at_least(waited_s)
 
     @property
     def slowing(self) -> bool:

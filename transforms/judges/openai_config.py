@@ -155,7 +155,7 @@ class OpenAIConfig:
             caps = Capabilities.decode(self.negotiated)
         else:
             caps = Capabilities(LADDER[0] if self.structured == "auto" else self.structured)
-        return caps if self.stream else replace(caps, stream=False, stream_usage=False)
+        return caps if self.stream else replace(caps, stream=False)
 
     @property
     def effort(self) -> str | None:

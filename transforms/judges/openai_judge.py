@@ -21,7 +21,6 @@ import hashlib
 import logging
 import os
 import random
-from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -58,6 +57,7 @@ from rt4chart.transforms.judges.capabilities import (
     json_in,
     loads_lenient,
     request_body,
+    unstreamed,
     with_reasoning,
 )
 from rt4chart.transforms.judges.endpoint_speed import EndpointSpeed, Speed
@@ -335,7 +335,7 @@ class OpenAIJudge:
         waits = Waits(self.speed.first_token_s(prompt, floor),
                       self.speed.idle_s(self.config.idle_timeout_s))
         # No read timeout of httpx's: the waits above are the stream's (streamed.read)
-        sent = functools.partial(create, **stream_body(body, caps.stream_usage),
+        sent = functools.partial(create, **stream_body(body),
                                  timeout=httpx.Timeout(None, connect=floor, write=floor))
         try:
             raw, timing, completion = await read(client, sent, waits, self._token)
@@ -343,9 +343,11 @@ class OpenAIJudge:
             self.speed.stalled(prompt, exc.waited_s, exc.tokens)
             raise
         if completion is None:  # the server ignored `stream`: one JSON body
-            self._read_whole()
+            self._read_whole("the endpoint answers `stream: true` with a whole reply")
             return raw, await whole_reply(raw)
         usage = completion.usage
+        if usage is None:  # this reply's usage is unknown; the next ones' will not be
+            self._read_whole("the endpoint's streamed replies carry no usage report")
         counted = token_count(getattr(usage, "prompt_tokens", None))
         details = getattr(usage, "prompt_tokens_details", None)
         cached = token_count(getattr(details, "cached_tokens", None)) or 0
@@ -362,12 +364,11 @@ class OpenAIJudge:
         self._breaker.success()
         progress()
 
-    def _read_whole(self) -> None:
-        caps = self.capabilities
-        if caps.stream:
-            self.capabilities = replace(caps, stream=False, stream_usage=False)
-            logger.warning("the judge endpoint answers `stream: true` with a whole reply: "
-                           "replies are read whole (timeout_s=%g each)", self.config.timeout_s)
+    def _read_whole(self, why: str) -> None:
+        fix = unstreamed(self.capabilities, why)
+        if fix is not None:
+            self.capabilities, change = fix
+            logger.warning("%s (timeout_s=%g)", change, self.config.timeout_s)
 
     def _secrets(self) -> tuple[str, ...]:
         return (self._api_key,) if self._api_key else ()

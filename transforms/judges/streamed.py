@@ -86,8 +86,9 @@ class Assembled:
     def completion(self) -> Any:
         """The reply as a chat completion's attributes."""
         content, refusal = "".join(self.content), "".join(self.refusal)
-        if not content and not refusal and self.finish_reason is None:
-            raise NotACompletion("the streamed reply ended without a token or a finish reason")
+        if self.finish_reason is None:  # the connection closed before the reply ended
+            raise NotACompletion(f"the streamed reply ended after {len(content)} characters "
+                                 "without a finish reason (the connection closed mid-reply)")
         message = SimpleNamespace(role="assistant", content=content or None,
                                   refusal=refusal or None)
         logprobs = SimpleNamespace(content=self.logprobs) if self.logprobs else None
@@ -96,12 +97,9 @@ class Assembled:
         return SimpleNamespace(choices=[choice], usage=self.usage, model=self.model)
 
 
-def stream_body(body: dict[str, Any], usage: bool) -> dict[str, Any]:
-    """The request as streamed (with the usage report asked for, where the endpoint takes it)."""
-    out = {**body, "stream": True}
-    if usage:
-        out["stream_options"] = {"include_usage": True}
-    return out
+def stream_body(body: dict[str, Any]) -> dict[str, Any]:
+    """The request as streamed, with the usage report asked for."""
+    return {**body, "stream": True, "stream_options": {"include_usage": True}}
 
 
 def is_event_stream(headers: Any) -> bool:
