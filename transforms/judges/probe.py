@@ -14,8 +14,10 @@ It learns, from what the endpoint does and never from the model's name:
    requested ``logprobs`` turns them off (``p_unsupported`` then comes from the verdict).
 3. **capacity** (endpoints on this machine or a private network only): the server's slots
    (llama.cpp's ``/props``), else whether two calls at once take twice as long (one slot).
-4. **timing**: from the latencies seen, the time a long call would take; a slow server gets
-   longer timeouts and a later breaker instead of being declared down.
+4. **timing**: the endpoint's speed (tokens read and written per second, from the streamed
+   probe calls: the run's running estimate starts there), and the time a long call would take;
+   a slow server gets a longer wait for a first token and a later breaker instead of being
+   declared down.
 
 Probe calls carry the header ``X-Rt4chart-Probe`` (the step) and are not part of any trace.
 """
@@ -275,30 +277,53 @@ class Prober:
             self.report.slots, self.report.slots_from = 1, "latency of two calls at once"
 
     def timing(self) -> None:
-        """Step 4: timeouts, breaker and concurrency for the server measured."""
+        """Step 4: timeouts, breaker and concurrency for the server measured, and its speed
+        (the run's running estimate starts there, see endpoint_speed)."""
         cfg, report, out = self.judge.config, self.report, {}
         if report.slots and report.slots < cfg.max_concurrency:
             out["max_concurrency"] = str(report.slots)
-        first, reply = report.steps[0], next(
-            (s for s in report.steps if s.name == "reply"), None)
-        if first.prompt_tokens and reply and reply.completion_tokens:
-            per_prompt = first.seconds / max(1, first.prompt_tokens)
-            per_output = max(0.0, reply.seconds - first.seconds) / max(1, reply.completion_tokens)
-            long_call = LONG_PROMPT_TOKENS * per_prompt + cfg.max_output_tokens * per_output
-            if long_call > SLOW_SHARE * cfg.timeout_s:
-                timeout = math.ceil(3 * long_call)
+        streamed = self.judge.capabilities.stream
+        speed = self.judge.speed.measured()
+        if streamed and speed.known:
+            out["prompt_tokens_per_s"] = f"{speed.prompt_tps:.4g}"
+            out["output_tokens_per_s"] = f"{speed.output_tps:.4g}"
+        long_call = self._long_call()
+        if long_call is not None:
+            prompt_s, output_s = long_call
+            # A streamed reply waits timeout_s at least for its first token only: the prompt.
+            first = prompt_s if streamed else prompt_s + output_s
+            if first > SLOW_SHARE * cfg.timeout_s:
+                timeout = math.ceil(3 * first)
                 out["timeout_s"] = str(timeout)
                 out["breaker_after_s"] = str(max(cfg.breaker_after_s, 3 * timeout))
+            if prompt_s + output_s > SLOW_SHARE * cfg.timeout_s:
                 # one doubling of a cut-off reply, not five: at a few tokens a second each
                 # doubling costs minutes (a small model that loops would never end)
                 out["max_output_tokens_cap"] = str(min(cfg.max_output_tokens_cap,
                                                        2 * cfg.max_output_tokens))
                 report.warnings.append(
                     f"a slow endpoint: a {LONG_PROMPT_TOKENS}-token prompt would take about "
-                    f"{long_call:.0f} s; timeout {timeout} s")
+                    f"{prompt_s + output_s:.0f} s"
+                    + (f"; timeout {out['timeout_s']} s" if "timeout_s" in out else ""))
         report.options = {k: v for k, v in out.items() if k not in self.user_options}
         report.capabilities = self.judge.capabilities
         report.options["negotiated"] = self.judge.capabilities.encode()
+
+    def _long_call(self) -> tuple[float, float] | None:
+        """(seconds to read a long prompt, seconds to write a full reply) at the measured
+        speed: the streamed calls' running estimate, else the whole calls' latencies."""
+        cfg, report = self.judge.config, self.report
+        speed = self.judge.speed.measured()
+        if self.judge.capabilities.stream and speed.known:
+            return (LONG_PROMPT_TOKENS / speed.prompt_tps,
+                    cfg.max_output_tokens / speed.output_tps)
+        first, reply = report.steps[0], next(
+            (s for s in report.steps if s.name == "reply"), None)
+        if not (first.prompt_tokens and reply and reply.completion_tokens):
+            return None
+        per_prompt = first.seconds / max(1, first.prompt_tokens)
+        per_output = max(0.0, reply.seconds - first.seconds) / max(1, reply.completion_tokens)
+        return LONG_PROMPT_TOKENS * per_prompt, cfg.max_output_tokens * per_output
 
 
 async def _server_slots(base_url: str) -> int | None:
