@@ -7,6 +7,7 @@ are read whole."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import pytest
@@ -131,3 +132,34 @@ def test_servers_that_cannot_stream_with_usage_are_read_whole(profile, streams):
     assert not judge.capabilities.stream and "stream" not in server.requests[-1]
     # How replies travel is not what is asked: the prompt hash's request mode is unchanged.
     assert judge.request_mode == _judge(server).request_mode
+
+
+def test_check_judge_measures_the_speed_and_the_estimate_says_how_long_at_it(tmp_path,
+                                                                               capsys):
+    from rt4chart.pipeline import cli
+
+    # The probe's calls come at once; the example calls at 20 tokens a second (pace).
+    with FakeOpenAI(pace=Pace(first_s=0.2, token_s=0.05), probe_faults=True) as server:
+        code = cli.main(["check-judge", "--judge", "openai", "--base-url", server.base_url,
+                         "--json"])
+    findings = json.loads(capsys.readouterr().out)
+    assert code == 0 and findings["usable"]
+    speed = findings["speed"]
+    assert 0 < speed["output_tokens_per_s"] < 40 and speed["replies_measured"] >= 2
+    assert speed["long_call_seconds"] > 0
+    assert findings["probe"]["adapted_options"]["output_tokens_per_s"]
+    options = [f"--judge-option={k}={v}" for k, v in speed["options"].items()]
+    traces = write_jsonl(tmp_path / "t.jsonl", [fj.RUNNING_TRACE])
+    assert cli.main(["audit", str(traces), "--judge", "openai", "--model", "gpt-4o-mini",
+                     "--max-concurrency", "1", *options, "--estimate",
+                     "--estimate-json", "-"]) == 0
+    run = json.loads(capsys.readouterr().out)["runs"]["configured"]
+    total = run["total"]
+    expected = (total["input_tokens"] / float(speed["options"]["prompt_tokens_per_s"])
+                + total["output_tokens"] / float(speed["options"]["output_tokens_per_s"]))
+    assert run["time"]["seconds"] == pytest.approx(expected, rel=0.01, abs=0.1)
+    assert run["time"]["calls_at_once"] == 1
+    # Without a measured speed the estimate says how to get one instead of a figure.
+    assert cli.main(["audit", str(traces), "--judge", "openai", "--model", "gpt-4o-mini",
+                     "--estimate"]) == 0
+    assert "check-judge" in capsys.readouterr().out

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from openai.types.chat import ChatCompletionChunk
+from sse_stream import chunks_of
 
 from rt4chart.transforms.judges.adaptive_limit import AdaptiveLimit
 from rt4chart.transforms.judges.capabilities import Capabilities, corrected
@@ -20,8 +21,6 @@ from rt4chart.transforms.judges.endpoint_speed import (
 )
 from rt4chart.transforms.judges.openai_faults import NotACompletion
 from rt4chart.transforms.judges.streamed import Assembled
-
-from sse_stream import chunks_of
 
 rates = st.floats(min_value=1e-6, max_value=100.0, allow_nan=False)
 
