@@ -23,6 +23,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+# The prompt of a long call (a window of 25 sentences and its instructions): the probe's and
+# check-judge's figures, and the call deadline's measure.
+LONG_PROMPT_TOKENS = 3000
 MEAN_GAIN = 1 / 8
 DEV_GAIN = 1 / 4
 DEV_WEIGHT = 4

@@ -7,11 +7,14 @@ metered from the API's usage report. The client's own retries are off so that ev
 through the rate limiter.
 
 Failures end: an HTTP 200 whose body is not a chat completion (an HTML page from a proxy) is
-retried like a malformed answer; a circuit breaker (:mod:`.breaker`) makes calls fail fast while
-the endpoint has failed every call for `breaker_after_s`; every call has a deadline
-(`call_deadline_s`, 5 x `timeout_s` by default, enforced by the adapter; waits in the judge's
-own queue do not count); and every failure's reason is redacted with the configured key (see
-:mod:`.openai_faults`).
+retried like a malformed answer; replies are read as a stream (streamed.py) with an idle
+timeout between tokens, so a slow reply that keeps coming is not a timeout; a circuit breaker
+(:mod:`.breaker`) makes calls fail fast while the endpoint has failed every call for
+`breaker_after_s` (a busy endpoint gets fewer calls at once instead, see adaptive_limit); every
+call has a deadline (`call_deadline_s`: 5 x `timeout_s` by default, or 5 x the wait for a long
+prompt's first token at a slow endpoint's speed, enforced by the adapter; waits in the judge's
+own queue do not count, and each token of a streamed reply restarts it); and every failure's
+reason is redacted with the configured key (see :mod:`.openai_faults`).
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ from rt4chart.transforms.judges.capabilities import (
     unstreamed,
     with_reasoning,
 )
-from rt4chart.transforms.judges.endpoint_speed import EndpointSpeed, Speed
+from rt4chart.transforms.judges.endpoint_speed import LONG_PROMPT_TOKENS, EndpointSpeed, Speed
 from rt4chart.transforms.judges.job_limits import limiter_factory
 from rt4chart.transforms.judges.logprobs import p_unsupported
 from rt4chart.transforms.judges.openai_config import (
@@ -171,7 +174,7 @@ class OpenAIJudge:
             self._api_key = os.environ[self.config.api_key_env] = read_api_key(
                 self.config.api_key_secret)
         register_key_env(self.config.api_key_env)  # reasons made elsewhere are redacted too
-        self.call_deadline_s = DEADLINE_TIMEOUTS * self.config.timeout_s
+        self._deadline_s: float | None = None  # call_deadline_s when set (see the property)
         self._breaker = CircuitBreaker(self.config.breaker_after_s, self.config.breaker_probe_s)
         # The endpoint's running speed (endpoint_speed): the waits of streamed replies.
         self.speed = EndpointSpeed(Speed(self.config.prompt_tokens_per_s,
@@ -184,6 +187,21 @@ class OpenAIJudge:
                 f"openai judge: set {self.config.api_key_env} (or --base-url for a local "
                 "endpoint such as vLLM or Ollama)"
             )
+
+    @property
+    def call_deadline_s(self) -> float:
+        """The call deadline (base.CallDeadline; a streamed reply's tokens restart it): as set,
+        else DEADLINE_TIMEOUTS x the wait for a long prompt's first token at the endpoint's
+        running speed (timeout_s at least), so that the deadline never cuts a wait the judge
+        itself allows."""
+        if self._deadline_s is not None:
+            return self._deadline_s
+        return DEADLINE_TIMEOUTS * self.speed.first_token_s(LONG_PROMPT_TOKENS,
+                                                            self.config.timeout_s)
+
+    @call_deadline_s.setter
+    def call_deadline_s(self, seconds: float) -> None:
+        self._deadline_s = seconds
 
     def _ensure_client(self) -> openai.AsyncOpenAI:
         # Built on first use, inside the worker's event loop: the client is not picklable and

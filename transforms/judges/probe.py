@@ -37,6 +37,7 @@ import openai
 
 from rt4chart import prompts
 from rt4chart.transforms.judges.capabilities import error_text, json_in, loads_lenient, step_down
+from rt4chart.transforms.judges.endpoint_speed import LONG_PROMPT_TOKENS
 from rt4chart.transforms.judges.openai_faults import MESSAGE_CHARS
 from rt4chart.transforms.judges.pricing import token_count
 from rt4chart.transforms.judges.schema_check import SchemaMismatch, validate
@@ -53,8 +54,6 @@ SERIAL_RATIO = 1.5
 IGNORED_MARGIN = 6
 # A prompt counted under this share of rt4chart's own estimate lost part of its text.
 DROPPED_SHARE = 0.5
-# The prompt of a long call, for the timing: a window of 25 sentences and its instructions.
-LONG_PROMPT_TOKENS = 3000
 # A probe call's timeout on an endpoint of the user's own (the probe is there to find a slow
 # server, not to declare it down); a hosted API's calls keep the judge's timeout_s.
 LOCAL_PROBE_TIMEOUT_S = 900.0
