@@ -18,6 +18,8 @@ from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.judges.openai_config import OPENAI_JUDGES, config_only
 from rt4chart.transforms.judges.probe import probe
 
+BATCH = "openai-batch"
+
 
 def negotiate(spec: JudgeSpec) -> tuple[JudgeSpec, dict[str, Any] | None]:
     """The judge spec a run uses (with `negotiated` and the adapted timings), and what the
@@ -31,6 +33,8 @@ def negotiate(spec: JudgeSpec) -> tuple[JudgeSpec, dict[str, Any] | None]:
         return spec, None
     judge = spec.build()
     report = asyncio.run(probe(judge, set(options)))
+    if spec.name == BATCH:  # its calls wait at the provider, in batches, not in a server's
+        report.options.pop("max_concurrency", None)  # slots: fewer would mean smaller batches
     return JudgeSpec.of(spec.name, {**options, **report.options}), report.describe()
 
 
