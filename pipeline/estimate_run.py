@@ -164,8 +164,9 @@ def report(totals: Mapping[str, TraceEstimate], dead: int, model: str, prices: P
         if per:
             run["per_traces"] = per
             run["calls_per_trace_scaled"] = round(est.total.calls * scale, 1)
-        if speed is not None:
+        if speed is not None:  # scaled as the costs are (per `per` traces)
             run["time"] = run_time(est.total, speed)
+            run["time"]["seconds"] = round(run["time"]["seconds"] * scale, 1)
         if per_hour and est.traces:
             run["usd_per_hour"] = _scaled(priced.usd(est, model, batch_api),
                                           per_hour / est.traces)

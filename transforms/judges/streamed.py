@@ -115,36 +115,49 @@ async def read(client: openai.AsyncOpenAI, create: Any, waits: Waits,
     as usual). Raises Stalled when the first token or the next one does not come in time (the
     connection is closed), NotACompletion for a stream that is not one, and the openai errors
     of the request itself."""
-    loop = asyncio.get_running_loop()
-    started, timing, got = loop.time(), Timing(), Assembled()
+    started, timing, got = asyncio.get_running_loop().time(), Timing(), Assembled()
     raw = None
     try:
         async with asyncio.timeout(waits.first_token_s) as limit:
             raw = await create()
             if not is_event_stream(raw.headers):
                 return raw, timing, None
-            async for chunk in raw.parse():
-                if not got.add(chunk):
-                    continue
-                now = loop.time()
-                timing.tokens += 1
-                timing.last_s = now - started
-                if timing.first_s is None:
-                    timing.first_s = timing.last_s
-                if on_token is not None:
-                    on_token()
-                limit.reschedule(now + waits.idle_s)
+            await _chunks(raw, got, timing, started, lambda at: limit.reschedule(
+                at + waits.idle_s), on_token)
     except TimeoutError:
-        if raw is not None:
-            await raw.http_response.aclose()
+        await _close(raw)
         waited = waits.idle_s if timing.tokens else waits.first_token_s
         raise Stalled(_request(client, raw), timing.tokens, waited) from None
     except ValueError as exc:  # a data line that is not JSON
-        if raw is not None:
-            await raw.http_response.aclose()
+        await _close(raw)
         raise NotACompletion(f"the streamed reply is not chat completion chunks: "
                              f"{str(exc)[:REASON_CHARS]}") from None
+    except BaseException:  # cancelled (the call's deadline), or the stream's own error
+        await _close(raw)  # the connection goes back, not left to the garbage collector
+        raise
     return raw, timing, got.completion()
+
+
+async def _chunks(raw: Any, got: Assembled, timing: Timing, started: float,
+                  token_at: Any, on_token: Any) -> None:
+    """Fold the stream's chunks into `got`; each token restarts the idle wait (`token_at`)."""
+    loop = asyncio.get_running_loop()
+    async for chunk in raw.parse():
+        if not got.add(chunk):
+            continue
+        now = loop.time()
+        timing.tokens += 1
+        timing.last_s = now - started
+        if timing.first_s is None:
+            timing.first_s = timing.last_s
+        if on_token is not None:
+            on_token()
+        token_at(now)
+
+
+async def _close(raw: Any) -> None:
+    if raw is not None:
+        await asyncio.shield(raw.http_response.aclose())
 
 
 def _request(client: openai.AsyncOpenAI, raw: Any) -> httpx.Request:
