@@ -31,8 +31,9 @@ class Stalled(openai.APITimeoutError):
     def __init__(self, request: Any, tokens: int, waited_s: float):
         super().__init__(request=request)
         self.tokens, self.waited_s = tokens, waited_s
-        self.message = (f"no token for {waited_s:.0f} s after {tokens} token(s) (idle timeout)"
-                        if tokens else f"no first token within {waited_s:.0f} s")
+        waited = f"{waited_s:.0f}" if waited_s >= 10 else f"{waited_s:.1f}"
+        self.message = (f"no token for {waited} s after {tokens} token(s) (idle timeout)"
+                        if tokens else f"no first token within {waited} s")
 
     def __str__(self) -> str:
         return self.message
