@@ -149,6 +149,8 @@ class FakeOpenAI:
         streams: whether a request with ``stream: true`` is answered as a stream of chunks
             (sse_stream.py), as OpenAI and llama.cpp do; False: answered whole, as a server
             that ignores the field.
+        stream_usage: whether a streamed reply ends with the usage report when asked
+            (``stream_options.include_usage``); False: never, as llama-cpp-python.
         pace: how the run's streamed replies come (sse_stream.Pace: a slow-but-steady
             server, or one that stalls); the probe's come at once unless `probe_faults`.
 
@@ -164,8 +166,10 @@ class FakeOpenAI:
                  profile: str = "permissive", reasoning_tokens: int = 64,
                  azure_deployments: tuple[str, ...] = ("judge-deploy",),
                  azure_api_key: str = AZURE_TEST_KEY, probe_faults: bool = False,
-                 serial: bool = False, streams: bool = True, pace: Pace | None = None):
+                 serial: bool = False, streams: bool = True, pace: Pace | None = None,
+                 stream_usage: bool = True):
         self.streams = streams
+        self.stream_usage = stream_usage
         self.pace = pace or Pace()
         self.slot = threading.Lock() if serial else contextlib.nullcontext()
         self.profile = profile_named(profile)
@@ -437,7 +441,8 @@ class FakeOpenAI:
         probe = headers.get("x-rt4chart-probe") and not self.probe_faults
         pace = Pace() if probe else self.pace
         if self.streams and body.get("stream"):
-            usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            usage = self.stream_usage and bool(
+                (body.get("stream_options") or {}).get("include_usage"))
             sse_stream.send(handler, completion, usage, pace)
             return True
         time.sleep(sse_stream.whole_s(completion, pace))

@@ -163,3 +163,21 @@ def test_check_judge_measures_the_speed_and_the_estimate_says_how_long_at_it(tmp
     assert cli.main(["audit", str(traces), "--judge", "openai", "--model", "gpt-4o-mini",
                      "--estimate"]) == 0
     assert "check-judge" in capsys.readouterr().out
+
+
+def test_a_server_that_streams_without_usage_is_read_whole_and_still_probed_for_a_lost_prompt(
+        capsys):
+    from rt4chart.pipeline import cli
+
+    # As llama-cpp-python: streams, but never with the usage report.
+    with FakeOpenAI(stream_usage=False) as server:
+        code = cli.main(["check-judge", "--judge", "openai", "--base-url", server.base_url,
+                         "--json"])
+        findings = json.loads(capsys.readouterr().out)
+        assert code == 0 and findings["probe"]["request"]["streaming"] is False
+        assert all(c["prompt_tokens"] for c in findings["calls"])  # counted, not unknown
+        assert "stream" not in server.requests[-1]
+    # The check that the prompt arrived whole still runs on such a server.
+    with FakeOpenAI(stream_usage=False, profile="drops-system") as server:
+        code = cli.main(["check-judge", "--judge", "openai", "--base-url", server.base_url])
+    assert code == 1 and "chat template dropped part of the prompt" in capsys.readouterr().err

@@ -181,7 +181,12 @@ class Prober:
 
     async def limit(self) -> None:
         """Step 1: the output limit is honoured, and the prompt arrives whole."""
+        streamed = self.judge.capabilities.stream
         await self._call("limit", LIMIT_TOKENS)
+        if streamed and not self.judge.capabilities.stream:
+            # its streamed reply carried no usage report (the judge now reads replies whole):
+            # ask again, for the counts this step checks
+            await self._call("limit", LIMIT_TOKENS)
         if self._ignored(self.report.steps[-1]):
             caps = self.judge.capabilities
             other = ("max_tokens" if caps.token_param == "max_completion_tokens"
