@@ -97,7 +97,7 @@ from rt4chart.transforms.judges.ratelimit import (
 )
 from rt4chart.transforms.judges.schema_check import SchemaMismatch, validate
 from rt4chart.transforms.judges.secret_key import read_api_key
-from rt4chart.transforms.judges.streamed import Waits, read, stream_body, whole_reply
+from rt4chart.transforms.judges.streamed import Waits, is_event_stream, read, stream_body
 from rt4chart.transforms.judges.throughput import OUTPUT_KEY, Throughput
 from rt4chart.transforms.redact import redact, register_key_env
 
@@ -360,9 +360,9 @@ class OpenAIJudge:
         except Stalled as exc:
             self.speed.stalled(prompt, exc.waited_s, exc.tokens)
             raise
-        if completion is None:  # the server ignored `stream`: one JSON body
+        if not is_event_stream(raw.headers):  # the server ignored `stream`: one JSON body
             self._read_whole("the endpoint answers `stream: true` with a whole reply")
-            return raw, await whole_reply(raw)
+            return raw, completion
         usage = completion.usage
         if usage is None:  # this reply's usage is unknown; the next ones' will not be
             self._read_whole("the endpoint's streamed replies carry no usage report")

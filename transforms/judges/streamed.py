@@ -110,18 +110,18 @@ async def read(client: openai.AsyncOpenAI, create: Any, waits: Waits,
                on_token: Any = None) -> tuple[Any, Timing, Any]:
     """Send (`create()`: the raw-response call with ``stream: true``) and read the reply.
 
-    Returns (the raw response, the timing, the completion); the completion is None when the
-    server answered with one JSON body instead of a stream (the caller parses the raw response
-    as usual). Raises Stalled when the first token or the next one does not come in time (the
-    connection is closed), NotACompletion for a stream that is not one, and the openai errors
-    of the request itself."""
+    Returns (the raw response, the timing, the completion); the timing has no token when the
+    server answered with one JSON body instead of a stream (`is_event_stream` says which).
+    Raises Stalled when the first token or the next one does not come in time (the connection
+    is closed), NotACompletion for a stream that is not one, and the openai errors of the
+    request itself."""
     started, timing, got = asyncio.get_running_loop().time(), Timing(), Assembled()
     raw = None
     try:
         async with asyncio.timeout(waits.first_token_s) as limit:
             raw = await create()
-            if not is_event_stream(raw.headers):
-                return raw, timing, None
+            if not is_event_stream(raw.headers):  # one JSON body, read within the same wait
+                return raw, timing, await whole_reply(raw)
             await _chunks(raw, got, timing, started, lambda at: limit.reschedule(
                 at + waits.idle_s), on_token)
     except TimeoutError:
