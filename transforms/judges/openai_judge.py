@@ -303,26 +303,26 @@ class OpenAIJudge:
                              schema_name: str, logprobs: bool, cache_key: str | None,
                              max_tokens: int, headers: dict[str, str] | None = None,
                              timeout_s: float | None = None,
-                             temperature: float | None = None) -> Any:
+                             temperature: float | None = None, whole: bool = False) -> Any:
         """The call, sent again at once (not counted as an attempt) each time the endpoint
         refuses a field it names; bounded, as every correction removes something."""
         for _ in range(MAX_CORRECTIONS):
             body = self._request_body(messages, schema_name, logprobs, cache_key, max_tokens,
                                       temperature)
             try:
-                return await self._send(client, body, headers, timeout_s)
+                return await self._send(client, body, headers, timeout_s, whole)
             except openai.APIStatusError as exc:
                 if not self.adapt(exc):
                     raise
         raise JudgeError("the endpoint kept refusing the request's fields")
 
     async def _send(self, client: openai.AsyncOpenAI, body: dict[str, Any],
-                    headers: dict[str, str] | None = None, timeout_s: float | None = None
-                    ) -> Any:
-        """One HTTP request: the chat completion, honouring the provider's rate-limit
-        headers."""
+                    headers: dict[str, str] | None = None, timeout_s: float | None = None,
+                    whole: bool = False) -> Any:
+        """One HTTP request: the chat completion (read whole with `whole`, else as the
+        capabilities say), honouring the provider's rate-limit headers."""
         try:
-            raw, completion = await self._request(client, body, headers, timeout_s)
+            raw, completion = await self._request(client, body, headers, timeout_s, whole)
         except openai.APIStatusError as exc:
             self._limiter = self.throughput.adopt(exc.response.headers, self._limiter)
             if exc.status_code == 429:
@@ -339,14 +339,13 @@ class OpenAIJudge:
         return completion if completion is not None else completion_of(raw)
 
     async def _request(self, client: openai.AsyncOpenAI, body: dict[str, Any],
-                       headers: dict[str, str] | None, timeout_s: float | None
-                       ) -> tuple[Any, Any]:
+                       headers: dict[str, str] | None, timeout_s: float | None,
+                       whole: bool = False) -> tuple[Any, Any]:
         """The raw response, and the completion when it was read as a stream (None: read it
         from the raw response)."""
-        caps = self.capabilities
         create = functools.partial(client.chat.completions.with_raw_response.create,
                                    extra_headers=headers)
-        if not caps.stream:
+        if whole or not self.capabilities.stream:
             return await create(**body, **({"timeout": timeout_s} if timeout_s else {})), None
         prompt = self.throughput.prompt_tokens.estimate([m["content"] for m in body["messages"]])
         floor = timeout_s or self.config.timeout_s

@@ -140,7 +140,8 @@ class Prober:
     def _fail(self, why: str) -> JudgeUnusable:
         return JudgeUnusable(redact(why, self.judge._secrets()))
 
-    async def _call(self, step: str, max_tokens: int, logprobs: bool = False) -> Any:
+    async def _call(self, step: str, max_tokens: int, logprobs: bool = False,
+                    whole: bool = False) -> Any:
         judge = self.judge
         client = judge._ensure_client()
         before = judge.capabilities
@@ -152,7 +153,8 @@ class Prober:
             # an endpoint that refuses it says so here
             completion = await judge._send_adapting(client, self.messages, "verify", logprobs,
                                                     PROBE_CACHE_KEY, max_tokens,
-                                                    {PROBE_HEADER: step}, timeout)
+                                                    {PROBE_HEADER: step}, timeout,
+                                                    whole=whole)
         except openai.APIStatusError as exc:
             message = error_text(exc)[0][:MESSAGE_CHARS * 2]
             raise self._fail(f"the judge endpoint refused the probe call: HTTP "
@@ -266,16 +268,18 @@ class Prober:
             self.report.slots, self.report.slots_from = slots, "/props"
             return
         # Calls long enough (CAPACITY_TOKENS of output) that a server's own overhead does not
-        # hide the queueing; the quicker of two single calls against two at once.
+        # hide the queueing; the quicker of two single calls against two at once. Read whole:
+        # two streams read at once cost this process twice the parsing, which is not the
+        # server queueing.
         singles = []
         for _ in range(2):
             started = time.monotonic()
-            await self._call("capacity", CAPACITY_TOKENS)
+            await self._call("capacity", CAPACITY_TOKENS, whole=True)
             singles.append(time.monotonic() - started)
         single = min(singles)
         pair_started = time.monotonic()
-        await asyncio.gather(self._call("capacity", CAPACITY_TOKENS),
-                             self._call("capacity", CAPACITY_TOKENS))
+        await asyncio.gather(self._call("capacity", CAPACITY_TOKENS, whole=True),
+                             self._call("capacity", CAPACITY_TOKENS, whole=True))
         pair = time.monotonic() - pair_started
         if single > 0.05 and pair >= SERIAL_RATIO * single:
             self.report.slots, self.report.slots_from = 1, "latency of two calls at once"
