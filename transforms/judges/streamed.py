@@ -128,6 +128,9 @@ async def read(client: openai.AsyncOpenAI, create: Any, waits: Waits,
         await _close(raw)
         waited = waits.idle_s if timing.tokens else waits.first_token_s
         raise Stalled(_request(client, raw), timing.tokens, waited) from None
+    except NotACompletion:  # a whole body that is not a completion: its own reason
+        await _close(raw)
+        raise
     except ValueError as exc:  # a data line that is not JSON
         await _close(raw)
         raise NotACompletion(f"the streamed reply is not chat completion chunks: "
