@@ -18,7 +18,13 @@ from rt4chart.pipeline.judge_check import negotiate
 from rt4chart.transforms.judges.base import JudgeError, JudgeSpec, close_judge, metered
 from rt4chart.transforms.judges.judge_options import JudgeOptions
 from rt4chart.transforms.judges.openai_config import OPENAI_JUDGES
-from rt4chart.transforms.judges.probe import CLAIM, CONTEXT, QUESTION, JudgeUnusable
+from rt4chart.transforms.judges.probe import (
+    CLAIM,
+    CONTEXT,
+    LONG_PROMPT_TOKENS,
+    QUESTION,
+    JudgeUnusable,
+)
 from rt4chart.transforms.options_spec import from_values
 from rt4chart.transforms.redact import redact_configured
 
@@ -50,10 +56,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"rt4chart: the judge cannot be used: {redact_configured(str(exc))}",
               file=sys.stderr)
         return 1
-    calls = asyncio.run(_example_calls(spec))
+    calls, speed = asyncio.run(_example_calls(spec))
     failed = [c for c in calls if c.get("error")]
     findings = {"judge": spec.name, "options": _shown(spec), "probe": found, "calls": calls,
-                "usable": not failed}
+                "speed": speed, "usable": not failed}
     if args.json:
         print(orjson.dumps(findings, option=orjson.OPT_INDENT_2).decode())
     else:
@@ -70,9 +76,9 @@ def _shown(spec: JudgeSpec) -> dict[str, str]:
     return {k: v for k, v in spec.options if k != "negotiated"}
 
 
-async def _example_calls(spec: JudgeSpec) -> list[dict[str, Any]]:
+async def _example_calls(spec: JudgeSpec) -> tuple[list[dict[str, Any]], dict | None]:
     """One decomposition and one verification through the negotiated judge; a failed one
-    says why (the other is still made)."""
+    says why (the other is still made). And the endpoint's measured speed (see `speed`)."""
     judge = spec.build()
     sentence = ANSWER.split(". ")[0] + "."
     examples = {
@@ -91,9 +97,27 @@ async def _example_calls(spec: JudgeSpec) -> list[dict[str, Any]]:
             except JudgeError as exc:
                 entry = {"error": redact_configured(str(exc))}
             out.append({"call": name, "seconds": round(time.monotonic() - started, 3), **entry})
+        return out, speed(judge)
     finally:
         await close_judge(judge)
-    return out
+
+
+def speed(judge: Any) -> dict[str, Any] | None:
+    """The endpoint's speed as the judge measured it (probe and example calls), the time of a
+    long call at that speed, and the options that give it to `--estimate` and a run."""
+    measured = getattr(judge, "speed", None)
+    if measured is None:
+        return None
+    slots = judge.config.max_concurrency
+    now = measured.measured(slots)
+    if not now.known:
+        return None
+    long_call = now.seconds(LONG_PROMPT_TOKENS, judge.config.max_output_tokens)
+    options = {"prompt_tokens_per_s": f"{now.prompt_tps:.4g}",
+               "output_tokens_per_s": f"{now.output_tps:.4g}"}
+    return {**measured.figures(), "calls_at_once": slots,
+            "long_call_seconds": round(long_call, 1), "long_call_prompt_tokens": LONG_PROMPT_TOKENS,
+            "long_call_output_tokens": judge.config.max_output_tokens, "options": options}
 
 
 def _tokens(usage: Any) -> dict[str, Any]:
@@ -131,6 +155,21 @@ def lines(findings: dict[str, Any]) -> list[str]:
         out.append(f"{call['call']}: {what} in {call['seconds']:.1f} s "
                    f"({call['prompt_tokens']} prompt + {call['output_tokens']} output tokens, "
                    f"{cost})")
+    out += _speed_lines(findings.get("speed"))
     if findings["usable"]:
         out.append("the judge can be used")
     return out
+
+
+def _speed_lines(found: dict[str, Any] | None) -> list[str]:
+    if not found:
+        return []
+    given = " ".join(f"--judge-option {k}={v}" for k, v in found["options"].items())
+    return [f"speed: reads {found['prompt_tokens_per_s']:g} prompt tokens/s, writes "
+            f"{found['output_tokens_per_s']:g} tokens/s ({found['replies_measured']} replies "
+            f"measured), {found['calls_at_once']} call(s) at once; a "
+            f"{found['long_call_prompt_tokens']}-token prompt and a "
+            f"{found['long_call_output_tokens']}-token reply take about "
+            f"{found['long_call_seconds']:g} s",
+            f"how long a run takes at this speed: rt4chart audit INPUT --estimate {given}"]
+

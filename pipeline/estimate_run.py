@@ -28,12 +28,16 @@ from rt4chart.transforms.estimate import (
     estimate_trace,
 )
 from rt4chart.transforms.guard import GuardedDoFn
+from rt4chart.transforms.judges.endpoint_speed import Speed, run_seconds
 from rt4chart.transforms.judges.pricing import Prices, PriceTable, load_table
 from rt4chart.transforms.sampling import Sample
 from rt4chart.transforms.segment import Segment
 from rt4chart.transforms.validate import ValidateTraces
 
 CONFIRM = "confirm"
+TIME_NOTE = ("not estimated without the endpoint's measured speed: `rt4chart check-judge` "
+             "measures it and prints the --judge-option prompt_tokens_per_s=... "
+             "output_tokens_per_s=... to pass")
 ALT_CLAIMS_PER_CALL = 4  # the alternative shown when the run checks one claim per call
 
 
@@ -144,11 +148,13 @@ class _Priced:
 
 def report(totals: Mapping[str, TraceEstimate], dead: int, model: str, prices: PriceTable,
            batch_api: bool, per: int | None = None, per_hour: int | None = None,
-           confirm: tuple[str, Prices | None] | None = None) -> dict:
+           confirm: tuple[str, Prices | None] | None = None, speed: Speed | None = None
+           ) -> dict:
     """The machine form of the estimate (what --json prints); `per`: scale to that many
     traces (stream: per 1,000), `per_hour`: also per hour at that many traces; `confirm`: the
     confirming judge's model and prices (`--confirm-judge`): its stage is priced at those, in
-    every variant and in `per_model` (which reprices the first judge only)."""
+    every variant and in `per_model` (which reprices the first judge only); `speed`: the
+    endpoint's measured speed, for each variant's `time`."""
     out: dict = {"dead_letters": dead, "model": model, "batch_api": batch_api, "runs": {}}
     if confirm is not None:
         out["confirm_model"] = confirm[0]
@@ -171,11 +177,46 @@ def report(totals: Mapping[str, TraceEstimate], dead: int, model: str, prices: P
         if per:
             run["per_traces"] = per
             run["calls_per_trace_scaled"] = round(est.total.calls * scale, 1)
+        if speed is not None:  # scaled as the costs are (per `per` traces)
+            run["time"] = run_time(est.total, speed)
+            run["time"]["seconds"] = round(run["time"]["seconds"] * scale, 1)
         if per_hour and est.traces:
             run["usd_per_hour"] = _scaled(priced.usd(est, model, batch_api),
                                           per_hour / est.traces)
         out["runs"][name] = run
     return out
+
+
+def speed_of(options: Mapping[str, str], name: str) -> Speed | None:
+    """The judge endpoint's measured speed from its options (`prompt_tokens_per_s`,
+    `output_tokens_per_s`: what check-judge prints), calls at once from `max_concurrency`;
+    None when not given (or not an OpenAI-compatible judge)."""
+    from rt4chart.transforms.judges.openai_config import OPENAI_JUDGES, config_only
+
+    if name not in OPENAI_JUDGES:
+        return None
+    cfg = config_only(options)
+    speed = Speed(cfg.prompt_tokens_per_s, cfg.output_tokens_per_s, cfg.max_concurrency)
+    return speed if speed.known else None
+
+
+def run_time(total: StageEstimate, speed: Speed | None) -> dict | None:
+    """How long the calls of an estimate take at the endpoint's measured speed: every prompt
+    read and every reply written, `slots` calls at a time (a lower bound where rate limits
+    hold the calls back; None without a measured speed)."""
+    if speed is None:
+        return None
+    seconds = run_seconds(speed, total.input_tokens, total.output_tokens)
+    return {"seconds": round(seconds, 1), "prompt_tokens_per_s": speed.prompt_tps,
+            "output_tokens_per_s": speed.output_tps, "calls_at_once": speed.slots}
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _scaled(value: float | None, factor: float) -> float | None:
@@ -202,12 +243,19 @@ def lines(data: dict) -> list[str]:
                    + (f", per hour {_usd(run['usd_per_hour'])}" if "usd_per_hour" in run
                       else "") + (f" [per {run['per_traces']} traces]" if "per_traces" in run
                                   else ""))
+        if run.get("time"):
+            t = run["time"]
+            out.append(f"  time at the measured speed ({t['prompt_tokens_per_s']:g} prompt / "
+                       f"{t['output_tokens_per_s']:g} output tokens/s, {t['calls_at_once']} "
+                       f"call(s) at once): about {_duration(t['seconds'])}")
         if "confirm_model" in data:  # a second judge: what each judge's calls cost
             out.append("  USD by judge model: " + ", ".join(
                 f"{m} {_usd(v)}" for m, v in usd["by_judge_model"].items()))
     for item in data.get("not_estimated", ()):
         out.append(f"not estimated (left out of the figures): trace {item['trace_id']}: "
                    f"{item['reason']}")
+    if data.get("time_note"):
+        out.append(f"  time: {data['time_note']}")
     first = next(iter(data["runs"].values()), None)
     if first:
         out.append(f"  {'model':<28}{'USD':>12}{'USD batch':>12}  (configured run)")
@@ -271,8 +319,12 @@ def estimate(inputs, stages, *, batch_api: bool, reasoning_fill: float = 0.5,
     configs = variants(config) if alternatives else {"configured": config}
     totals, dead, seen, failed = estimate_inputs(inputs, stages, configs, input_format, spans,
                                                  max_record_bytes)
-    data = report(totals, dead, model, price_table(dict(stages.judge.options)), batch_api,
-                  per, per_hour, confirm_prices(stages))
+    options = dict(stages.judge.options)
+    speed = None if batch_api else speed_of(options, stages.judge.name)
+    data = report(totals, dead, model, price_table(options), batch_api,
+                  per, per_hour, confirm_prices(stages), speed)
+    if speed is None and not batch_api:
+        data["time_note"] = TIME_NOTE
     data["seen"] = seen  # valid traces; each run's `traces`: those sampling picks
     # The traces the estimate itself failed on (a fault of the estimate, not of the trace):
     # named, so that the estimate's figures are known to leave them out.

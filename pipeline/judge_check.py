@@ -18,6 +18,8 @@ from rt4chart.transforms.judges.base import JudgeSpec, close_judge
 from rt4chart.transforms.judges.openai_config import OPENAI_JUDGES, config_only
 from rt4chart.transforms.judges.probe import probe
 
+BATCH = "openai-batch"
+
 
 def negotiate(spec: JudgeSpec) -> tuple[JudgeSpec, dict[str, Any] | None]:
     """The judge spec a run uses (with `negotiated` and the adapted timings), and what the
@@ -29,7 +31,10 @@ def negotiate(spec: JudgeSpec) -> tuple[JudgeSpec, dict[str, Any] | None]:
     config = config_only(options)
     if not config.probe or config.negotiated:
         return spec, None
-    report = asyncio.run(_probe(spec.build(), set(options)))
+    judge = spec.build()
+    report = asyncio.run(_probe(judge, set(options)))
+    if spec.name == BATCH:  # its calls wait at the provider, in batches, not in a server's
+        report.options.pop("max_concurrency", None)  # slots: fewer would mean smaller batches
     return JudgeSpec.of(spec.name, {**options, **report.options}), report.describe()
 
 

@@ -23,6 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import sse_stream
+from sse_stream import Pace
+
 from rt4chart import prompts
 from rt4chart.transforms.judges import lexical, lexical_claims
 
@@ -143,6 +146,13 @@ class FakeOpenAI:
         reasoning_tokens: a reasoning profile's hidden tokens per call at reasoning_effort
             "low" (x2 at "medium", the default, x4 at "high", none at "minimal").
         azure_deployments, azure_api_key: the azure profile's deployments and its key.
+        streams: whether a request with ``stream: true`` is answered as a stream of chunks
+            (sse_stream.py), as OpenAI and llama.cpp do; False: answered whole, as a server
+            that ignores the field.
+        stream_usage: whether a streamed reply ends with the usage report when asked
+            (``stream_options.include_usage``); False: never, as llama-cpp-python.
+        pace: how the run's streamed replies come (sse_stream.Pace: a slow-but-steady
+            server, or one that stalls); the probe's come at once unless `probe_faults`.
 
     Every POST is kept in `received` (path, query, headers, body, status), rejected ones too;
     `requests` keeps the bodies of the chat completions answered.
@@ -156,7 +166,11 @@ class FakeOpenAI:
                  profile: str = "permissive", reasoning_tokens: int = 64,
                  azure_deployments: tuple[str, ...] = ("judge-deploy",),
                  azure_api_key: str = AZURE_TEST_KEY, probe_faults: bool = False,
-                 serial: bool = False):
+                 serial: bool = False, streams: bool = True, pace: Pace | None = None,
+                 stream_usage: bool = True):
+        self.streams = streams
+        self.stream_usage = stream_usage
+        self.pace = pace or Pace()
         self.slot = threading.Lock() if serial else contextlib.nullcontext()
         self.profile = profile_named(profile)
         self.reasoning_tokens = reasoning_tokens
@@ -416,6 +430,24 @@ class FakeOpenAI:
             return 200, self.upload(content_type, raw)
         return 200, self.create_batch(json.loads(raw))
 
+    def paced(self, handler: BaseHTTPRequestHandler, headers: dict[str, str], body: dict,
+              reply: RawReply) -> bool:
+        """A chat completion at the server's pace: streamed (True: sent) when asked and
+        `streams`, else after the time it takes to write (False: the caller sends it)."""
+        completion = json.loads(reply.body) if reply.status == 200 and \
+            reply.content_type == "application/json" else None
+        if not (isinstance(completion, dict) and completion.get("object") == "chat.completion"):
+            return False  # an error or a raw reply of another shape: as it is
+        probe = headers.get("x-rt4chart-probe") and not self.probe_faults
+        pace = Pace() if probe else self.pace
+        if self.streams and body.get("stream"):
+            usage = self.stream_usage and bool(
+                (body.get("stream_options") or {}).get("include_usage"))
+            sse_stream.send(handler, completion, usage, pace)
+            return True
+        time.sleep(sse_stream.whole_s(completion, pace))
+        return False
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
@@ -457,6 +489,9 @@ class FakeOpenAI:
                     with server.slot:  # one request at a time when `serial`
                         time.sleep(server.latency_s)
                 query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
-                self._send_raw(server.chat(path, query, headers, body))
+                reply = server.chat(path, query, headers, body)
+                if not server.paced(self, headers, body, reply):
+                    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                        self._send_raw(reply)  # a client that timed out has gone
 
         return Handler

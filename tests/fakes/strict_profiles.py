@@ -18,6 +18,9 @@ Profiles (combine with "+", e.g. ``"azure+openai-reasoning"``):
   "Unrecognized request argument supplied: ...".
 - ``no-json-schema``: `response_format` `json_schema` is a 400 (DeepSeek's body);
   `json_object` is accepted.
+- ``no-stream``: ``stream: true`` is OpenAI's 400 naming `stream` (a model that answers only
+  whole); ``no-stream-options``: `stream_options` is a 400 "Unrecognized request argument"
+  (API versions and proxies that predate it).
 - ``azure``: Azure OpenAI's URL and auth: see `azure_rejection`.
 - ``drops-system``: a chat template that drops the system message (llama-cpp-python's
   ``--chat_format gemma``): accepted, but `usage.prompt_tokens` counts the other messages
@@ -134,6 +137,23 @@ def _no_json_schema_check(body: dict) -> Rejection | None:
     return None
 
 
+def _no_stream_check(body: dict) -> Rejection | None:
+    """OpenAI's 400 for a model that answers only whole (as its first reasoning models did)."""
+    if body.get("stream"):
+        return 400, openai_error(
+            "Unsupported value: 'stream' does not support true with this model. Only the "
+            "default (false) value is supported.", "stream", "unsupported_value")
+    return None
+
+
+def _no_stream_options_check(body: dict) -> Rejection | None:
+    """An API version or proxy that predates `stream_options` (Azure OpenAI's 2024-02-01)."""
+    if "stream_options" in body:
+        return 400, openai_error("Unrecognized request argument supplied: stream_options",
+                                 None, None)
+    return None
+
+
 @dataclass(frozen=True)
 class Received:
     """One POST as the server received it (header names lower-case), and the status sent."""
@@ -191,6 +211,9 @@ PROFILES: dict[str, Profile] = {
     "no-json-schema": Profile("no-json-schema", (_no_json_schema_check,)),
     "azure": Profile("azure", azure=True),
     "drops-system": Profile("drops-system", sees_system=False),
+    "no-stream": Profile("no-stream", (_no_stream_check,)),
+    # An API version that predates stream_options (Azure OpenAI's 2024-02-01, older proxies).
+    "no-stream-options": Profile("no-stream-options", (_no_stream_options_check,)),
 }
 
 

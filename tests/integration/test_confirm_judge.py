@@ -145,7 +145,7 @@ def test_an_openai_second_judge_sees_only_the_claim_and_its_evidence_and_is_cost
     assert summary["confirm_judge_model"] == MODEL
 
 
-WHY = {"down": "HTTP 503", "malformed": "response is not JSON", "slow": "APITimeoutError"}
+WHY = {"down": "HTTP 503", "malformed": "response is not JSON", "slow": "no first token within"}
 
 
 @pytest.mark.parametrize("fault", ["down", "malformed", "slow"])

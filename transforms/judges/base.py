@@ -290,6 +290,11 @@ class CallDeadline:
         if not self._queued:
             self._arm()
 
+    def progress(self) -> None:
+        """The call made progress (a token of its reply came): the deadline restarts."""
+        if not self._queued:
+            self._arm()
+
     def close(self) -> None:
         """Stop the clock (the call ended)."""
         if self._timer is not None:
@@ -328,6 +333,15 @@ def queued() -> Iterator[None]:
         deadline.leave_queue()
 
 
+def progress() -> None:
+    """Mark progress of the running call (a token of a streamed reply came): its deadline
+    restarts in full, so a reply that keeps coming is never cut by it. A no-op outside a
+    deadline."""
+    deadline = _DEADLINE.get()
+    if deadline is not None:
+        deadline.progress()
+
+
 class _DeadlineFromThread:
     """A call's deadline seen from another thread (a custom judge's call runs in a thread of
     its own, see adapter.in_own_thread): `queued()` there reaches the deadline on its loop."""
@@ -344,6 +358,9 @@ class _DeadlineFromThread:
 
     def leave_queue(self) -> None:
         self._on_loop(self._deadline.leave_queue)
+
+    def progress(self) -> None:
+        self._on_loop(self._deadline.progress)
 
 
 def context_for_thread() -> contextvars.Context:

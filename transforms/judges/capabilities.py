@@ -57,6 +57,10 @@ class Capabilities:
     bounds: bool = True  # the schema's size bounds are sent (see BOUND_KEYWORDS)
     token_param: str = "max_completion_tokens"
     dropped: frozenset[str] = field(default_factory=frozenset)
+    # How replies travel, not what is asked (so not part of the prompt hash): as a stream
+    # (streamed.py: an idle timeout between tokens) with the usage report in its last chunk,
+    # or whole where the endpoint cannot stream with its usage (costs are never guessed).
+    stream: bool = True
 
     def __post_init__(self) -> None:
         if self.structured not in LADDER:
@@ -67,10 +71,14 @@ class Capabilities:
                              f"{', '.join(TOKEN_PARAMS)}")
         object.__setattr__(self, "dropped", frozenset(self.dropped))
 
-    def encode(self) -> str:
-        """A short, stable text form (the judge option ``negotiated``, the prompt hash)."""
-        return (f"structured={self.structured};bounds={int(self.bounds)};"
+    def encode(self, transport: bool = True) -> str:
+        """A short, stable text form (the judge option ``negotiated``; without `transport`,
+        what the prompt hash records: how replies travel does not change them)."""
+        text = (f"structured={self.structured};bounds={int(self.bounds)};"
                 f"tokens={self.token_param};drop={','.join(sorted(self.dropped))}")
+        if transport:  # only what differs from the default: earlier texts stay valid
+            text += "" if self.stream else ";stream=0"
+        return text
 
     @classmethod
     def decode(cls, text: str) -> Capabilities:
@@ -78,7 +86,8 @@ class Capabilities:
         try:
             return cls(parts["structured"], parts.get("bounds", "1") == "1",
                        parts.get("tokens", "max_completion_tokens"),
-                       frozenset(d for d in parts.get("drop", "").split(",") if d))
+                       frozenset(d for d in parts.get("drop", "").split(",") if d),
+                       parts.get("stream", "1") == "1")
         except KeyError as exc:
             raise ValueError(f"negotiated capabilities {text!r}: missing {exc}") from None
 
@@ -89,7 +98,7 @@ class Capabilities:
         """For logs, summary.json and check-judge."""
         return {"structured_output": self.structured, "schema_bounds": self.bounds,
                 "token_parameter": self.token_param, "dropped": sorted(self.dropped),
-                "logprobs": self.sends("logprobs")}
+                "logprobs": self.sends("logprobs"), "streaming": self.stream}
 
 
 def strip_bounds(schema: Any) -> Any:
@@ -149,7 +158,8 @@ def json_in(text: str) -> str:
 
 _KNOWN = ("max_completion_tokens", "max_tokens", "top_logprobs", "logprobs", "temperature",
           "seed", "prompt_cache_key", "reasoning_effort", "response_format", "json_schema",
-          "strict", *BOUND_KEYWORDS)
+          "strict", "stream", "stream_options", "include_usage", *BOUND_KEYWORDS)
+STREAM_FIELDS = ("stream", "stream_options", "include_usage")
 
 
 def named_parameter(status: int, message: str, param: str | None) -> str | None:
@@ -184,6 +194,8 @@ def corrected(caps: Capabilities, status: int, message: str,
     name = named_parameter(status, message, param)
     if name is None:
         return None
+    if name in STREAM_FIELDS:
+        return unstreamed(caps, f"the endpoint refuses {name}")
     if name in DROPPABLE:
         group = DROPPABLE[name]
         if all(g in caps.dropped for g in group):
@@ -197,6 +209,14 @@ def corrected(caps: Capabilities, status: int, message: str,
     if name in BOUND_KEYWORDS and caps.bounds:
         return replace(caps, bounds=False), "schema size bounds dropped"
     return step_down(caps)
+
+
+def unstreamed(caps: Capabilities, why: str) -> tuple[Capabilities, str] | None:
+    """Replies read whole from now on: the endpoint cannot stream them with their usage
+    report (`stream` or `stream_options` refused, or no usage in a streamed reply)."""
+    if not caps.stream:
+        return None
+    return replace(caps, stream=False), f"{why}: replies read whole (timeout_s each)"
 
 
 def step_down(caps: Capabilities) -> tuple[Capabilities, str] | None:

@@ -36,7 +36,19 @@ class OpenAIConfig:
     rpm: float = 500.0
     tpm: float = 200_000.0
     max_concurrency: int = 32
+    # A reply read whole (stream=false): its timeout. A streamed reply: the least wait for its
+    # first token (longer for a long prompt at the endpoint's measured speed, endpoint_speed).
     timeout_s: float = 60.0
+    # Read replies as a stream (streamed.py): a reply may take as long as it keeps producing
+    # tokens; it fails when no token came for idle_timeout_s (or more, at a slow endpoint's
+    # measured speed). An endpoint that refuses streaming is read whole (capabilities.py).
+    stream: bool = True
+    idle_timeout_s: float = 30.0
+    # The endpoint's speed as measured (tokens read and written per second; check-judge prints
+    # them, the start-up probe sets them for the run): the running estimate starts there, and
+    # --estimate says how long a run takes at that speed.
+    prompt_tokens_per_s: float | None = None
+    output_tokens_per_s: float | None = None
     max_attempts: int = 6
     backoff_initial_s: float = 0.5
     # Also the cap on every pause a provider asks for (Retry-After, retry-after-ms,
@@ -130,12 +142,20 @@ class OpenAIConfig:
                              f"auto or one of {', '.join(LADDER)}")
         if self.negotiated:
             Capabilities.decode(self.negotiated)
+        if not self.timeout_s > 0 or not self.idle_timeout_s > 0:
+            raise ValueError("timeout_s and idle_timeout_s must be > 0")
+        for name in ("prompt_tokens_per_s", "output_tokens_per_s"):
+            value = getattr(self, name)
+            if value is not None and not 0 < value < float("inf"):
+                raise ValueError(f"openai judge option {name}={value!r}: expected a number > 0")
 
     def capabilities(self) -> Capabilities:
         """What to send: the negotiated capabilities, else everything from the first step."""
         if self.negotiated:
-            return Capabilities.decode(self.negotiated)
-        return Capabilities(LADDER[0] if self.structured == "auto" else self.structured)
+            caps = Capabilities.decode(self.negotiated)
+        else:
+            caps = Capabilities(LADDER[0] if self.structured == "auto" else self.structured)
+        return caps if self.stream else replace(caps, stream=False)
 
     @property
     def effort(self) -> str | None:

@@ -24,6 +24,21 @@ class NotACompletion(SchemaMismatch):
     JSON of another shape): retried like a malformed answer."""
 
 
+class Stalled(openai.APITimeoutError):
+    """A streamed reply that stopped: no first token within its wait (`tokens` 0), or no next
+    token within the idle timeout (see streamed.py). Retried like a timeout."""
+
+    def __init__(self, request: Any, tokens: int, waited_s: float):
+        super().__init__(request=request)
+        self.tokens, self.waited_s = tokens, waited_s
+        waited = f"{waited_s:.0f}" if waited_s >= 10 else f"{waited_s:.1f}"
+        self.message = (f"no token for {waited} s after {tokens} token(s) (idle timeout)"
+                        if tokens else f"no first token within {waited} s")
+
+    def __str__(self) -> str:
+        return self.message
+
+
 # A call's deadline (call_deadline_s, enforced by the adapter) by default: this many times the
 # HTTP timeout of one attempt (an attempt restarts it, see OpenAIJudge._attempt).
 DEADLINE_TIMEOUTS = 5
@@ -108,6 +123,8 @@ def failure_reason(exc: BaseException, attempts: int, secrets: tuple[str, ...]) 
     elif isinstance(exc, openai.APIStatusError):
         message = redact(str(exc.message), secrets)[:MESSAGE_CHARS]
         text = f"HTTP {exc.status_code} ({type(exc).__name__}): {message}"
+    elif isinstance(exc, Stalled):
+        text = f"the reply stalled after {attempts} attempt(s): {exc}"
     else:
         text = f"{type(exc).__name__} after retries"
     return redact(text, secrets)[:REASON_CHARS]

@@ -7,22 +7,26 @@ metered from the API's usage report. The client's own retries are off so that ev
 through the rate limiter.
 
 Failures end: an HTTP 200 whose body is not a chat completion (an HTML page from a proxy) is
-retried like a malformed answer; a circuit breaker (:mod:`.breaker`) makes calls fail fast while
-the endpoint has failed every call for `breaker_after_s`; every call has a deadline
-(`call_deadline_s`, 5 x `timeout_s` by default, enforced by the adapter; waits in the judge's
-own queue do not count); and every failure's reason is redacted with the configured key (see
-:mod:`.openai_faults`).
+retried like a malformed answer; replies are read as a stream (streamed.py) with an idle
+timeout between tokens, so a slow reply that keeps coming is not a timeout; a circuit breaker
+(:mod:`.breaker`) makes calls fail fast while the endpoint has failed every call for
+`breaker_after_s` (a busy endpoint gets fewer calls at once instead, see adaptive_limit); every
+call has a deadline (`call_deadline_s`: 5 x `timeout_s` by default, or 5 x the wait for a long
+prompt's first token at a slow endpoint's speed, enforced by the adapter; waits in the judge's
+own queue do not count, and each token of a streamed reply restarts it); and every failure's
+reason is redacted with the configured key (see :mod:`.openai_faults`).
 """
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import hashlib
 import logging
 import os
 import random
 from typing import Any
 
+import httpx
 import openai
 from tenacity import (
     AsyncRetrying,
@@ -32,10 +36,12 @@ from tenacity import (
 )
 
 from rt4chart import prompts
+from rt4chart.transforms.judges.adaptive_limit import AdaptiveLimit
 from rt4chart.transforms.judges.base import (
     DecomposedClaim,
     JudgeError,
     Verdict,
+    progress,
     queued,
     record_usage,
 )
@@ -53,8 +59,10 @@ from rt4chart.transforms.judges.capabilities import (
     json_in,
     loads_lenient,
     request_body,
+    unstreamed,
     with_reasoning,
 )
+from rt4chart.transforms.judges.endpoint_speed import LONG_PROMPT_TOKENS, EndpointSpeed, Speed
 from rt4chart.transforms.judges.job_limits import limiter_factory
 from rt4chart.transforms.judges.logprobs import p_unsupported
 from rt4chart.transforms.judges.openai_config import (
@@ -66,6 +74,7 @@ from rt4chart.transforms.judges.openai_faults import (
     DEADLINE_TIMEOUTS,
     MESSAGE_CHARS,
     NotACompletion,
+    Stalled,
     completion_of,
     failure_reason,
     is_endpoint_failure,
@@ -92,6 +101,7 @@ from rt4chart.transforms.judges.schema_check import (
     validate,
 )
 from rt4chart.transforms.judges.secret_key import read_api_key
+from rt4chart.transforms.judges.streamed import Waits, is_event_stream, read, stream_body
 from rt4chart.transforms.judges.throughput import OUTPUT_KEY, Throughput
 from rt4chart.transforms.redact import redact, register_key_env
 
@@ -183,8 +193,11 @@ class OpenAIJudge:
             self._api_key = os.environ[self.config.api_key_env] = read_api_key(
                 self.config.api_key_secret)
         register_key_env(self.config.api_key_env)  # reasons made elsewhere are redacted too
-        self.call_deadline_s = DEADLINE_TIMEOUTS * self.config.timeout_s
+        self._deadline_s: float | None = None  # call_deadline_s when set (see the property)
         self._breaker = CircuitBreaker(self.config.breaker_after_s, self.config.breaker_probe_s)
+        # The endpoint's running speed (endpoint_speed): the waits of streamed replies.
+        self.speed = EndpointSpeed(Speed(self.config.prompt_tokens_per_s,
+                                         self.config.output_tokens_per_s))
         self.capabilities = self.config.capabilities()  # corrected by `adapt` as errors name
         # No provider reply may pause this judge's calls longer than backoff_max_s.
         self.pause_cap = PauseCap(self.config.backoff_max_s)
@@ -193,6 +206,21 @@ class OpenAIJudge:
                 f"openai judge: set {self.config.api_key_env} (or --base-url for a local "
                 "endpoint such as vLLM or Ollama)"
             )
+
+    @property
+    def call_deadline_s(self) -> float:
+        """The call deadline (base.CallDeadline; a streamed reply's tokens restart it): as set,
+        else DEADLINE_TIMEOUTS x the wait for a long prompt's first token at the endpoint's
+        running speed (timeout_s at least), so that the deadline never cuts a wait the judge
+        itself allows."""
+        if self._deadline_s is not None:
+            return self._deadline_s
+        return DEADLINE_TIMEOUTS * self.speed.first_token_s(LONG_PROMPT_TOKENS,
+                                                            self.config.timeout_s)
+
+    @call_deadline_s.setter
+    def call_deadline_s(self, seconds: float) -> None:
+        self._deadline_s = seconds
 
     def _ensure_client(self) -> openai.AsyncOpenAI:
         # Built on first use, inside the worker's event loop: the client is not picklable and
@@ -210,7 +238,7 @@ class OpenAIJudge:
                     api_key=key, base_url=self.base_url, max_retries=0, timeout=cfg.timeout_s
                 )
             self._limiter = self._new_limiter(clock=self._throttled)
-            self._semaphore = asyncio.Semaphore(cfg.max_concurrency)
+            self._semaphore = AdaptiveLimit(cfg.max_concurrency)  # backs off when busy
         return self._client
 
     async def aclose(self) -> None:
@@ -250,7 +278,7 @@ class OpenAIJudge:
     @property
     def request_mode(self) -> str:
         """What this judge sends (part of the run's prompt hash, see capabilities.py)."""
-        mode = self.capabilities.encode()
+        mode = self.capabilities.encode(transport=False)  # streamed or not: the same replies
         if self.config.reasoning_chars != OpenAIConfig.reasoning_chars:
             mode += f";reasoning={self.config.reasoning_chars}"
         return mode
@@ -272,6 +300,7 @@ class OpenAIJudge:
                        temperature: float | None = None) -> dict:
         client = self._ensure_client()
         probe = await self._breaker.admit()  # BreakerOpen at once while the endpoint is down
+        generation, started = self._semaphore.generation, self.speed.now()
         try:
             contents = [m["content"] for m in messages]
             with queued():  # waiting for the rate budget is not the call hanging
@@ -282,44 +311,52 @@ class OpenAIJudge:
                                                    cache_key, max_tokens,
                                                    temperature=temperature)
         except BaseException as exc:
-            if is_endpoint_failure(exc):
-                self._breaker.failure(redact(f"{type(exc).__name__}: {exc}", self._secrets()),
-                                      probe)
-            else:
-                self._breaker.release(probe)
+            self._failed(exc, probe, generation, started)
             raise
         self._breaker.success()
+        self._semaphore.answered(self.speed.slowing)
         usage = getattr(completion, "usage", None)
         self.throughput.prompt_tokens.observe(contents,
                                               token_count(getattr(usage, "prompt_tokens", None)))
         return self._parse(completion, schema_name)
 
+    def _failed(self, exc: BaseException, probe: bool, generation: int, started: float
+                ) -> None:
+        """After a failed attempt: a timeout sends fewer calls at once; the breaker counts the
+        failures that say the endpoint is down, not those of an endpoint that is working (a
+        reply that stalled after tokens, or while other replies got theirs: busy)."""
+        if isinstance(exc, openai.APITimeoutError):
+            self._semaphore.backoff(generation)
+        busy = isinstance(exc, Stalled) and (exc.tokens > 0 or self.speed.alive_since(started))
+        if is_endpoint_failure(exc) and not busy:
+            self._breaker.failure(redact(f"{type(exc).__name__}: {exc}", self._secrets()), probe)
+        else:
+            self._breaker.release(probe)
+
     async def _send_adapting(self, client: openai.AsyncOpenAI, messages: list[dict],
                              schema_name: str, logprobs: bool, cache_key: str | None,
                              max_tokens: int, headers: dict[str, str] | None = None,
                              timeout_s: float | None = None,
-                             temperature: float | None = None) -> Any:
+                             temperature: float | None = None, whole: bool = False) -> Any:
         """The call, sent again at once (not counted as an attempt) each time the endpoint
         refuses a field it names; bounded, as every correction removes something."""
         for _ in range(MAX_CORRECTIONS):
             body = self._request_body(messages, schema_name, logprobs, cache_key, max_tokens,
                                       temperature)
             try:
-                return await self._send(client, body, headers, timeout_s)
+                return await self._send(client, body, headers, timeout_s, whole)
             except openai.APIStatusError as exc:
                 if not self.adapt(exc):
                     raise
         raise JudgeError("the endpoint kept refusing the request's fields")
 
     async def _send(self, client: openai.AsyncOpenAI, body: dict[str, Any],
-                    headers: dict[str, str] | None = None, timeout_s: float | None = None
-                    ) -> Any:
-        """One HTTP request: the chat completion, honouring the provider's rate-limit
-        headers."""
+                    headers: dict[str, str] | None = None, timeout_s: float | None = None,
+                    whole: bool = False) -> Any:
+        """One HTTP request: the chat completion (read whole with `whole`, else as the
+        capabilities say), honouring the provider's rate-limit headers."""
         try:
-            raw = await client.chat.completions.with_raw_response.create(
-                **body, extra_headers=headers,
-                **({"timeout": timeout_s} if timeout_s is not None else {}))
+            raw, completion = await self._request(client, body, headers, timeout_s, whole)
         except openai.APIStatusError as exc:
             self._limiter = self.throughput.adopt(exc.response.headers, self._limiter)
             if exc.status_code == 429:
@@ -333,7 +370,56 @@ class OpenAIJudge:
         pause = self.pause_cap(exhausted_for(raw.headers), "x-ratelimit-reset")
         if pause:
             self._limiter.pause(pause)
-        return completion_of(raw)
+        return completion if completion is not None else completion_of(raw)
+
+    async def _request(self, client: openai.AsyncOpenAI, body: dict[str, Any],
+                       headers: dict[str, str] | None, timeout_s: float | None,
+                       whole: bool = False) -> tuple[Any, Any]:
+        """The raw response, and the completion when it was read as a stream (None: read it
+        from the raw response)."""
+        create = functools.partial(client.chat.completions.with_raw_response.create,
+                                   extra_headers=headers)
+        if whole or not self.capabilities.stream:
+            return await create(**body, **({"timeout": timeout_s} if timeout_s else {})), None
+        prompt = self.throughput.prompt_tokens.estimate([m["content"] for m in body["messages"]])
+        floor = timeout_s or self.config.timeout_s
+        waits = Waits(self.speed.first_token_s(prompt, floor),
+                      self.speed.idle_s(self.config.idle_timeout_s))
+        # No read timeout of httpx's: the waits above are the stream's (streamed.read)
+        sent = functools.partial(create, **stream_body(body),
+                                 timeout=httpx.Timeout(None, connect=floor, write=floor))
+        try:
+            raw, timing, completion = await read(client, sent, waits, self._token)
+        except Stalled as exc:
+            self.speed.stalled(prompt, exc.waited_s, exc.tokens)
+            raise
+        if not is_event_stream(raw.headers):  # the server ignored `stream`: one JSON body
+            self._read_whole("the endpoint answers `stream: true` with a whole reply")
+            return raw, completion
+        usage = completion.usage
+        if usage is None:  # this reply's usage is unknown; the next ones' will not be
+            self._read_whole("the endpoint's streamed replies carry no usage report")
+        counted = token_count(getattr(usage, "prompt_tokens", None))
+        details = getattr(usage, "prompt_tokens_details", None)
+        cached = token_count(getattr(details, "cached_tokens", None)) or 0
+        output = token_count(getattr(usage, "completion_tokens", None)) or timing.tokens
+        if timing.first_s is not None:
+            read_tokens = max(0, (counted or prompt) - cached)
+            self.speed.observe(read_tokens, timing.first_s, output,
+                               timing.last_s - timing.first_s)
+        return raw, completion
+
+    def _token(self) -> None:
+        # A token of a streamed reply: the endpoint works, and the call makes progress.
+        self.speed.token()
+        self._breaker.success()
+        progress()
+
+    def _read_whole(self, why: str) -> None:
+        fix = unstreamed(self.capabilities, why)
+        if fix is not None:
+            self.capabilities, change = fix
+            logger.warning("%s (timeout_s=%g)", change, self.config.timeout_s)
 
     def _secrets(self) -> tuple[str, ...]:
         return (self._api_key,) if self._api_key else ()

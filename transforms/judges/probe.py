@@ -14,8 +14,10 @@ It learns, from what the endpoint does and never from the model's name:
    requested ``logprobs`` turns them off (``p_unsupported`` then comes from the verdict).
 3. **capacity** (endpoints on this machine or a private network only): the server's slots
    (llama.cpp's ``/props``), else whether two calls at once take twice as long (one slot).
-4. **timing**: from the latencies seen, the time a long call would take; a slow server gets
-   longer timeouts and a later breaker instead of being declared down.
+4. **timing**: the endpoint's speed (tokens read and written per second, from the streamed
+   probe calls: the run's running estimate starts there), and the time a long call would take;
+   a slow server gets a longer wait for a first token and a later breaker instead of being
+   declared down.
 
 Probe calls carry the header ``X-Rt4chart-Probe`` (the step) and are not part of any trace.
 """
@@ -35,6 +37,7 @@ import openai
 
 from rt4chart import prompts
 from rt4chart.transforms.judges.capabilities import error_text, json_in, loads_lenient, step_down
+from rt4chart.transforms.judges.endpoint_speed import LONG_PROMPT_TOKENS
 from rt4chart.transforms.judges.openai_faults import MESSAGE_CHARS
 from rt4chart.transforms.judges.pricing import token_count
 from rt4chart.transforms.judges.schema_check import SchemaMismatch, validate
@@ -51,8 +54,6 @@ SERIAL_RATIO = 1.5
 IGNORED_MARGIN = 6
 # A prompt counted under this share of rt4chart's own estimate lost part of its text.
 DROPPED_SHARE = 0.5
-# The prompt of a long call, for the timing: a window of 25 sentences and its instructions.
-LONG_PROMPT_TOKENS = 3000
 # A probe call's timeout on an endpoint of the user's own (the probe is there to find a slow
 # server, not to declare it down); a hosted API's calls keep the judge's timeout_s.
 LOCAL_PROBE_TIMEOUT_S = 900.0
@@ -139,7 +140,8 @@ class Prober:
     def _fail(self, why: str) -> JudgeUnusable:
         return JudgeUnusable(redact(why, self.judge._secrets()))
 
-    async def _call(self, step: str, max_tokens: int, logprobs: bool = False) -> Any:
+    async def _call(self, step: str, max_tokens: int, logprobs: bool = False,
+                    whole: bool = False) -> Any:
         judge = self.judge
         client = judge._ensure_client()
         before = judge.capabilities
@@ -151,7 +153,8 @@ class Prober:
             # an endpoint that refuses it says so here
             completion = await judge._send_adapting(client, self.messages, "verify", logprobs,
                                                     PROBE_CACHE_KEY, max_tokens,
-                                                    {PROBE_HEADER: step}, timeout)
+                                                    {PROBE_HEADER: step}, timeout,
+                                                    whole=whole)
         except openai.APIStatusError as exc:
             message = error_text(exc)[0][:MESSAGE_CHARS * 2]
             raise self._fail(f"the judge endpoint refused the probe call: HTTP "
@@ -181,7 +184,12 @@ class Prober:
 
     async def limit(self) -> None:
         """Step 1: the output limit is honoured, and the prompt arrives whole."""
+        streamed = self.judge.capabilities.stream
         await self._call("limit", LIMIT_TOKENS)
+        if streamed and not self.judge.capabilities.stream:
+            # its streamed reply carried no usage report (the judge now reads replies whole):
+            # ask again, for the counts this step checks
+            await self._call("limit", LIMIT_TOKENS)
         if self._ignored(self.report.steps[-1]):
             caps = self.judge.capabilities
             other = ("max_tokens" if caps.token_param == "max_completion_tokens"
@@ -261,45 +269,70 @@ class Prober:
             self.report.slots, self.report.slots_from = slots, "/props"
             return
         # Calls long enough (CAPACITY_TOKENS of output) that a server's own overhead does not
-        # hide the queueing; the quicker of two single calls against two at once.
+        # hide the queueing; the quicker of two single calls against two at once. Read whole:
+        # two streams read at once cost this process twice the parsing, which is not the
+        # server queueing.
         singles = []
         for _ in range(2):
             started = time.monotonic()
-            await self._call("capacity", CAPACITY_TOKENS)
+            await self._call("capacity", CAPACITY_TOKENS, whole=True)
             singles.append(time.monotonic() - started)
         single = min(singles)
         pair_started = time.monotonic()
-        await asyncio.gather(self._call("capacity", CAPACITY_TOKENS),
-                             self._call("capacity", CAPACITY_TOKENS))
+        await asyncio.gather(self._call("capacity", CAPACITY_TOKENS, whole=True),
+                             self._call("capacity", CAPACITY_TOKENS, whole=True))
         pair = time.monotonic() - pair_started
         if single > 0.05 and pair >= SERIAL_RATIO * single:
             self.report.slots, self.report.slots_from = 1, "latency of two calls at once"
 
     def timing(self) -> None:
-        """Step 4: timeouts, breaker and concurrency for the server measured."""
+        """Step 4: timeouts, breaker and concurrency for the server measured, and its speed
+        (the run's running estimate starts there, see endpoint_speed)."""
         cfg, report, out = self.judge.config, self.report, {}
         if report.slots and report.slots < cfg.max_concurrency:
             out["max_concurrency"] = str(report.slots)
-        first, reply = report.steps[0], next(
-            (s for s in report.steps if s.name == "reply"), None)
-        if first.prompt_tokens and reply and reply.completion_tokens:
-            per_prompt = first.seconds / max(1, first.prompt_tokens)
-            per_output = max(0.0, reply.seconds - first.seconds) / max(1, reply.completion_tokens)
-            long_call = LONG_PROMPT_TOKENS * per_prompt + cfg.max_output_tokens * per_output
-            if long_call > SLOW_SHARE * cfg.timeout_s:
-                timeout = math.ceil(3 * long_call)
+        streamed = self.judge.capabilities.stream
+        speed = self.judge.speed.measured()
+        if streamed and speed.known:
+            out["prompt_tokens_per_s"] = f"{speed.prompt_tps:.4g}"
+            out["output_tokens_per_s"] = f"{speed.output_tps:.4g}"
+        long_call = self._long_call()
+        if long_call is not None:
+            prompt_s, output_s = long_call
+            # A streamed reply waits timeout_s at least for its first token only: the prompt.
+            first = prompt_s if streamed else prompt_s + output_s
+            if first > SLOW_SHARE * cfg.timeout_s:
+                timeout = math.ceil(3 * first)
                 out["timeout_s"] = str(timeout)
                 out["breaker_after_s"] = str(max(cfg.breaker_after_s, 3 * timeout))
+            if prompt_s + output_s > SLOW_SHARE * cfg.timeout_s:
                 # one doubling of a cut-off reply, not five: at a few tokens a second each
                 # doubling costs minutes (a small model that loops would never end)
                 out["max_output_tokens_cap"] = str(min(cfg.max_output_tokens_cap,
                                                        2 * cfg.max_output_tokens))
                 report.warnings.append(
                     f"a slow endpoint: a {LONG_PROMPT_TOKENS}-token prompt would take about "
-                    f"{long_call:.0f} s; timeout {timeout} s")
+                    f"{prompt_s + output_s:.0f} s"
+                    + (f"; timeout {out['timeout_s']} s" if "timeout_s" in out else ""))
         report.options = {k: v for k, v in out.items() if k not in self.user_options}
         report.capabilities = self.judge.capabilities
         report.options["negotiated"] = self.judge.capabilities.encode()
+
+    def _long_call(self) -> tuple[float, float] | None:
+        """(seconds to read a long prompt, seconds to write a full reply) at the measured
+        speed: the streamed calls' running estimate, else the whole calls' latencies."""
+        cfg, report = self.judge.config, self.report
+        speed = self.judge.speed.measured()
+        if self.judge.capabilities.stream and speed.known:
+            return (LONG_PROMPT_TOKENS / speed.prompt_tps,
+                    cfg.max_output_tokens / speed.output_tps)
+        first, reply = report.steps[0], next(
+            (s for s in report.steps if s.name == "reply"), None)
+        if not (first.prompt_tokens and reply and reply.completion_tokens):
+            return None
+        per_prompt = first.seconds / max(1, first.prompt_tokens)
+        per_output = max(0.0, reply.seconds - first.seconds) / max(1, reply.completion_tokens)
+        return LONG_PROMPT_TOKENS * per_prompt, cfg.max_output_tokens * per_output
 
 
 async def _server_slots(base_url: str) -> int | None:
