@@ -443,7 +443,7 @@ class FakeOpenAI:
         if self.streams and body.get("stream"):
             usage = self.stream_usage and bool(
                 (body.get("stream_options") or {}).get("include_usage"))
-            sse_stream.send(handler, completion, usage, pace)
+            sse_stream.send(handler, completion, usage, pace, reply.headers)
             return True
         time.sleep(sse_stream.whole_s(completion, pace))
         return False

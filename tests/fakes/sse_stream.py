@@ -71,14 +71,17 @@ def tokens_in(chunk: dict) -> bool:
     return bool(delta.get("content") or delta.get("refusal"))
 
 
-def send(handler: Any, completion: dict, include_usage: bool, pace: Pace) -> None:
+def send(handler: Any, completion: dict, include_usage: bool, pace: Pace,
+         headers: dict[str, str] | None = None) -> None:
     """Write `completion` as a stream to an http.server handler (the connection then
-    closes)."""
+    closes), with the reply's own `headers` (rate-limit headers, for instance)."""
     handler.close_connection = True
     handler.send_response(200)
     handler.send_header("content-type", "text/event-stream; charset=utf-8")
     handler.send_header("cache-control", "no-cache")
     handler.send_header("connection", "close")
+    for key, value in (headers or {}).items():
+        handler.send_header(key, value)
     handler.end_headers()
     handler.wfile.flush()
     sent = 0

@@ -87,6 +87,7 @@ class ProbeReport:
     changes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     prompt_estimate: int | None = None
+    prompt_counted: int | None = None  # the server's count of the prompt the check read
     slots: int | None = None
     slots_from: str | None = None
     options: dict[str, str] = field(default_factory=dict)
@@ -99,7 +100,7 @@ class ProbeReport:
         return {"request": self.capabilities.describe(), "changes": self.changes,
                 "warnings": self.warnings, "probe_calls": self.calls,
                 "probe_seconds": round(sum(s.seconds for s in self.steps), 3),
-                "prompt_tokens_counted": self.steps[0].prompt_tokens if self.steps else None,
+                "prompt_tokens_counted": self.prompt_counted,
                 "prompt_tokens_estimated": self.prompt_estimate,
                 "slots": self.slots, "slots_from": self.slots_from,
                 "adapted_options": {k: v for k, v in self.options.items() if k != "negotiated"},
@@ -216,6 +217,7 @@ class Prober:
             [m["content"] for m in self._sent_messages()])
         self.report.prompt_estimate = estimate
         counted = token_count(step.prompt_tokens)
+        self.report.prompt_counted = counted
         if counted and counted < DROPPED_SHARE * estimate:
             raise self._fail(
                 f"the server counted {counted} prompt tokens for a prompt of about {estimate}: "
