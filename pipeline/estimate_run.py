@@ -35,7 +35,7 @@ from rt4chart.transforms.segment import Segment
 from rt4chart.transforms.validate import ValidateTraces
 
 CONFIRM = "confirm"
-TIME_NOTE = ("not estimated without the endpoint's measured speed: `rt4chart check-judge` "
+TIME_NOTE = ("unknown without the endpoint's measured speed: `rt4chart check-judge` "
              "measures it and prints the --judge-option prompt_tokens_per_s=... "
              "output_tokens_per_s=... to pass")
 ALT_CLAIMS_PER_CALL = 4  # the alternative shown when the run checks one claim per call

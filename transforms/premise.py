@@ -103,15 +103,19 @@ def _about(line: str, terms: set[str]) -> bool:
 def conflicting_value(specific: Quantity | When, claim: str, question: str, context: str
                       ) -> bool:
     """Whether the documents state a value conflicting with the claim's `specific`: in a
-    sentence about what the claim is about (`_about`), a value of the same kind (a bare year for
+    sentence about what the claim is about (`_about`; any sentence for a claim that names
+    nothing but its value), a value of the same kind (a bare year for
     a bare year, another bare number for a bare number, a duration for a duration, money for
     money, the same unit otherwise; a date, weekday or time for one) that differs from it and
     that the question does not give itself ("Form 1099" in "where does 1099-patr go on
     1040" is the user's too)."""
     terms = content_terms(claim_body(claim))
+    # A claim that names nothing but its value ("It is 30 days.") is about whatever the
+    # documents give a value of that kind for: every sentence may conflict with it.
+    named = any(not t[0].isdigit() and t not in _UNIT_WORDS for t in terms)
     given = read(question)
     for line in context.splitlines():
-        if not _about(line, terms):
+        if named and not _about(line, terms):
             continue
         found = read(line)
         if isinstance(specific, When):

@@ -29,5 +29,5 @@ def test_wheel_holds_only_the_rt4chart_namespace(tmp_path):
                      "rt4chart/transforms/judges/prices.json"):
         assert expected in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "rt4chart = rt4chart.pipeline.cli:main" in zipfile.ZipFile(wheel).read(
+    assert "rt4chart = rt4chart.pipeline.launcher:main" in zipfile.ZipFile(wheel).read(
         entry_points).decode()
