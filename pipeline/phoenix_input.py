@@ -9,9 +9,9 @@ import logging
 
 from apache_beam.io.filesystems import FileSystems
 
-from rt4chart.pipeline.annotate.phoenix import PhoenixClient
 from rt4chart.pipeline.config import AuditConfig
 from rt4chart.pipeline.sources import phoenix_api, watermark
+from rt4chart.pipeline.sources.phoenix_client import PhoenixClient
 from rt4chart.transforms.span_mapping import SERVICE_NAME
 
 logger = logging.getLogger(__name__)

@@ -28,14 +28,7 @@ from rt4chart.pipeline.annotate.options import (
     command_options,
     langfuse_command_options,
 )
-from rt4chart.pipeline.annotate.phoenix import (
-    ENDPOINT_ENV,
-    AnnotateResult,
-    PhoenixClient,
-    PhoenixError,
-    PhoenixTarget,
-    write_back,
-)
+from rt4chart.pipeline.annotate.phoenix import AnnotateResult, write_back
 from rt4chart.pipeline.annotate.verdicts import (
     TraceVerdict,
     Verdicts,
@@ -43,6 +36,12 @@ from rt4chart.pipeline.annotate.verdicts import (
 )
 from rt4chart.pipeline.declared_args import add_all
 from rt4chart.pipeline.report.data import is_bigquery, table_reader
+from rt4chart.pipeline.sources.phoenix_client import (
+    ENDPOINT_ENV,
+    PhoenixClient,
+    PhoenixError,
+    PhoenixTarget,
+)
 from rt4chart.transforms.options_spec import from_values
 from rt4chart.transforms.redact import redact_configured
 

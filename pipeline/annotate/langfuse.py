@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import httpx
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
-from rt4chart.pipeline.annotate.verdicts import DEFAULT_NAME
+from rt4chart.pipeline.sources.phoenix_client import DEFAULT_NAME
 from rt4chart.transforms.redact import redact_configured, register_key_env
 
 HOST_ENV = "LANGFUSE_HOST"

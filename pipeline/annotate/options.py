@@ -14,8 +14,7 @@ from rt4chart.pipeline.annotate.langfuse import (
     PUBLIC_KEY_ENV,
     SECRET_KEY_ENV,
 )
-from rt4chart.pipeline.annotate.phoenix import ENDPOINT_ENV
-from rt4chart.pipeline.annotate.verdicts import DEFAULT_NAME
+from rt4chart.pipeline.sources.phoenix_client import DEFAULT_NAME, ENDPOINT_ENV
 from rt4chart.transforms.options_spec import Option, field_option, fields_options, option
 
 SINKS = ("phoenix", "langfuse")

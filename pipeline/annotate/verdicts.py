@@ -12,10 +12,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from rt4chart import __version__
+from rt4chart.pipeline.sources.phoenix_client import DEFAULT_NAME
 from rt4chart.schemas.records import NO_CLAIM
 
 ANNOTATOR_KIND = "LLM"  # the verdicts are a judge model's
-DEFAULT_NAME = "rt4chart"
 MAX_QUOTE_CHARS = 300  # one evidence quote or answer span in the explanation
 MAX_EXPLANATION_CHARS = 8_000
 _OTEL_TRACE_ID = re.compile(r"[0-9a-f]{32}")

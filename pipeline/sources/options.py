@@ -7,10 +7,10 @@ import argparse
 import os
 
 from rt4chart.pipeline.annotate.options import AnnotateOptions
-from rt4chart.pipeline.annotate.phoenix import ENDPOINT_ENV, PhoenixTarget
 from rt4chart.pipeline.config import AUDIT_FORMAT_HELP
 from rt4chart.pipeline.sources.detect import INPUT_FORMATS
 from rt4chart.pipeline.sources.phoenix_api import API_FORMAT, PhoenixSource
+from rt4chart.pipeline.sources.phoenix_client import ENDPOINT_ENV, PhoenixTarget
 from rt4chart.transforms.options_spec import from_values
 from rt4chart.transforms.span_mapping import SpanMapping
 

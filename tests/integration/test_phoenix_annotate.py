@@ -23,8 +23,8 @@ from phoenix.client import Client
 
 from rt4chart.pipeline import cli
 from rt4chart.pipeline.annotate.cli import StreamWriteBack
-from rt4chart.pipeline.annotate.phoenix import PhoenixTarget
 from rt4chart.pipeline.jobs import example_traces
+from rt4chart.pipeline.sources.phoenix_client import PhoenixTarget
 
 from phoenix_server import PhoenixServer
 from testutil import load_traces, read_tables, write_jsonl

@@ -14,13 +14,9 @@ import httpx
 import pytest
 
 from rt4chart.pipeline.annotate import cli as annotate_cli
-from rt4chart.pipeline.annotate.phoenix import (
-    PhoenixClient,
-    PhoenixError,
-    PhoenixTarget,
-    write_back,
-)
+from rt4chart.pipeline.annotate.phoenix import write_back
 from rt4chart.pipeline.annotate.verdicts import annotation, group_verdicts, otel_trace_id
+from rt4chart.pipeline.sources.phoenix_client import PhoenixClient, PhoenixError, PhoenixTarget
 
 T1, T2, T3 = "a" * 32, "b" * 32, "c" * 32
 DAY = datetime(2024, 6, 1, tzinfo=UTC)

@@ -8,10 +8,10 @@ import json
 import pytest
 
 from rt4chart.pipeline import cli
-from rt4chart.pipeline.annotate.phoenix import PhoenixTarget
 from rt4chart.pipeline.sources import watermark
 from rt4chart.pipeline.sources.phoenix import row_span
 from rt4chart.pipeline.sources.phoenix_api import PhoenixSource, _spooled
+from rt4chart.pipeline.sources.phoenix_client import PhoenixTarget
 from rt4chart.pipeline.sources.watermark import Watermark, newest, previous
 
 TARGET = PhoenixTarget("http://127.0.0.1:6006", "rag")
