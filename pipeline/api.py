@@ -32,19 +32,19 @@ from typing import Any
 import orjson
 from apache_beam.options.pipeline_options import StandardOptions
 
-from rt4chart.pipeline import args as cli_args
-from rt4chart.pipeline import jobs
-from rt4chart.pipeline.config import AuditConfig
-from rt4chart.pipeline.flags import AUDIT
-from rt4chart.pipeline.judge_check import negotiate
-from rt4chart.pipeline.options import KnownOptionsParser, with_command_options
-from rt4chart.pipeline.runs import AuditResult, read_run_tables, result_of
+from rt4chart.pipeline.cli import parsers as cli_args
+from rt4chart.pipeline.cli.beam_options import KnownOptionsParser, with_command_options
+from rt4chart.pipeline.cli.flags import AUDIT
+from rt4chart.pipeline.results.runs import AuditResult, read_run_tables, result_of
+from rt4chart.pipeline.run import jobs
+from rt4chart.pipeline.run.config import AuditConfig
+from rt4chart.pipeline.run.judge_probe import negotiate
+from rt4chart.transforms.common.options_spec import Option
 from rt4chart.transforms.judges import runtime
-from rt4chart.transforms.options_spec import Option
 
 # `rt4chart audit` options that are modes of the command rather than of an audit.
 REFUSED = {
-    "example": "pass the records (or rt4chart.pipeline.jobs.example_traces()) instead",
+    "example": "pass the records (or rt4chart.pipeline.run.jobs.example_traces()) instead",
     "batch_api": "the Batch API's 24-hour resumable jobs belong to `rt4chart audit --batch-api`",
     "estimate": "use `rt4chart audit --estimate`",
     "estimate_json": "use `rt4chart audit --estimate --estimate-json FILE`",

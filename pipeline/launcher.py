@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from rt4chart.pipeline.commands import COMMANDS, root_parser
+from rt4chart.pipeline.cli.commands import COMMANDS, root_parser
 
 ROOT_ONLY = {"-h", "--help", "--version"}
 
@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     if root_only(argv):
         return root_help(argv)
     logging.getLogger().addFilter(_without_gcp_notice)
-    from rt4chart.pipeline import cli  # the commands: Beam, openai, pyarrow
+    from rt4chart.pipeline.cli import main as cli  # the commands: Beam, openai, pyarrow
 
     return cli.main(argv)
 

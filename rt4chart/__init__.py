@@ -16,15 +16,15 @@ _LAZY = {
     "audit": "rt4chart.pipeline.api",
     "Auditor": "rt4chart.pipeline.api",
     "AuditFailed": "rt4chart.pipeline.api",
-    "open_run": "rt4chart.pipeline.runs",
-    "AuditResult": "rt4chart.pipeline.runs",
+    "open_run": "rt4chart.pipeline.results.runs",
+    "AuditResult": "rt4chart.pipeline.results.runs",
 }
 
 __all__ = ["AuditFailed", "AuditResult", "Auditor", "__version__", "audit", "open_run"]
 
 if TYPE_CHECKING:
     from rt4chart.pipeline.api import AuditFailed, Auditor, audit
-    from rt4chart.pipeline.runs import AuditResult, open_run
+    from rt4chart.pipeline.results.runs import AuditResult, open_run
 
 
 def __getattr__(name: str) -> Any:

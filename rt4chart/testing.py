@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rt4chart.pipeline.runs import AuditResult
+    from rt4chart.pipeline.results.runs import AuditResult
     from rt4chart.schemas.results import Answer, Claim
 
 MAX_TEXT = 300  # characters of a claim or an evidence sentence in a message

@@ -58,10 +58,11 @@ class Trace:
     task: str | None = None
     generator: str | None = None
     metadata: tuple[tuple[str, str], ...] = ()
-    # Streaming: the trace arrived after its rate window had closed (see transforms/windows.py).
+    # Streaming: the trace arrived after its rate window had closed (see
+    # transforms/common/windows.py).
     late: bool = False
     # Instruction-like text aimed at an evaluator found in it ("where: snippet", see
-    # transforms/injection.py); audited as usual, marked suspicious_input.
+    # transforms/checks/injection.py); audited as usual, marked suspicious_input.
     suspicious: tuple[str, ...] = ()
     # Picked by --sample at rate p: 1/p, its weight in route_rates.rate_weighted (1 when it was
     # picked by an --always rule or there is no sampling; see transforms/sampling.py).
@@ -339,7 +340,7 @@ class Message:
 @dataclass(frozen=True)
 class Calibration:
     """How a judge's raw score becomes the probabilities of the rows (see
-    :mod:`rt4chart.transforms.probability`, which holds the rule; this is its data).
+    :mod:`rt4chart.transforms.common.probability`, which holds the rule; this is its data).
 
     ``decision`` is the judge's own threshold on its raw score (the judge says ENT below it).
     ``claim_map`` maps the raw score to P(claim unsupported) and ``answer_map`` the largest

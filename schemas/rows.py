@@ -121,7 +121,7 @@ class AnswerRow:
         "STRING", "REPEATED", "what matched, as \"where: snippet\" (question, context N, answer)")
     p_threshold: float | None = column(
         "FLOAT64", description="the run's answer threshold: hallucinated <=> p_hallucinated >= "
-        "it (rt4chart.transforms.probability)")
+        "it (rt4chart.transforms.common.probability)")
     sample_weight: float | None = column(
         "FLOAT64", description="1/rate of a trace picked by --sample, 1 for --always or no "
         "sampling: its weight in route_rates.rate_weighted")
@@ -166,7 +166,7 @@ class ClaimRow:
         "when they are its own text or its whole sentence)", ClaimSpanRow)
     p_threshold: float | None = column(
         "FLOAT64", description="the run's claim threshold: ENT <=> p_unsupported < it "
-        "(rt4chart.transforms.probability)")
+        "(rt4chart.transforms.common.probability)")
 
 
 # route_rates and costs share their leading columns; a dataclass lists a base class's fields

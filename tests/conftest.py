@@ -36,7 +36,7 @@ def ragtruth_sample() -> Path:
 @pytest.fixture
 def audit(tmp_path):
     """Run `rt4chart audit ARGS --out TMP` in process; returns (exit code, tables, out dir)."""
-    from rt4chart.pipeline import cli
+    from rt4chart.pipeline.cli import main as cli
 
     from testutil import read_tables
 

@@ -1,6 +1,6 @@
 """AND-join per answer: answer rows and claim rows, with the usage of every judge call.
 
-Probabilities follow one rule (:mod:`rt4chart.transforms.probability`): a claim's
+Probabilities follow one rule (:mod:`rt4chart.transforms.common.probability`): a claim's
 p_unsupported is its judge score, calibrated, on the side of the run's claim threshold its
 label says; an answer's p_hallucinated comes from its largest claim p, on the side of the
 answer threshold.
@@ -40,12 +40,12 @@ from rt4chart.schemas.rows import (
     SpanRow,
     usage_columns,
 )
-from rt4chart.transforms import probability
-from rt4chart.transforms.guard import guarded
-from rt4chart.transforms.joins import and_join
+from rt4chart.transforms.checks.spans import label_spans
+from rt4chart.transforms.common import probability
+from rt4chart.transforms.common.guard import guarded
+from rt4chart.transforms.common.joins import and_join
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
-from rt4chart.transforms.spans import label_spans
 from rt4chart.transforms.validate import trace_text
 
 METRICS = "rt4chart"

@@ -26,8 +26,8 @@ from apache_beam.typehints import Any as AnyHint
 from apache_beam.typehints import Tuple
 
 from rt4chart.schemas.rows import AlertRow, RouteRateRow, to_dict
-from rt4chart.transforms.guard import GlobalDeadLetters, RouteKeyedFn
-from rt4chart.transforms.options_spec import Flex, option
+from rt4chart.transforms.common.guard import GlobalDeadLetters, RouteKeyedFn
+from rt4chart.transforms.common.options_spec import Flex, option
 
 METRICS = "rt4chart"
 

@@ -36,9 +36,8 @@ from apache_beam.utils.timestamp import Timestamp
 
 from rt4chart.schemas.records import DeadLetter, Message
 from rt4chart.schemas.spans import SourceSpan
-from rt4chart.transforms.guard import GuardedDoFn
-from rt4chart.transforms.judges import runtime
-from rt4chart.transforms.span_mapping import (
+from rt4chart.transforms.common.guard import GuardedDoFn
+from rt4chart.transforms.common.span_mapping import (
     NotAQuery,
     SpanMapping,
     Unassembled,
@@ -47,6 +46,7 @@ from rt4chart.transforms.span_mapping import (
     trace_record,
     unique_spans,
 )
+from rt4chart.transforms.judges import runtime
 
 logger = logging.getLogger(__name__)
 

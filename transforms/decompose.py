@@ -36,14 +36,14 @@ from rt4chart.schemas.records import (
     Usage,
     UsageRecord,
 )
-from rt4chart.transforms.coverage import check_coverage, topic_terms
-from rt4chart.transforms.guard import GuardedParts, guarded
+from rt4chart.transforms.checks.coverage import check_coverage, topic_terms
+from rt4chart.transforms.checks.spans import claim_spans
+from rt4chart.transforms.common.guard import GuardedParts, guarded
+from rt4chart.transforms.common.limits import LimitsConfig, claims_over_limit
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_claims
 from rt4chart.transforms.judges.base import DecomposedClaim, JudgeSpec
-from rt4chart.transforms.limits import LimitsConfig, claims_over_limit
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
-from rt4chart.transforms.spans import claim_spans
 from rt4chart.transforms.text.absence import accepted_absence, states_absence
 from rt4chart.transforms.text.assertion import classify
 from rt4chart.transforms.text.language import detect

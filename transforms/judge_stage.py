@@ -22,11 +22,11 @@ import apache_beam as beam
 from apache_beam.utils.windowed_value import WindowedValue
 
 from rt4chart.schemas.records import RunInfo, TraceKey, Usage, UsageRecord
-from rt4chart.transforms.guard import GuardedDoFn
+from rt4chart.transforms.common.guard import GuardedDoFn
+from rt4chart.transforms.common.redact import KeyRegistry
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.judges.base import Judge, JudgeSpec, judge_model, metered
 from rt4chart.transforms.judges.ratelimit import ThrottleClock, report_throttled
-from rt4chart.transforms.redact import KeyRegistry
 from rt4chart.transforms.reuse import SplitReused, cache_key, cache_row
 
 logger = logging.getLogger(__name__)

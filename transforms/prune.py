@@ -23,7 +23,7 @@ from typing import NamedTuple
 import apache_beam as beam
 
 from rt4chart.schemas.records import Claim, LocalBatchRequest, LocalRequest, LocalVerdict
-from rt4chart.transforms.guard import GuardedDoFn
+from rt4chart.transforms.common.guard import GuardedDoFn
 from rt4chart.transforms.text.quantities import number_terms
 from rt4chart.transforms.text.words import content_words, short_stem
 

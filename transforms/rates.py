@@ -20,9 +20,9 @@ from rt4chart.schemas.rows import (
     usage_columns,
     usage_of,
 )
-from rt4chart.transforms.guard import GlobalDeadLetters, GuardedDoFn, RouteKeyedFn
-from rt4chart.transforms.joins import wilson
-from rt4chart.transforms.windows import BATCH, WindowingConfig, window_columns
+from rt4chart.transforms.common.guard import GlobalDeadLetters, GuardedDoFn, RouteKeyedFn
+from rt4chart.transforms.common.joins import wilson
+from rt4chart.transforms.common.windows import BATCH, WindowingConfig, window_columns
 
 METRICS = "rt4chart"
 SAMPLES = 5

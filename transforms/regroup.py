@@ -35,7 +35,7 @@ from apache_beam.typehints import Any as AnyHint
 from apache_beam.typehints import Tuple
 from apache_beam.utils.timestamp import Timestamp
 
-from rt4chart.transforms.guard import GuardedDoFn
+from rt4chart.transforms.common.guard import GuardedDoFn
 
 logger = logging.getLogger(__name__)
 
@@ -150,7 +150,7 @@ class Regroup(beam.PTransform):
         super().__init__()
         if not callable(getattr(join, "fault", None)):
             raise ValueError("a Regroup join needs a `fault(head, reason)`: what a trace "
-                             "becomes when its join fails (see transforms/guard.py)")
+                             "becomes when its join fails (see transforms/common/guard.py)")
         self._key_head, self._key_part = key_head, key_part
         self._expected, self._join, self._event_time = expected, join, event_time
         self._streaming, self._tags, self._timeout_s = streaming, tags, timeout_s

@@ -4,7 +4,7 @@ Every successful judge call is written to the `judge_cache` table under a key: t
 the stage, the judge model, the prompt hash and the call's inputs (the answer sentence, answer
 and question for a decomposition; the claim, window text and question for a local verdict; the
 claim, full context, question, local label and hint for a global verdict). A later run given
-`--reuse DIR` (or `--reuse bq:PROJECT:DATASET`, see pipeline/earlier.py) joins its requests
+`--reuse DIR` (or `--reuse bq:PROJECT:DATASET`, see pipeline/results/earlier.py) joins its requests
 with that table on the key: a hit replays the stored answer (through the same grounding as a
 fresh one, at no cost), a miss calls the judge. Change the
 retriever, and only the traces whose windows changed are judged again; change a prompt or the
@@ -23,7 +23,7 @@ import orjson
 
 from rt4chart.schemas.records import RunInfo
 from rt4chart.schemas.rows import JudgeCacheRow, from_dict
-from rt4chart.transforms.guard import GuardedDoFn
+from rt4chart.transforms.common.guard import GuardedDoFn
 
 
 def cache_key(stage: str, run: RunInfo, inputs: tuple) -> str:
@@ -83,7 +83,7 @@ class SplitReused(beam.PTransform):
 
 class ReadCache(beam.PTransform):
     """The judge_cache rows of an earlier run's Parquet files, given as globs (a run folder's
-    judge_cache table, in either layout: `rt4chart.pipeline.tablefiles.table_patterns`)."""
+    judge_cache table, in either layout: `rt4chart.pipeline.storage.table_files.table_patterns`)."""
 
     def __init__(self, patterns: tuple[str, ...]):
         super().__init__()

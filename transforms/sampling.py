@@ -27,9 +27,9 @@ from typing import NamedTuple
 import apache_beam as beam
 
 from rt4chart.schemas.records import DeadLetter, Trace, Traffic
-from rt4chart.transforms.guard import GuardedDoFn
+from rt4chart.transforms.common.guard import GuardedDoFn
+from rt4chart.transforms.common.options_spec import Flex, option
 from rt4chart.transforms.judges import runtime
-from rt4chart.transforms.options_spec import Flex, option
 
 METRICS = "rt4chart"
 ANY_ROUTE = "*"

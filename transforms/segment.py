@@ -27,9 +27,9 @@ from rt4chart.schemas.records import (
     Trace,
     Window,
 )
-from rt4chart.transforms.guard import GuardedDoFn
-from rt4chart.transforms.limits import LimitsConfig, over_limit
-from rt4chart.transforms.options_spec import Flex, option
+from rt4chart.transforms.common.guard import GuardedDoFn
+from rt4chart.transforms.common.limits import LimitsConfig, over_limit
+from rt4chart.transforms.common.options_spec import Flex, option
 from rt4chart.transforms.text.headers import document_header
 from rt4chart.transforms.text.language import detect
 from rt4chart.transforms.validate import raw_text

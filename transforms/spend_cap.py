@@ -34,12 +34,12 @@ import apache_beam as beam
 
 from rt4chart.schemas.records import PreparedTrace
 from rt4chart.schemas.rows import AlertRow, SkippedRow
-from rt4chart.transforms.guard import GuardedDoFn
-from rt4chart.transforms.options_spec import Flex, option
+from rt4chart.transforms.common.guard import GuardedDoFn
+from rt4chart.transforms.common.options_spec import Flex, option
 
 JOB = "*"  # the key of the whole job's cap
 MAX_USD, PER_HOUR = "max_usd", "max_usd_per_hour"
-TRACES_SKIPPED = "traces_skipped_cap"  # the progress line's counter (pipeline/progress.py)
+TRACES_SKIPPED = "traces_skipped_cap"  # the progress line's counter (pipeline/run/progress.py)
 MIN_RATIO = 0.5  # a stream's reservations never shrink below half their estimate
 WARMUP = 5  # finished traces before the ratio actual/reserved is used
 
@@ -81,7 +81,7 @@ class CapConfig:
     # The confirming judge's (--confirm-judge) Prices, set when the job starts; None: the
     # confirm calls are the first judge's own (--confirm-ent) or there are none.
     confirm_prices: Any = None
-    scale: float = 1.0  # a later round's reservations x this (learned: pipeline/cap_rounds.py)
+    scale: float = 1.0  # a later round's reservations x this (learned: pipeline/run/cap_rounds.py)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "max_usd", tuple(self.max_usd))

@@ -8,7 +8,8 @@ retries come within minutes; the horizon bounds the state).
 
 Validation checks what later stages assume, so that no record can fail them: event times
 within 0001-01-01T00:00:00Z..9999-12-31T23:59:59.999Z after conversion to UTC; strings where
-strings are expected, within the field limits of `transforms/limits.py` (ids, routes, doc ids,
+strings are expected, within the field limits of `transforms/common/limits.py` (ids, routes, doc
+ids,
 task and generator, metadata entries); numbers finite (no NaN or Infinity, named in the
 reason) and read exactly (orjson rounds integers beyond 64 bits to doubles: such a line is read
 again with the standard library, so an id or a value never changes silently); structured
@@ -16,7 +17,7 @@ contexts nested at most MAX_JSON_DEPTH deep. Text must be valid Unicode: a strin
 lone UTF-16 surrogate (e.g. JSON "\\ud800" read by a lenient parser) is dead-lettered rather
 than cleaned, as auditing text the generator never produced could change the verdict. Any other
 exception while validating one record is that record's dead letter too, never a failed run. The
-field checks are in `transforms/fields.py`.
+field checks are in `transforms/common/fields.py`.
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ from apache_beam.typehints import Tuple
 from apache_beam.utils.timestamp import Timestamp
 
 from rt4chart.schemas.records import DeadLetter, Message, Trace
-from rt4chart.transforms.fields import (
+from rt4chart.transforms.checks.injection import scan_trace
+from rt4chart.transforms.checks.json_text import load_strict
+from rt4chart.transforms.common.fields import (
     EPOCH,
     SURROGATE,
     InvalidTrace,
@@ -50,17 +53,19 @@ from rt4chart.transforms.fields import (
     parse_timestamp,
     string_field,
 )
-from rt4chart.transforms.guard import GuardedDoFn, fault_letter_reason
-from rt4chart.transforms.injection import scan_trace
-from rt4chart.transforms.json_text import load_strict
-from rt4chart.transforms.judges import runtime
-from rt4chart.transforms.limits import MAX_QUESTION_CHARS, MAX_ROUTE_CHARS, MAX_TRACE_ID_CHARS
-from rt4chart.transforms.rawtext import (  # noqa: F401 - their home was here
+from rt4chart.transforms.common.guard import GuardedDoFn, fault_letter_reason
+from rt4chart.transforms.common.limits import (
+    MAX_QUESTION_CHARS,
+    MAX_ROUTE_CHARS,
+    MAX_TRACE_ID_CHARS,
+)
+from rt4chart.transforms.common.rawtext import (  # noqa: F401 - their home was here
     raw_text,
     trace_record,
     trace_text,
 )
-from rt4chart.transforms.windows import WindowingConfig
+from rt4chart.transforms.common.windows import WindowingConfig
+from rt4chart.transforms.judges import runtime
 
 STAGE = "validate"
 # What orjson stops at when a line holds JavaScript's non-finite numbers (the position it gives

@@ -30,14 +30,14 @@ from rt4chart.schemas.records import (
     RunInfo,
     UsageRecord,
 )
-from rt4chart.transforms.confirm import ConfirmConfig, ConfirmEnt, needs_confirmation
-from rt4chart.transforms.evidence import (
+from rt4chart.transforms.checks.evidence import (
     claim_probability,
     document_text,
     grounded_verdict,
     key_words,
     supported_verdict,
 )
+from rt4chart.transforms.confirm import ConfirmConfig, ConfirmEnt, needs_confirmation
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_verdict
 from rt4chart.transforms.judges.base import JudgeSpec

@@ -33,13 +33,13 @@ from rt4chart.schemas.records import (
     Usage,
     UsageRecord,
 )
-from rt4chart.transforms.evidence import grounded_verdict
-from rt4chart.transforms.guard import GuardedParts, fault_reason
-from rt4chart.transforms.joins import or_join
+from rt4chart.transforms.checks.evidence import grounded_verdict
+from rt4chart.transforms.common.guard import GuardedParts, fault_reason
+from rt4chart.transforms.common.joins import or_join
+from rt4chart.transforms.common.options_spec import Flex, option
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_verdict, as_verdicts
 from rt4chart.transforms.judges.base import JudgeSpec
-from rt4chart.transforms.options_spec import Flex, option
 from rt4chart.transforms.prune import PruneWindows
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
 from rt4chart.transforms.segment import render_context, render_window

@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO)
     from openai_key import export_api_key
 
-    from rt4chart.pipeline import cli
+    from rt4chart.pipeline.cli import main as cli
 
     # The launcher builds the judge before submitting the job (a missing key fails fast), so
     # it needs the key as much as the workers do.

@@ -1,6 +1,7 @@
 """Writes `metadata.json`, the Flex Template's parameters, from the options' declarations.
 
-A `rt4chart stream` option declared on a stage's config with a `Flex` (transforms/options_spec.py)
+A `rt4chart stream` option declared on a stage's config with a `Flex`
+(transforms/common/options_spec.py)
 is a template parameter as it declares; the template's own fields are in `metadata_base.json`.
 The parameters follow the order of `rt4chart stream`'s options.
 
@@ -15,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from rt4chart.pipeline.flags import declared_flex
+from rt4chart.pipeline.cli.flags import declared_flex
 
 HERE = Path(__file__).resolve().parent
 METADATA = HERE / "metadata.json"

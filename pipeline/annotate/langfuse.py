@@ -20,7 +20,7 @@ import httpx
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from rt4chart.pipeline.sources.phoenix_client import DEFAULT_NAME
-from rt4chart.transforms.redact import redact_configured, register_key_env
+from rt4chart.transforms.common.redact import redact_configured, register_key_env
 
 HOST_ENV = "LANGFUSE_HOST"
 BASE_URL_ENV = "LANGFUSE_BASE_URL"  # the SDK's name since its v4 (2026); LANGFUSE_HOST before

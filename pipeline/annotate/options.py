@@ -1,6 +1,6 @@
 """The write-back's options (`--annotate phoenix|langfuse` on `audit` and `stream`, and the
 `annotate phoenix` / `annotate langfuse` commands' own), declared once
-(`transforms/options_spec.py`)."""
+(`transforms/common/options_spec.py`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from rt4chart.pipeline.annotate.langfuse import (
     SECRET_KEY_ENV,
 )
 from rt4chart.pipeline.sources.phoenix_client import DEFAULT_NAME, ENDPOINT_ENV
-from rt4chart.transforms.options_spec import Option, field_option, fields_options, option
+from rt4chart.transforms.common.options_spec import Option, field_option, fields_options, option
 
 SINKS = ("phoenix", "langfuse")
 DEFAULT_INTERVAL_S = 60.0

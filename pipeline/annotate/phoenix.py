@@ -27,7 +27,7 @@ from rt4chart.pipeline.annotate.verdicts import (
     otel_trace_id,
 )
 from rt4chart.pipeline.sources.phoenix_client import PhoenixClient, PhoenixTarget
-from rt4chart.transforms.span_mapping import document_sources
+from rt4chart.transforms.common.span_mapping import document_sources
 
 logger = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ It runs the eval on the dev part only (`--split dev`) with the judge's calibrati
 side of the judge's decision threshold), then fits two isotonic maps, each made strictly
 increasing (`probability.strictly_monotone`: a slope of 0.001 added to the isotonic steps) so
 that a map never ties scores the judge told apart and ranks them as the raw score does (see
-:mod:`rt4chart.transforms.probability` for how a run uses them):
+:mod:`rt4chart.transforms.common.probability` for how a run uses them):
 
 - claim map: raw score -> P(the claim is unsupported), a claim being unsupported when the
   answer words it restates overlap a gold hallucination span;
@@ -33,9 +33,9 @@ import numpy as np
 
 from rt4chart.pipeline.eval import metrics
 from rt4chart.pipeline.eval.runner import EvalOptions, read_jsonl, run_eval
-from rt4chart.pipeline.summary import read_table
+from rt4chart.pipeline.results.summary import read_table
 from rt4chart.schemas.records import Calibration
-from rt4chart.transforms import probability
+from rt4chart.transforms.common import probability
 from rt4chart.transforms.judges.base import CALIBRATION_OPTION, JudgeSpec
 
 MIN_BLOCK = 25  # smallest block of an isotonic fit: fewer outcomes give a noisy rate

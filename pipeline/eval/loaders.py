@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rt4chart.pipeline.datasets import ragtruth_contexts, split_of
+from rt4chart.pipeline.eval.datasets import ragtruth_contexts, split_of
 
 FORMATS = ("ragtruth", "ragtruth-plus-plus", "jsonl")
 LABELS = ("CON", "NIC")

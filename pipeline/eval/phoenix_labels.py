@@ -21,11 +21,11 @@ from apache_beam.io.filesystems import FileSystems
 
 from rt4chart.pipeline.annotate.verdicts import load_verdicts, otel_trace_id
 from rt4chart.pipeline.eval import reviewers
-from rt4chart.pipeline.report.data import table_reader
-from rt4chart.pipeline.runfolder import SUMMARY
+from rt4chart.pipeline.results.load import table_reader
 from rt4chart.pipeline.sources.phoenix_api import check
 from rt4chart.pipeline.sources.phoenix_client import ENDPOINT_ENV, PhoenixClient, PhoenixTarget
-from rt4chart.transforms.options_spec import option
+from rt4chart.pipeline.storage.run_folder import SUMMARY
+from rt4chart.transforms.common.options_spec import option
 
 REPORT = "agreement.json"
 SPANS_PER_QUERY = 100

@@ -27,7 +27,7 @@ import numpy as np
 
 from rt4chart.pipeline.eval.measures import interval
 from rt4chart.pipeline.eval.metrics import confusion, prf, ratio
-from rt4chart.transforms.joins import wilson
+from rt4chart.transforms.common.joins import wilson
 
 GOLD_PREFIX = "phoenix:"
 FAITHFUL, HALLUCINATED = "faithful", "hallucinated"

@@ -18,13 +18,13 @@ from collections import Counter
 from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 
-from rt4chart.pipeline import jobs
-from rt4chart.pipeline.config import AuditConfig, NestsStages, StagesConfig
 from rt4chart.pipeline.eval import loaders, report
 from rt4chart.pipeline.eval.items import build_items
-from rt4chart.pipeline.summary import read_table
+from rt4chart.pipeline.results.summary import read_table
+from rt4chart.pipeline.run import jobs
+from rt4chart.pipeline.run.config import AuditConfig, NestsStages, StagesConfig
+from rt4chart.transforms.common.options_spec import option
 from rt4chart.transforms.judges.base import JudgeSpec
-from rt4chart.transforms.options_spec import option
 
 logger = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from html import escape
 import plotly.graph_objects as go
 from markupsafe import Markup
 
-from rt4chart.pipeline.report.data import RouteRate
-from rt4chart.pipeline.summary import usd
+from rt4chart.pipeline.results.load import RouteRate
+from rt4chart.pipeline.results.summary import usd
 
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies.
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",

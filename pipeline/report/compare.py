@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from rt4chart.pipeline.report import charts
-from rt4chart.pipeline.report.data import RouteRate, Run, route_totals
 from rt4chart.pipeline.report.trace_view import anchor
+from rt4chart.pipeline.results.load import RouteRate, Run, route_totals
 
 MAX_ROWS = 500
 

@@ -15,10 +15,10 @@ from plotly.offline import get_plotlyjs
 
 from rt4chart.pipeline.report import charts
 from rt4chart.pipeline.report.compare import compare_view
-from rt4chart.pipeline.report.data import SEVERITY, Run, answer_counts, route_totals
 from rt4chart.pipeline.report.templating import render as render_template
 from rt4chart.pipeline.report.trace_view import anchor, trace_data
-from rt4chart.pipeline.summary import usd
+from rt4chart.pipeline.results.load import SEVERITY, Run, answer_counts, route_totals
+from rt4chart.pipeline.results.summary import usd
 from rt4chart.schemas.records import total_cost
 
 STATIC = "rt4chart.pipeline.report"

@@ -20,7 +20,7 @@ from functools import cache
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from rt4chart.pipeline.summary import usd
+from rt4chart.pipeline.results.summary import usd
 
 PACKAGE = "rt4chart.pipeline.report"
 

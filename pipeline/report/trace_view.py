@@ -13,11 +13,11 @@ import itertools
 import re
 from collections import defaultdict
 
-from rt4chart.pipeline.report.data import SEVERITY
 from rt4chart.pipeline.report.templating import macro
+from rt4chart.pipeline.results.load import SEVERITY
 from rt4chart.schemas.records import NO_CLAIM, PreparedTrace, Sentence
+from rt4chart.transforms.checks.spans import label_spans
 from rt4chart.transforms.segment import make_windows
-from rt4chart.transforms.spans import label_spans
 
 # Contexts up to this many sentences are shown whole; longer ones keep the evidence and this
 # many neighbours each side visible, the rest folded.

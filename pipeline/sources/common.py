@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rt4chart.schemas.spans import Scalar
-from rt4chart.transforms import rfc3339
+from rt4chart.transforms.common import rfc3339
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -49,7 +49,8 @@ def as_items(values: dict[str, Scalar]) -> tuple[tuple[str, Scalar], ...]:
 
 def time_ns(value: Any) -> int:
     """Nanoseconds since the epoch from a datetime (naive: UTC), RFC 3339 text (read as trace
-    timestamps are, `transforms/rfc3339.py`), or a number of nanoseconds (text or int); 0 when
+    timestamps are, `transforms/common/rfc3339.py`), or a number of nanoseconds (text or int); 0
+    when
     absent.
 
     Raises:

@@ -11,7 +11,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from rt4chart.pipeline.sources import phoenix
-from rt4chart.pipeline.textfiles import READ_ERRORS, open_input
+from rt4chart.pipeline.storage.text_files import READ_ERRORS, open_input
 
 logger = logging.getLogger(__name__)
 

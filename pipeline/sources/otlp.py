@@ -29,8 +29,8 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from rt4chart.pipeline.sources.common import SpanDecodeError, as_items
 from rt4chart.schemas.records import Message
 from rt4chart.schemas.spans import UNREADABLE_SPAN, Scalar, SourceSpan
-from rt4chart.transforms.fields import InvalidTrace
-from rt4chart.transforms.json_text import load_strict
+from rt4chart.transforms.checks.json_text import load_strict
+from rt4chart.transforms.common.fields import InvalidTrace
 
 # The Collector's googlecloudpubsub exporter: CloudEvents binary-mode attributes.
 CONTENT_TYPE = "content-type"

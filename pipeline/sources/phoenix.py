@@ -16,8 +16,8 @@ from openinference.semconv.trace import SpanAttributes
 
 from rt4chart.pipeline.sources.common import SpanDecodeError, as_items, flatten, time_ns
 from rt4chart.schemas.spans import SourceSpan
-from rt4chart.transforms.fields import InvalidTrace
-from rt4chart.transforms.json_text import load_strict
+from rt4chart.transforms.checks.json_text import load_strict
+from rt4chart.transforms.common.fields import InvalidTrace
 
 ATTRIBUTES = "attributes"
 RESOURCE = "resource"

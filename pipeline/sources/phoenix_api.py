@@ -35,8 +35,8 @@ from rt4chart.pipeline.sources.common import SpanDecodeError, time_ns
 from rt4chart.pipeline.sources.phoenix import RESOURCE
 from rt4chart.pipeline.sources.phoenix_client import PhoenixClient, PhoenixError, PhoenixTarget
 from rt4chart.pipeline.sources.watermark import READ_RECORD, SPANS_FILE, Watermark, newest
-from rt4chart.transforms.options_spec import option
-from rt4chart.transforms.redact import redact_configured
+from rt4chart.transforms.common.options_spec import option
+from rt4chart.transforms.common.redact import redact_configured
 
 logger = logging.getLogger(__name__)
 

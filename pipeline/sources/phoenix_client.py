@@ -20,7 +20,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_expo
 from rt4chart.pipeline.sources.common import SpanDecodeError
 from rt4chart.pipeline.sources.phoenix import row_span
 from rt4chart.schemas.spans import SourceSpan
-from rt4chart.transforms.redact import redact_configured, register_key_env
+from rt4chart.transforms.common.redact import redact_configured, register_key_env
 
 logger = logging.getLogger(__name__)
 

@@ -16,10 +16,10 @@ from typing import Any, NamedTuple
 import apache_beam as beam
 import orjson
 
-from rt4chart.pipeline import readers
 from rt4chart.pipeline.sources import langfuse, otlp, phoenix
+from rt4chart.pipeline.sources import records as readers
 from rt4chart.pipeline.sources.common import SpanDecodeError
-from rt4chart.pipeline.textfiles import (
+from rt4chart.pipeline.storage.text_files import (
     DEFAULT_MAX_RECORD_BYTES,
     READ_ERRORS,
     STAGE,
@@ -29,10 +29,10 @@ from rt4chart.pipeline.textfiles import (
 )
 from rt4chart.schemas.records import DeadLetter, Message
 from rt4chart.transforms.assemble import AssembleStream, AssembleTraces
-from rt4chart.transforms.fields import InvalidTrace
-from rt4chart.transforms.guard import GuardedDoFn, StorageDoFn
-from rt4chart.transforms.json_text import load_strict
-from rt4chart.transforms.span_mapping import SpanMapping
+from rt4chart.transforms.checks.json_text import load_strict
+from rt4chart.transforms.common.fields import InvalidTrace
+from rt4chart.transforms.common.guard import GuardedDoFn, StorageDoFn
+from rt4chart.transforms.common.span_mapping import SpanMapping
 
 logger = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import orjson
 from apache_beam.io.filesystems import FileSystems
 
-from rt4chart.transforms import rfc3339
+from rt4chart.transforms.common import rfc3339
 
 SPANS_FILE = "_phoenix/spans.jsonl"
 READ_RECORD = "_phoenix/read.json"

@@ -32,7 +32,7 @@ RT4CHART = str(Path(sys.executable).parent / "rt4chart")
 
 
 def traces(n: int) -> list[dict]:
-    from rt4chart.pipeline.jobs import example_traces
+    from rt4chart.pipeline.run.jobs import example_traces
 
     examples = [json.loads(line) for line in Path(example_traces()).read_text().splitlines()
                 if line.strip()]
@@ -48,7 +48,7 @@ def timed(fn) -> float:
 def ways(records: list[dict], scratch: Path):
     """name -> a call auditing `records` once."""
     import rt4chart
-    from rt4chart.pipeline import cli
+    from rt4chart.pipeline.cli import main as cli
 
     path = scratch / f"traces-{len(records)}.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
@@ -73,7 +73,7 @@ def own_steps(records: list[dict], scratch: Path, out: str) -> tuple[float, floa
     """Seconds of what the API adds to the command's job: writing the records as JSON lines,
     and reading the run's tables back as typed results (of the run in `out`)."""
     from rt4chart.pipeline.api import _write_records
-    from rt4chart.pipeline.runs import read_run_tables, result_of
+    from rt4chart.pipeline.results.runs import read_run_tables, result_of
 
     write = timed(lambda: _write_records(records, str(scratch / "own.jsonl")))
     read = timed(lambda: result_of(read_run_tables(out), None))

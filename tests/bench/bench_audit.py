@@ -20,9 +20,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "fakes"))
 
-from rt4chart.pipeline import cli  # noqa: E402
-from rt4chart.pipeline.datasets import ragtruth_traces  # noqa: E402
-from rt4chart.pipeline.summary import read_table  # noqa: E402
+from rt4chart.pipeline.cli import main as cli  # noqa: E402
+from rt4chart.pipeline.eval.datasets import ragtruth_traces  # noqa: E402
+from rt4chart.pipeline.results.summary import read_table  # noqa: E402
 
 
 def main() -> None:

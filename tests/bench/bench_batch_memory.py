@@ -44,7 +44,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 def traces(data: str, n: int):
     """N traces cycled from the RAGTruth answers, with unique ids and spread timestamps."""
-    from rt4chart.pipeline.datasets import ragtruth_traces
+    from rt4chart.pipeline.eval.datasets import ragtruth_traces
 
     base = list(ragtruth_traces(data))
     for i in range(n):
@@ -143,7 +143,7 @@ def run_once(path: Path, out: Path, extra: list[str]) -> dict:
 
 
 def answers_written(out: Path) -> int:
-    from rt4chart.pipeline.summary import read_table
+    from rt4chart.pipeline.results.summary import read_table
 
     return read_table(str(out), "answers").num_rows
 

@@ -22,8 +22,8 @@ sys.path[:0] = [str(HERE.parent / "fakes"), str(HERE.parent / "integration")]
 
 from test_busy_llama import Burners, reply_seconds  # noqa: E402
 
-from rt4chart.pipeline import cli  # noqa: E402
-from rt4chart.pipeline.summary import read_table  # noqa: E402
+from rt4chart.pipeline.cli import main as cli  # noqa: E402
+from rt4chart.pipeline.results.summary import read_table  # noqa: E402
 
 from llama_server import MODEL_NAME, LlamaServer  # noqa: E402
 

@@ -22,8 +22,8 @@ import numpy as np
 
 from rt4chart.pipeline.eval import calibrate, metrics
 from rt4chart.pipeline.eval.runner import read_jsonl
-from rt4chart.pipeline.summary import read_table
-from rt4chart.transforms import probability
+from rt4chart.pipeline.results.summary import read_table
+from rt4chart.transforms.common import probability
 
 
 def _steps(points, slope=probability.STRICT_SLOPE):

@@ -21,7 +21,7 @@ import random
 import sys
 from pathlib import Path
 
-from rt4chart.transforms.coverage import check_coverage, topic_terms
+from rt4chart.transforms.checks.coverage import check_coverage, topic_terms
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "claimlike"
 

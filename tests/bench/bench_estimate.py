@@ -37,7 +37,7 @@ def by_task(path: Path, per_task: int) -> dict[str, list[str]]:
 
 def measure(lines: list[str], folder: Path, *extra: str) -> dict[str, tuple[float, float]]:
     """{calls|input_tokens|output_tokens: (estimated, actual)} for these trace lines."""
-    from rt4chart.pipeline import cli
+    from rt4chart.pipeline.cli import main as cli
 
     from fake_openai_server import FakeOpenAI
     from testutil import read_tables

@@ -24,8 +24,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from rt4chart.pipeline.summary import read_table
-from rt4chart.transforms.support import check_support, claim_body
+from rt4chart.pipeline.results.summary import read_table
+from rt4chart.transforms.checks.support import check_support, claim_body
 from rt4chart.transforms.text.assertion import classify
 
 _LACKS_RE = re.compile(r"ENT overturned: evidence lacks (?P<what>[^;]*)")

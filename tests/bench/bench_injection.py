@@ -34,7 +34,7 @@ HERE = Path(__file__).resolve().parent
 FAKES = HERE.parent / "fakes"
 sys.path.insert(0, str(FAKES))
 
-from rt4chart.pipeline import cli  # noqa: E402
+from rt4chart.pipeline.cli import main as cli  # noqa: E402
 
 from planted_injections import PLACEMENTS  # noqa: E402
 from testutil import read_tables  # noqa: E402

@@ -22,15 +22,19 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "fakes"))
 
-from rt4chart.pipeline import cli, jobs  # noqa: E402
-from rt4chart.pipeline.annotate.langfuse import LangfuseClient, LangfuseTarget  # noqa: E402
+from rt4chart.pipeline.annotate.langfuse import (  # noqa: E402
+    LangfuseClient,
+    LangfuseTarget,
+)
 from rt4chart.pipeline.annotate.langfuse_write import write_back  # noqa: E402
 from rt4chart.pipeline.annotate.verdicts import (  # noqa: E402
     TraceVerdict,
     Verdicts,
     load_verdicts,
 )
-from rt4chart.pipeline.report.data import table_reader  # noqa: E402
+from rt4chart.pipeline.cli import main as cli  # noqa: E402
+from rt4chart.pipeline.results.load import table_reader  # noqa: E402
+from rt4chart.pipeline.run import jobs  # noqa: E402
 
 from langfuse_server import PUBLIC_KEY, SECRET_KEY, LangfuseServer  # noqa: E402
 

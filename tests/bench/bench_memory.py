@@ -75,7 +75,7 @@ def run_once(path: Path, out: Path, beam_args: list[str]) -> dict:
 
 def audited(out: Path) -> tuple[int, int]:
     """(answers, claims) written by a run."""
-    from rt4chart.pipeline.summary import read_table
+    from rt4chart.pipeline.results.summary import read_table
 
     return read_table(str(out), "answers").num_rows, read_table(str(out), "claims").num_rows
 

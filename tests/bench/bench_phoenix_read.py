@@ -28,8 +28,14 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (  # noqa: 
 )
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue  # noqa: E402
 
-from rt4chart.pipeline.sources.phoenix_api import PhoenixSource, read_into  # noqa: E402
-from rt4chart.pipeline.sources.phoenix_client import PhoenixClient, PhoenixTarget  # noqa: E402
+from rt4chart.pipeline.sources.phoenix_api import (  # noqa: E402
+    PhoenixSource,
+    read_into,
+)
+from rt4chart.pipeline.sources.phoenix_client import (  # noqa: E402
+    PhoenixClient,
+    PhoenixTarget,
+)
 
 from phoenix_server import PhoenixServer  # noqa: E402
 from span_export import example_records, otlp_request, trace_spans  # noqa: E402

@@ -73,7 +73,7 @@ def main() -> None:
                   f"{record.get('dead_letters')}")
         else:
             print("no summary:", err[-2000:])
-        from rt4chart.pipeline.textfiles import byte_size
+        from rt4chart.pipeline.storage.text_files import byte_size
 
         print(f"peak / limit: {peak_mb * (1 << 20) / byte_size(args.limit):.1f}x")
 

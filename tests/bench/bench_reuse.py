@@ -20,7 +20,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "fakes"))
 
-from rt4chart.pipeline import cli  # noqa: E402
+from rt4chart.pipeline.cli import main as cli  # noqa: E402
 
 from fake_openai_server import FakeOpenAI  # noqa: E402
 from testutil import load_traces, read_tables, write_jsonl  # noqa: E402

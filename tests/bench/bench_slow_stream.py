@@ -20,8 +20,8 @@ sys.path[:0] = [str(HERE.parent / "fakes")]
 
 from sse_stream import Pace  # noqa: E402
 
-from rt4chart.pipeline import cli  # noqa: E402
-from rt4chart.pipeline.summary import read_table  # noqa: E402
+from rt4chart.pipeline.cli import main as cli  # noqa: E402
+from rt4chart.pipeline.results.summary import read_table  # noqa: E402
 
 import fake_judges as fj  # noqa: E402
 from fake_openai_server import FakeOpenAI  # noqa: E402

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from rt4chart.pipeline.sources import otlp
 from rt4chart.transforms.assemble import assemble
-from rt4chart.transforms.span_mapping import SpanMapping
+from rt4chart.transforms.common.span_mapping import SpanMapping
 
 TRACE_ID = "0af7651916cd43dd8448eb211c80319c"
 

@@ -16,7 +16,7 @@ sys.path[:0] = [str(HERE.parent / "fakes"), str(HERE.parent / "integration")]
 
 from test_spend_cap import PRICE, traces  # noqa: E402
 
-from rt4chart.pipeline import cli  # noqa: E402
+from rt4chart.pipeline.cli import main as cli  # noqa: E402
 
 from fake_openai_server import FakeOpenAI  # noqa: E402
 from testutil import read_tables, write_jsonl  # noqa: E402

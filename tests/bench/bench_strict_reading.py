@@ -17,7 +17,7 @@ from pathlib import Path
 
 import orjson
 
-from rt4chart.pipeline.textfiles import split_lines
+from rt4chart.pipeline.storage.text_files import split_lines
 from rt4chart.transforms.validate import load_json
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "ragtruth_sample.jsonl"

@@ -32,10 +32,13 @@ sys.path.insert(0, str(HERE.parent / "fakes"))
 import gold_judge  # noqa: E402, I001 - the fakes folder is not a package
 import lucky_judge  # noqa: E402
 
-from rt4chart.pipeline.datasets import ragtruth_contexts, split_of  # noqa: E402
+from rt4chart.pipeline.eval.datasets import ragtruth_contexts  # noqa: E402
+
+from rt4chart.pipeline.eval.datasets import split_of  # noqa: E402
 from rt4chart.schemas.records import Document, Trace  # noqa: E402
-from rt4chart.transforms.coverage import is_non_claim  # noqa: E402
-from rt4chart.transforms.evidence import grounded_verdict, supported_verdict  # noqa: E402
+from rt4chart.transforms.checks.coverage import is_non_claim  # noqa: E402
+from rt4chart.transforms.checks.evidence import grounded_verdict  # noqa: E402
+from rt4chart.transforms.checks.evidence import supported_verdict  # noqa: E402
 from rt4chart.transforms.judges.base import Verdict  # noqa: E402
 from rt4chart.transforms.segment import (  # noqa: E402
     SegmentConfig,

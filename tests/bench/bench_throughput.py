@@ -51,9 +51,9 @@ sys.path.insert(0, str(HERE))
 import throughput_figures as tf  # noqa: E402
 from sim_provider import LatencyModel, SimProvider, max_in_window, rate_between  # noqa: E402
 
-from rt4chart.pipeline import cli  # noqa: E402
-from rt4chart.pipeline.datasets import ragtruth_traces  # noqa: E402
-from rt4chart.pipeline.summary import read_table  # noqa: E402
+from rt4chart.pipeline.cli import main as cli  # noqa: E402
+from rt4chart.pipeline.eval.datasets import ragtruth_traces  # noqa: E402
+from rt4chart.pipeline.results.summary import read_table  # noqa: E402
 
 DATA = HERE.parents[2] / "shared" / "data" / "ragtruth"
 # Per trace of the RAGTruth sample (measured with this script, chars4, --claims-per-call 1);
@@ -128,7 +128,7 @@ def cli_splits_limits() -> bool:
     from rt4chart.transforms.judges.openai_judge import OpenAIConfig
 
     splits = hasattr(cli, "share_limits") or importlib.util.find_spec(
-        "rt4chart.pipeline.jobs") is not None
+        "rt4chart.pipeline.run.jobs") is not None
     return "rate_share" in OpenAIConfig.__dataclass_fields__ and splits
 
 

@@ -8,10 +8,10 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from rt4chart import prompts
-from rt4chart.pipeline import bigquery as bq
-from rt4chart.pipeline import graph
-from rt4chart.pipeline.config import AuditConfig, StagesConfig
-from rt4chart.pipeline.jobs import example_traces
+from rt4chart.pipeline.run import graph
+from rt4chart.pipeline.run.config import AuditConfig, StagesConfig
+from rt4chart.pipeline.run.jobs import example_traces
+from rt4chart.pipeline.storage import bigquery as bq
 from rt4chart.schemas.records import RunInfo
 from rt4chart.schemas.tables import TABLES
 from rt4chart.transforms.judges.base import JudgeSpec

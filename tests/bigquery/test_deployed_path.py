@@ -13,14 +13,15 @@ from google.api_core.exceptions import NotFound
 from google.cloud import bigquery
 
 from rt4chart import prompts
-from rt4chart.pipeline import bigquery as bq
-from rt4chart.pipeline import cli, graph
-from rt4chart.pipeline.config import AuditConfig, StagesConfig
-from rt4chart.pipeline.earlier import redo_traces
-from rt4chart.pipeline.jobs import write_redo_input
-from rt4chart.pipeline.outputs import TablesConfig
-from rt4chart.pipeline.report.data import load_run
+from rt4chart.pipeline.cli import main as cli
 from rt4chart.pipeline.report.page import render
+from rt4chart.pipeline.results.earlier import redo_traces
+from rt4chart.pipeline.results.load import load_run
+from rt4chart.pipeline.run import graph
+from rt4chart.pipeline.run.config import AuditConfig, StagesConfig
+from rt4chart.pipeline.run.jobs import write_redo_input
+from rt4chart.pipeline.sinks.options import TablesConfig
+from rt4chart.pipeline.storage import bigquery as bq
 from rt4chart.schemas.records import RunInfo
 from rt4chart.schemas.rows import from_dict
 from rt4chart.schemas.tables import ANSWERS, TABLES, bigquery_schema

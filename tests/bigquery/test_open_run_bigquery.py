@@ -10,9 +10,9 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 import rt4chart
 from rt4chart import prompts
-from rt4chart.pipeline import bigquery as bq
-from rt4chart.pipeline import graph
-from rt4chart.pipeline.config import AuditConfig, StagesConfig
+from rt4chart.pipeline.run import graph
+from rt4chart.pipeline.run.config import AuditConfig, StagesConfig
+from rt4chart.pipeline.storage import bigquery as bq
 from rt4chart.schemas.records import RunInfo
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.segment import SegmentConfig

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rt4chart.pipeline.eval import cli as eval_cli
+from rt4chart.pipeline.cli import eval as eval_cli
 
 from lucky_judge import pass_share
 

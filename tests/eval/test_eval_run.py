@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rt4chart.pipeline.eval import cli as eval_cli
+from rt4chart.pipeline.cli import eval as eval_cli
 from rt4chart.pipeline.eval.measures import MEASURES
 from rt4chart.pipeline.eval.metrics import auroc
-from rt4chart.pipeline.summary import read_table
+from rt4chart.pipeline.results.summary import read_table
 
 from fake_openai_server import FakeOpenAI, tag
 
@@ -188,7 +188,7 @@ def _sha(path: Path) -> str:
 
 
 def test_wired_into_rt4chart_cli():
-    from rt4chart.pipeline import cli
+    from rt4chart.pipeline.cli import main as cli
 
     sub = next(a for a in cli.parser()._actions if a.dest == "command")
     assert "eval" in sub.choices

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from rt4chart.pipeline.eval import cli as eval_cli
-from rt4chart.pipeline.summary import read_table
+from rt4chart.pipeline.cli import eval as eval_cli
+from rt4chart.pipeline.results.summary import read_table
 
 import gold_judge
 

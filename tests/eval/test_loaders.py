@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rt4chart.pipeline.datasets import ragtruth_traces
 from rt4chart.pipeline.eval import loaders
+from rt4chart.pipeline.eval.datasets import ragtruth_traces
 
 DATA = Path(__file__).parent / "data"
 # The project's shared data: next to the checkout, else where this workplace keeps it.

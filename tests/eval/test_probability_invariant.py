@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rt4chart.pipeline.eval import cli as eval_cli
-from rt4chart.pipeline.summary import read_table
+from rt4chart.pipeline.cli import eval as eval_cli
+from rt4chart.pipeline.results.summary import read_table
 
 DATA = Path(__file__).parent / "data"
 

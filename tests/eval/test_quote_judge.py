@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import quote_judge
 
-from rt4chart.pipeline.eval import cli as eval_cli
+from rt4chart.pipeline.cli import eval as eval_cli
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ragtruth_gold"
 # cut -> (answer F1, span F1) at least, overall; measured 0.957 / 0.616 and 0.957 / 0.926.

@@ -3,7 +3,7 @@
 It says ENT for every claim (absence claims too) and quotes the context sentence that shares
 the most words with the claim, verbatim, so the quote always grounds. Each answer sentence is
 one claim, its own text. Grounding alone (a real quote about the claim) lets it pass almost
-every hallucination; support checks (`transforms/support.py`) are what must stop it.
+every hallucination; support checks (`transforms/checks/support.py`) are what must stop it.
 
 Run as a script on an `rt4chart eval` folder made with this judge
 (`--judge lucky_judge:factory`, PYTHONPATH=tests/fakes) to print the share of gold-hallucinated

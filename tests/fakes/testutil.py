@@ -10,7 +10,7 @@ from pathlib import Path
 
 def read_tables(out: Path) -> dict[str, list[dict]]:
     """Every output table of a run, as lists of rows."""
-    from rt4chart.pipeline.summary import read_table
+    from rt4chart.pipeline.results.summary import read_table
     from rt4chart.schemas.tables import TABLES
 
     return {name: read_table(str(out), name).to_pylist() for name in TABLES}

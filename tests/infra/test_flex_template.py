@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from rt4chart.pipeline import args as cli_args
-from rt4chart.pipeline import cli
+from rt4chart.pipeline.cli import main as cli
+from rt4chart.pipeline.cli import parsers as cli_args
 
 ROOT = Path(__file__).resolve().parents[2]
 FLEX = ROOT / "infra" / "flex_template"

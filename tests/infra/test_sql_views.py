@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from google.cloud import bigquery
 
-from rt4chart.transforms.joins import wilson
+from rt4chart.transforms.common.joins import wilson
 
 import bq_emulator  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""A batch audit in chunks (`--chunk-traces`, pipeline/chunks.py) through the CLI: the same
+"""A batch audit in chunks (`--chunk-traces`, pipeline/run/chunks.py) through the CLI: the same
 tables as one run over the whole input, a trace_id in two files audited once, --reuse working
 across chunks, and a failed run leaving the earlier run as it was."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rt4chart.pipeline import cli
+from rt4chart.pipeline.cli import main as cli
 
 from testutil import read_tables, write_jsonl
 

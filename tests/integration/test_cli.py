@@ -259,7 +259,7 @@ def test_help_on_every_command_and_typos_through_the_console_script(tmp_path):
     (["report", "R", "S"], "rt4chart report: error: unrecognized arguments: S"),
 ])
 def test_unknown_options_of_every_command_exit_2(argv, message, capsys):
-    from rt4chart.pipeline import cli
+    from rt4chart.pipeline.cli import main as cli
 
     with pytest.raises(SystemExit) as stop:
         cli.main(argv)
@@ -311,7 +311,7 @@ def test_reuse_needs_an_earlier_run_with_a_judge_cache(tmp_path, audit):
 
 
 def test_beam_options_anywhere_are_set_apart_from_inputs():
-    from rt4chart.pipeline.args import split_beam_args
+    from rt4chart.pipeline.cli.parsers import split_beam_args
 
     argv = ["audit", "a.jsonl", "--runner", "FnApiRunner", "b.jsonl", "--streaming", "c.jsonl",
             "--direct_num_workers=2", "--out", "o", "--direct_running_mode", "multi_threading",
@@ -362,7 +362,7 @@ def test_a_slow_judge_shows_progress_while_it_runs_and_done_equals_total_at_the_
         code, tables, _ = audit(str(path), "--judge", "openai", "--base-url", server.base_url,
                                 "--max-concurrency", "2", "--progress-every", "0.5")
     assert code == 0 and len(tables["answers"]) == 4 and len(tables["dead_letters"]) == 1
-    lines = [r.getMessage() for r in caplog.records if r.name == "rt4chart.pipeline.progress"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "rt4chart.pipeline.run.progress"]
     figures = [(line, *map(int, PROGRESS_LINE.match(line).groups()))
                for line in lines if PROGRESS_LINE.match(line)]
     *running, (final, done, total, calls) = figures
@@ -388,8 +388,8 @@ def test_a_failed_run_prints_its_error_in_one_line_then_its_figures(tmp_path, au
 
 
 def test_limits_are_options_of_audit_and_stream(tmp_path, audit):
-    from rt4chart.pipeline import args as cli_args
-    from rt4chart.pipeline.cli import parser
+    from rt4chart.pipeline.cli import parsers as cli_args
+    from rt4chart.pipeline.cli.main import parser
 
     record = {"trace_id": "long", "contexts": ["Paris is the capital of France. It is big."],
               "answer": "Paris is the capital of France. It is big. It has a river."}

@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 
-from rt4chart.pipeline import cli
+from rt4chart.pipeline.cli import main as cli
 from rt4chart.transforms.confirm import STAGE
 
 from confirm_judges import HonestJudge

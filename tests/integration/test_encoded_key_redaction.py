@@ -12,7 +12,7 @@ import urllib.parse
 
 import pytest
 
-from rt4chart.pipeline import cli
+from rt4chart.pipeline.cli import main as cli
 
 from fake_openai_server import FakeOpenAI, RawReply, lexical_responder, tag
 from testutil import read_tables, write_jsonl

@@ -2,7 +2,7 @@
 builds and makes each step fail in turn, so that a new stage cannot escape the guard.
 
 A step of the graph is one of:
-- a `GuardedDoFn` (transforms/guard.py: its `process` is wrapped when the class is defined),
+- a `GuardedDoFn` (transforms/common/guard.py: its `process` is wrapped when the class is defined),
 - a callable made by `guard.guarded` (a FlatMap or a Regroup join),
 - a `StorageDoFn` (reads or writes storage: a storage failure fails the run, by design),
 - one of the projections listed in PROJECTIONS (a field read off a typed element; each says
@@ -25,8 +25,9 @@ import apache_beam as beam
 import pytest
 from apache_beam.pipeline import PipelineVisitor
 
-from rt4chart.pipeline import cli, graph
-from rt4chart.transforms import guard
+from rt4chart.pipeline.cli import main as cli
+from rt4chart.pipeline.run import graph
+from rt4chart.transforms.common import guard
 
 from testutil import read_tables, write_jsonl
 
@@ -164,11 +165,11 @@ def _unguarded(steps) -> list[str]:
 def test_every_step_of_the_stream_graph_is_guarded(input_format):
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from rt4chart.pipeline.config import StagesConfig, StreamConfig
+    from rt4chart.pipeline.run.config import StagesConfig, StreamConfig
     from rt4chart.schemas.records import RunInfo
+    from rt4chart.transforms.common.span_mapping import SpanMapping
+    from rt4chart.transforms.common.windows import WindowingConfig
     from rt4chart.transforms.judges.base import JudgeSpec
-    from rt4chart.transforms.span_mapping import SpanMapping
-    from rt4chart.transforms.windows import WindowingConfig
 
     stages = StagesConfig(JudgeSpec.of("offline", {}),
                           windowing=WindowingConfig.streaming_default())

@@ -10,7 +10,9 @@ import json
 
 import apache_beam as beam
 
-from rt4chart.pipeline import cli, jobs, sinks
+from rt4chart.pipeline.cli import main as cli
+from rt4chart.pipeline.run import jobs
+from rt4chart.pipeline.sinks import fanout as sinks
 
 from testutil import write_jsonl
 

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import rt4chart
-from rt4chart.pipeline import cli
+from rt4chart.pipeline.cli import main as cli
 
 import golden_traces as gt
 

@@ -20,9 +20,9 @@ import zstandard
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from rt4chart.pipeline import textfiles
-from rt4chart.pipeline.io import InputFileError, ReadTraces, check_inputs
-from rt4chart.pipeline.textfiles import numbered_lines, split_lines, text_encoding
+from rt4chart.pipeline.sources.traces import InputFileError, ReadTraces, check_inputs
+from rt4chart.pipeline.storage import text_files as textfiles
+from rt4chart.pipeline.storage.text_files import numbered_lines, split_lines, text_encoding
 from rt4chart.transforms.validate import ValidateTraces
 
 from testutil import write_jsonl

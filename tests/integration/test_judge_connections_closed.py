@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rt4chart.pipeline.judge_check import negotiate
+from rt4chart.pipeline.run.judge_probe import negotiate
 from rt4chart.transforms.judges.base import JudgeSpec
 
 import fake_judges as fj
@@ -43,7 +43,7 @@ def test_a_clean_openai_run_prints_no_event_loop_error(tmp_path):
     env.pop("OPENAI_BASE_URL", None)
     with FakeOpenAI(fj.running_example_responder) as server:
         done = subprocess.run(
-            [sys.executable, "-m", "rt4chart.pipeline.cli", "audit", str(traces), "--judge",
+            [sys.executable, "-m", "rt4chart.pipeline.cli.main", "audit", str(traces), "--judge",
              "openai", "--base-url", server.base_url, "--window-size", "2",
              "--window-overlap", "1", "--out", str(tmp_path / "out")],
             capture_output=True, text=True, env=env, cwd=Path(__file__).parent, check=False)

@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from rt4chart.pipeline import cli
+from rt4chart.pipeline.cli import main as cli
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.judges.openai_judge import OpenAIJudge
 

@@ -17,12 +17,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from rt4chart.pipeline import cli, jobs
-from rt4chart.pipeline.annotate.cli import StreamWriteBack
 from rt4chart.pipeline.annotate.langfuse import LangfuseClient, LangfuseError, LangfuseTarget
 from rt4chart.pipeline.annotate.langfuse_write import score_id, write_back
 from rt4chart.pipeline.annotate.verdicts import TraceVerdict, Verdicts, load_verdicts
-from rt4chart.pipeline.report.data import table_reader
+from rt4chart.pipeline.cli import main as cli
+from rt4chart.pipeline.cli.annotate import StreamWriteBack
+from rt4chart.pipeline.results.load import table_reader
+from rt4chart.pipeline.run import jobs
 
 from langfuse_server import PUBLIC_KEY, SECRET_KEY, LangfuseServer
 from span_export import langfuse_export, write_format

@@ -29,7 +29,7 @@ def _hallucinated() -> dict[str, bool]:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    from rt4chart.pipeline import cli
+    from rt4chart.pipeline.cli import main as cli
 
     from testutil import read_tables
 
@@ -85,7 +85,7 @@ def test_a_hallucinated_name_is_flagged_in_every_language(runs):
 
 
 def test_every_language_goes_through_pruning_the_estimate_the_report_and_eval(tmp_path, capsys):
-    from rt4chart.pipeline import cli
+    from rt4chart.pipeline.cli import main as cli
 
     from testutil import read_tables
 

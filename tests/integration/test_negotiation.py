@@ -128,7 +128,7 @@ def test_a_judge_that_cannot_be_used_stops_the_run_with_the_servers_message(
 
 @pytest.mark.parametrize("serial", [True, False])
 def test_the_probe_calls_a_one_slot_server_one_call_at_a_time(serial, capsys):
-    from rt4chart.pipeline import cli
+    from rt4chart.pipeline.cli import main as cli
 
     with FakeOpenAI(latency_s=0.25, serial=serial, probe_faults=True) as server:
         code = cli.main(["check-judge", "--base-url", server.base_url, "--json"])

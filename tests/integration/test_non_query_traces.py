@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from rt4chart.pipeline import cli
-from rt4chart.transforms.span_mapping import not_a_query
+from rt4chart.pipeline.cli import main as cli
+from rt4chart.transforms.common.span_mapping import not_a_query
 
 from span_builders import retriever, span
 from span_export import SECOND_NS, _child, hex_id, otlp_json, otlp_request, trace_spans

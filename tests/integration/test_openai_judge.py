@@ -200,7 +200,7 @@ def test_a_rejected_key_fails_the_run_with_the_reason(tmp_path, audit, capsys):
 def test_probabilities_come_from_the_label_tokens_logprobs(tmp_path, audit):
     """p_unsupported from the final verification's top_logprobs (identity calibration, claim
     threshold 0.5); p_hallucinated is the answer score tau + (1 - tau) * (1 - prod(1 - p)) of
-    a hallucinated answer (rt4chart.transforms.probability)."""
+    a hallucinated answer (rt4chart.transforms.common.probability)."""
     traces = write_jsonl(tmp_path / "t.jsonl", [fj.RUNNING_TRACE])
     # The model is sure of CON, hesitant on claim 4 (ENT 0.7), and says NIC at 0.6.
     shares = {fj.C1: {"CON": 0.95, "ENT": 0.05}, fj.C2: {"CON": 0.8, "NIC": 0.1, "ENT": 0.1},

@@ -21,9 +21,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from phoenix.client import Client
 
-from rt4chart.pipeline import cli
-from rt4chart.pipeline.annotate.cli import StreamWriteBack
-from rt4chart.pipeline.jobs import example_traces
+from rt4chart.pipeline.cli import main as cli
+from rt4chart.pipeline.cli.annotate import StreamWriteBack
+from rt4chart.pipeline.run.jobs import example_traces
 from rt4chart.pipeline.sources.phoenix_client import PhoenixTarget
 
 from phoenix_server import PhoenixServer

@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from rt4chart.pipeline.annotate import cli as annotate_cli
 from rt4chart.pipeline.annotate.phoenix import write_back
 from rt4chart.pipeline.annotate.verdicts import annotation, group_verdicts, otel_trace_id
+from rt4chart.pipeline.cli import annotate as annotate_cli
 from rt4chart.pipeline.sources.phoenix_client import PhoenixClient, PhoenixError, PhoenixTarget
 
 T1, T2, T3 = "a" * 32, "b" * 32, "c" * 32
@@ -163,7 +163,7 @@ def test_options_make_a_target_or_a_usage_error(monkeypatch):
 
 
 def test_annotate_command_usage_errors_exit_2(tmp_path, capsys):
-    from rt4chart.pipeline import cli
+    from rt4chart.pipeline.cli import main as cli
 
     assert cli.main(["annotate", "phoenix", str(tmp_path), "--endpoint", "http://h:1"]) == 2
     assert "no answers table" in capsys.readouterr().err

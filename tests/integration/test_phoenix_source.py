@@ -16,7 +16,7 @@ import pytest
 from faulty_proxy import FaultyProxy
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
-from rt4chart.pipeline import cli
+from rt4chart.pipeline.cli import main as cli
 
 from phoenix_server import PhoenixServer, free_port
 from span_export import example_records, hex_id, otlp_lines, otlp_request, trace_spans

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from rt4chart.pipeline.progress import Progress
+from rt4chart.pipeline.run.progress import Progress
 
 from fake_openai_server import FakeOpenAI
 from testutil import write_jsonl

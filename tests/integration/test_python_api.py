@@ -12,7 +12,7 @@ import tempfile
 import pytest
 
 import rt4chart
-from rt4chart.pipeline import cli
+from rt4chart.pipeline.cli import main as cli
 from rt4chart.transforms.judges import runtime
 
 import golden_traces as gt

@@ -21,7 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from rt4chart.pipeline import cli
+from rt4chart.pipeline.cli import main as cli
 
 from llama_server import MODEL_NAME, LlamaServer
 

@@ -19,7 +19,8 @@ import httpx
 import pytest
 from phoenix.client import Client
 
-from rt4chart.pipeline import cli, jobs
+from rt4chart.pipeline.cli import main as cli
+from rt4chart.pipeline.run import jobs
 
 from langfuse_server import PUBLIC_KEY, SECRET_KEY, LangfuseServer
 from phoenix_server import PhoenixServer

@@ -200,7 +200,7 @@ def test_a_run_killed_mid_way_leaves_the_earlier_run_intact(tmp_path, earlier_ru
 
 
 def test_a_stream_into_a_foreign_folder_is_refused_before_it_starts(tmp_path, capsys):
-    from rt4chart.pipeline import cli
+    from rt4chart.pipeline.cli import main as cli
 
     mine = tmp_path / "mine"
     mine.mkdir()
@@ -217,7 +217,8 @@ def test_a_stream_into_a_foreign_folder_is_refused_before_it_starts(tmp_path, ca
 # started, not a side channel of rt4chart's).
 PAUSED_AUDIT = """
 import sys, time
-from rt4chart.pipeline import cli, runfolder
+from rt4chart.pipeline.cli import main as cli
+from rt4chart.pipeline.storage import run_folder as runfolder
 cut, pause, argv = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
 real, moves = runfolder._move, []
 def paused(source, destination):
@@ -264,7 +265,7 @@ def test_a_kill_during_the_overwrite_swap_loses_neither_run(tmp_path, earlier_ru
     proc = rt4chart("report", "R", "--out", "r.html", cwd=tmp_path)
     assert proc.returncode == 2 and "cut short" in proc.stderr
     # What any next `rt4chart audit --out R` does first, under the folder's lock.
-    recover = ("from rt4chart.pipeline.runfolder import RunFolder; "
+    recover = ("from rt4chart.pipeline.storage.run_folder import RunFolder; "
                "RunFolder('R', overwrite=True).check()")
     subprocess.run([sys.executable, "-c", recover], cwd=tmp_path, check=True)
     after = {k: v for k, v in snapshot(out).items() if not k.startswith(".staging-")}

@@ -9,8 +9,8 @@ from collections import Counter
 
 from sampled_traces import SAMPLING_ARGS, expected_ids, sampled_records
 
-from rt4chart.pipeline.report.data import load_run
 from rt4chart.pipeline.report.page import render
+from rt4chart.pipeline.results.load import load_run
 from rt4chart.schemas.records import NO_ROUTE
 from rt4chart.transforms.sampling import SamplingConfig
 

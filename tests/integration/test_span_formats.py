@@ -11,9 +11,10 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from rt4chart.pipeline import cli, jobs
-from rt4chart.pipeline.io import ReadTraces
-from rt4chart.pipeline.runfolder import REDO_INPUT
+from rt4chart.pipeline.cli import main as cli
+from rt4chart.pipeline.run import jobs
+from rt4chart.pipeline.sources.traces import ReadTraces
+from rt4chart.pipeline.storage.run_folder import REDO_INPUT
 
 from span_export import hex_id, write_format
 from testutil import load_traces, read_tables

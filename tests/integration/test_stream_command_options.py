@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rt4chart.pipeline import cli, jobs
+from rt4chart.pipeline.cli import main as cli
+from rt4chart.pipeline.run import jobs
 
 from testutil import write_jsonl
 

@@ -136,7 +136,7 @@ def test_servers_that_cannot_stream_with_usage_are_read_whole(profile, streams):
 
 def test_check_judge_measures_the_speed_and_the_estimate_says_how_long_at_it(tmp_path,
                                                                                capsys):
-    from rt4chart.pipeline import cli
+    from rt4chart.pipeline.cli import main as cli
 
     # The probe's calls come at once; the example calls at 20 tokens a second (pace).
     with FakeOpenAI(pace=Pace(first_s=0.2, token_s=0.05), probe_faults=True) as server:
@@ -167,7 +167,7 @@ def test_check_judge_measures_the_speed_and_the_estimate_says_how_long_at_it(tmp
 
 def test_a_server_that_streams_without_usage_is_read_whole_and_still_probed_for_a_lost_prompt(
         capsys):
-    from rt4chart.pipeline import cli
+    from rt4chart.pipeline.cli import main as cli
 
     # As llama-cpp-python: streams, but never with the usage report.
     with FakeOpenAI(stream_usage=False) as server:

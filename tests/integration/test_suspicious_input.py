@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rt4chart.pipeline.report.data import load_run
 from rt4chart.pipeline.report.page import render
+from rt4chart.pipeline.results.load import load_run
 from rt4chart.transforms.validate import mark_suspicious, parse_trace
 
 from testutil import write_jsonl

@@ -16,7 +16,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from sim_provider import LatencyModel, SimProvider  # noqa: E402
 
 from rt4chart.transforms.judges.openai_judge import OpenAIJudge  # noqa: E402
-from rt4chart.transforms.judges.provider_limits import ProviderLimits, reported_limits  # noqa: E402
+from rt4chart.transforms.judges.provider_limits import (
+    ProviderLimits,
+    reported_limits,  # noqa: E402
+)
 
 
 @pytest.fixture(autouse=True)

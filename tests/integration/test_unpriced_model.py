@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from rt4chart.pipeline import cli
+from rt4chart.pipeline.cli import main as cli
 from rt4chart.transforms.judges.pricing import default_table
 
 import fake_judges as fj

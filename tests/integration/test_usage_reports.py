@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from rt4chart.pipeline import cli
+from rt4chart.pipeline.cli import main as cli
 
 from fake_openai_server import FakeOpenAI
 from testutil import write_jsonl

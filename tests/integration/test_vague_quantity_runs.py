@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from rt4chart.pipeline import cli, estimate_run
+from rt4chart.pipeline.cli import main as cli
+from rt4chart.pipeline.run import estimate as estimate_run
 
 from testutil import write_jsonl
 

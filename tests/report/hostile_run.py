@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from rt4chart.pipeline.report.data import Run
+from rt4chart.pipeline.results.load import Run
 from rt4chart.transforms.segment import SegmentConfig, prepare
 from rt4chart.transforms.validate import parse_trace
 

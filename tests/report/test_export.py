@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from rt4chart.pipeline import cli
-from rt4chart.pipeline.eval import cli as eval_cli
-from rt4chart.pipeline.summary import read_table
+from rt4chart.pipeline.cli import eval as eval_cli
+from rt4chart.pipeline.cli import main as cli
+from rt4chart.pipeline.results.summary import read_table
 
 import fake_judges
 from span_export import write_format

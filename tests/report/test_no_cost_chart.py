@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from rt4chart.pipeline import cli as audit_cli
-from rt4chart.pipeline.report import cli as report_cli
-from rt4chart.pipeline.report.data import RouteRate
+from rt4chart.pipeline.cli import main as audit_cli
+from rt4chart.pipeline.cli import report as report_cli
 from rt4chart.pipeline.report.page import NO_COST, has_cost
+from rt4chart.pipeline.results.load import RouteRate
 
 TRACE = {"trace_id": "t1", "route": "r", "question": "What is the capital of Japan?",
          "contexts": ["Tokyo is the capital of Japan."], "answer": "Tokyo is the capital."}

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from report_dom import chromium, parse, run_chromium
 
-from rt4chart.pipeline import cli as audit_cli
-from rt4chart.pipeline.report import cli as report_cli
-from rt4chart.pipeline.report.data import latest_panes, route_totals
+from rt4chart.pipeline.cli import main as audit_cli
+from rt4chart.pipeline.cli import report as report_cli
 from rt4chart.pipeline.report.trace_view import anchor
-from rt4chart.pipeline.summary import read_table
+from rt4chart.pipeline.results.load import latest_panes, route_totals
+from rt4chart.pipeline.results.summary import read_table
 
 import fake_judges
 

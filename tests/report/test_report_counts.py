@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from rt4chart.pipeline.report.cli import report_line
+from rt4chart.pipeline.cli.report import report_line
 from rt4chart.pipeline.report.page import _stats
 
 

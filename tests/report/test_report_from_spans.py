@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from report_dom import chromium, parse, run_chromium
 
-from rt4chart.pipeline import cli as audit_cli
-from rt4chart.pipeline.report import cli as report_cli
-from rt4chart.pipeline.report.data import load_run
+from rt4chart.pipeline.cli import main as audit_cli
+from rt4chart.pipeline.cli import report as report_cli
 from rt4chart.pipeline.report.trace_view import anchor
-from rt4chart.pipeline.summary import read_table
+from rt4chart.pipeline.results.load import load_run
+from rt4chart.pipeline.results.summary import read_table
 
 import fake_judges
 from span_export import write_format

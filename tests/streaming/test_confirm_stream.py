@@ -13,15 +13,15 @@ import orjson
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.test_stream import TestStream
 
-from rt4chart.pipeline import args as cli_args
-from rt4chart.pipeline import cli
-from rt4chart.pipeline.config import StagesConfig
-from rt4chart.pipeline.graph import Audit
+from rt4chart.pipeline.cli import main as cli
+from rt4chart.pipeline.cli import parsers as cli_args
+from rt4chart.pipeline.run.config import StagesConfig
+from rt4chart.pipeline.run.graph import Audit
 from rt4chart.schemas.records import Message, RunInfo
 from rt4chart.schemas.rows import to_dict
+from rt4chart.transforms.common.windows import WindowingConfig
 from rt4chart.transforms.confirm import ConfirmConfig
 from rt4chart.transforms.judges.base import JudgeSpec
-from rt4chart.transforms.windows import WindowingConfig
 
 BASE = 1_717_200_000  # 2024-06-01T00:00:00Z
 SUB = "projects/p/subscriptions/s"

@@ -12,12 +12,12 @@ from collections import Counter
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from rt4chart.pipeline import graph
-from rt4chart.pipeline.config import StagesConfig, StreamConfig
+from rt4chart.pipeline.run import graph
+from rt4chart.pipeline.run.config import StagesConfig, StreamConfig
 from rt4chart.schemas.records import RunInfo
+from rt4chart.transforms.common.span_mapping import SpanMapping
+from rt4chart.transforms.common.windows import WindowingConfig
 from rt4chart.transforms.judges.base import JudgeSpec
-from rt4chart.transforms.span_mapping import SpanMapping
-from rt4chart.transforms.windows import WindowingConfig
 
 from pubsub_emulator import run_streaming
 from span_export import example_records, hex_id, pubsub_message, trace_spans

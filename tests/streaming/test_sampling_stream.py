@@ -15,14 +15,14 @@ from apache_beam.testing.test_stream import TestStream
 from apache_beam.testing.util import assert_that
 from sampled_traces import SAMPLING, expected_ids, sampled_records
 
-from rt4chart.pipeline.config import StagesConfig
-from rt4chart.pipeline.graph import Audit
+from rt4chart.pipeline.run.config import StagesConfig
+from rt4chart.pipeline.run.graph import Audit
 from rt4chart.schemas.records import (
     Message,
     RunInfo,
 )
+from rt4chart.transforms.common.windows import WindowingConfig
 from rt4chart.transforms.judges.base import JudgeSpec
-from rt4chart.transforms.windows import WindowingConfig
 
 RUN = RunInfo("keyword", "test")
 SPEC = JudgeSpec.of("fake_judges:keyword", {})

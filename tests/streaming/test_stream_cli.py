@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rt4chart.pipeline import args as cli_args
-from rt4chart.pipeline import cli
+from rt4chart.pipeline.cli import main as cli
+from rt4chart.pipeline.cli import parsers as cli_args
 
 SUB = "projects/p/subscriptions/s"
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import orjson
 
-from rt4chart.pipeline import cli
+from rt4chart.pipeline.cli import main as cli
 
 from testutil import read_tables, wait_for
 

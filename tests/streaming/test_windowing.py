@@ -14,13 +14,13 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.test_stream import TestStream
 from apache_beam.utils.timestamp import Timestamp
 
-from rt4chart.pipeline.config import StagesConfig
-from rt4chart.pipeline.graph import Audit
+from rt4chart.pipeline.run.config import StagesConfig
+from rt4chart.pipeline.run.graph import Audit
 from rt4chart.schemas.records import Message, RunInfo
 from rt4chart.schemas.rows import RouteRateRow, to_dict
 from rt4chart.transforms.alerts import AlertConfig, RouteAlerts, check
+from rt4chart.transforms.common.windows import WindowingConfig
 from rt4chart.transforms.judges.base import JudgeSpec
-from rt4chart.transforms.windows import WindowingConfig
 
 BASE = 1_717_200_000  # 2024-06-01T00:00:00Z, the start of a 300 s window
 CONTEXT = "The sky is blue today. Grass is green in spring."
@@ -182,7 +182,7 @@ def test_publish_time_is_the_event_time_when_the_trace_has_none():
 
 def _rate(route: str, window: int, hallucinated: int, traces: int,
           pane: int = 0) -> RouteRateRow:
-    from rt4chart.transforms.joins import wilson
+    from rt4chart.transforms.common.joins import wilson
 
     low, high = wilson(hallucinated, traces)
     start = datetime.fromtimestamp(BASE + 300 * window, tz=UTC)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rt4chart.transforms.coverage import check_coverage
+from rt4chart.transforms.checks.coverage import check_coverage
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "claimlike"
 

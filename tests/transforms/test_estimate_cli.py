@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rt4chart.pipeline import cli
+from rt4chart.pipeline.cli import main as cli
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 sys.path.insert(0, str(DATA.parent / "fakes"))

@@ -11,8 +11,8 @@ import apache_beam as beam
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import BeamAssertException, assert_that
 
-from rt4chart.pipeline.config import AuditConfig, StagesConfig
-from rt4chart.pipeline.graph import Audit
+from rt4chart.pipeline.run.config import AuditConfig, StagesConfig
+from rt4chart.pipeline.run.graph import Audit
 from rt4chart.schemas.records import RunInfo
 from rt4chart.transforms.judges.base import JudgeSpec
 

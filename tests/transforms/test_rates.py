@@ -10,7 +10,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from rt4chart.schemas.rows import RouteRateRow
-from rt4chart.transforms.joins import wilson
+from rt4chart.transforms.common.joins import wilson
 from rt4chart.transforms.rates import RatesByRoute
 
 from testutil import answer_row

@@ -10,7 +10,7 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that
 
-from rt4chart.pipeline.config import StagesConfig
+from rt4chart.pipeline.run.config import StagesConfig
 from rt4chart.schemas.records import Document, Trace
 from rt4chart.schemas.rows import SkippedRow
 from rt4chart.transforms.judges.base import JudgeSpec

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from rt4chart.schemas.records import PlacedClaim
-from rt4chart.transforms.coverage import check_coverage
+from rt4chart.transforms.checks.coverage import check_coverage
 from rt4chart.transforms.decompose import MISLABELLED_NOTE, checked_kind, covering
 from rt4chart.transforms.judges.lexical_claims import decompose_claims
 from rt4chart.transforms.text.absence import accepted_absence, states_absence

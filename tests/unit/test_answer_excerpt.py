@@ -7,6 +7,7 @@ from pathlib import Path
 
 from rt4chart import prompts
 from rt4chart.schemas.records import Document, Trace
+from rt4chart.transforms.common.limits import LimitsConfig
 from rt4chart.transforms.decompose import (
     EXCERPT_CUT,
     EXCERPT_NEIGHBOURS,
@@ -16,7 +17,6 @@ from rt4chart.transforms.decompose import (
     requests_for,
 )
 from rt4chart.transforms.judges.base import JudgeSpec
-from rt4chart.transforms.limits import LimitsConfig
 from rt4chart.transforms.segment import SegmentConfig, prepare
 from rt4chart.transforms.validate import parse_trace
 

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from rt4chart.pipeline import args as cli_args
-from rt4chart.pipeline import cli, gate
-from rt4chart.pipeline.options import check_unknown, reject_unknown, split_beam_args
-from rt4chart.transforms.options_spec import from_values
+from rt4chart.pipeline.cli import gate
+from rt4chart.pipeline.cli import main as cli
+from rt4chart.pipeline.cli import parsers as cli_args
+from rt4chart.pipeline.cli.beam_options import check_unknown, reject_unknown, split_beam_args
+from rt4chart.transforms.common.options_spec import from_values
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 PAGES = ("python-api.md", "ci-gate.md")

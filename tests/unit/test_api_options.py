@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rt4chart.pipeline.api import _audit_parser, namespace, option_value
-from rt4chart.pipeline.flags import AUDIT
+from rt4chart.pipeline.cli.flags import AUDIT
 
 NUMERIC = [(dest, opt) for dest, opt in AUDIT if opt.kind == "value" and opt.parse in (int, float)]
 

@@ -12,7 +12,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from rt4chart.pipeline.eval import metrics
-from rt4chart.transforms import probability as prob
+from rt4chart.transforms.common import probability as prob
 from rt4chart.transforms.judges import offline
 
 # Scores on a grid of 1e-6: distinct raw scores that a float64 map can keep apart (two scores

@@ -1,4 +1,4 @@
-"""A batch audit in chunks (pipeline/chunks.py, shards.py), piece by piece, without the audit:
+"""A batch audit in chunks (pipeline/run/chunks.py, shards.py), piece by piece, without the audit:
 shards keyed by trace_id, record counts, chunk sizes, file names."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from rt4chart.pipeline.chunks import (
+from rt4chart.pipeline.run.chunks import (
     DEFAULT_CHUNK_TRACES,
     chunk_file,
     chunk_size,
@@ -21,15 +21,15 @@ from rt4chart.pipeline.chunks import (
     is_local,
     shard_count,
 )
-from rt4chart.pipeline.config import AuditConfig, StagesConfig
-from rt4chart.pipeline.io import ReadTraces
-from rt4chart.pipeline.shards import (
+from rt4chart.pipeline.run.config import AuditConfig, StagesConfig
+from rt4chart.pipeline.run.shards import (
     read_pickles,
     shard_folder,
     shard_of,
     trace_key,
     write_shards,
 )
+from rt4chart.pipeline.sources.traces import ReadTraces
 from rt4chart.schemas.records import DeadLetter
 from rt4chart.transforms.judges.base import JudgeSpec
 

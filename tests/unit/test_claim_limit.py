@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from rt4chart.schemas.records import DeadLetter, DecomposeResult, Document, PlacedClaim, Trace
+from rt4chart.transforms.common.limits import LimitsConfig
 from rt4chart.transforms.decompose import limit_claims, number_claims
-from rt4chart.transforms.limits import LimitsConfig
 from rt4chart.transforms.segment import SegmentConfig, prepare
 
 TRACE = Trace("t", "r", 0, "q", (Document("d", "A one. B two."),), "Alpha beta. Gamma. Delta.")

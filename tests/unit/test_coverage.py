@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rt4chart.transforms.coverage import Coverage, check_coverage, is_non_claim
+from rt4chart.transforms.checks.coverage import Coverage, check_coverage, is_non_claim
 
 
 @pytest.mark.parametrize("sentence", [
@@ -121,7 +121,7 @@ def test_list_markers_and_source_references_are_not_content():
 
 
 def test_a_short_remark_that_touches_neither_question_nor_context_is_not_re_added():
-    from rt4chart.transforms.coverage import topic_terms
+    from rt4chart.transforms.checks.coverage import topic_terms
 
     topic = topic_terms("When is the tax return due?", "Returns are due on April 15.")
     # Words no vocabulary knows count as content; the topic decides for short remarks.
@@ -136,7 +136,7 @@ def test_a_short_remark_that_touches_neither_question_nor_context_is_not_re_adde
 
 
 def test_a_longer_plain_word_sentence_is_re_added_even_off_topic():
-    from rt4chart.transforms.coverage import topic_terms
+    from rt4chart.transforms.checks.coverage import topic_terms
 
     topic = topic_terms("What are the side effects?", "Common side effects include nausea.")
     sentence = "The medication can cause hair loss."

@@ -10,9 +10,9 @@ import os
 import pytest
 
 from rt4chart.pipeline.cli import main
+from rt4chart.transforms.common.redact import redact_configured
 from rt4chart.transforms.judges import secret_key
 from rt4chart.transforms.judges.openai_judge import OpenAIJudge
-from rt4chart.transforms.redact import redact_configured
 
 from fake_openai_server import FakeOpenAI
 

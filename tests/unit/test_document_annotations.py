@@ -5,7 +5,7 @@ no server: the positions Phoenix names documents by, merged retrievers, a rerank
 from __future__ import annotations
 
 from rt4chart.pipeline.annotate.verdicts import TraceVerdict, document_annotations
-from rt4chart.transforms.span_mapping import SpanMapping, document_sources, trace_record
+from rt4chart.transforms.common.span_mapping import SpanMapping, document_sources, trace_record
 
 from span_builders import docs, retriever, span
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from apache_beam.transforms.window import TimestampedValue
 
-from rt4chart.pipeline import cli
+from rt4chart.pipeline.cli import main as cli
 from rt4chart.schemas.records import Message
+from rt4chart.transforms.common.windows import WindowingConfig
 from rt4chart.transforms.validate import _ValidateFn
-from rt4chart.transforms.windows import WindowingConfig
 
 EXAMPLE = Path(cli.__file__).parent / "examples" / "traces.jsonl"
 NOW_US = int(datetime(2026, 12, 3, 12, 0, tzinfo=UTC).timestamp() * 1_000_000)

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from rt4chart.schemas.records import Document, Trace
-from rt4chart.transforms.evidence import align, fragments, ground, normalise
+from rt4chart.transforms.checks.evidence import align, fragments, ground, normalise
 from rt4chart.transforms.judges.base import JudgeError
 from rt4chart.transforms.segment import SegmentConfig, prepare, render_context, render_window
 
@@ -91,7 +91,7 @@ def test_ground_rules(prepared):
 @pytest.mark.parametrize("result", [None, "ENT", ("ENT",), ("MAYBE", []), ("ENT", "quote"),
                                     ("ENT", [3])])
 def test_malformed_judge_results_are_judge_errors(prepared, result):
-    from rt4chart.transforms.evidence import grounded_verdict
+    from rt4chart.transforms.checks.evidence import grounded_verdict
     from rt4chart.transforms.judges.base import JudgeError
 
     with pytest.raises(JudgeError):
@@ -99,7 +99,7 @@ def test_malformed_judge_results_are_judge_errors(prepared, result):
 
 
 def test_grounded_verdict_keeps_real_support(prepared):
-    from rt4chart.transforms.evidence import grounded_verdict
+    from rt4chart.transforms.checks.evidence import grounded_verdict
 
     label, evidence, note, p = grounded_verdict(
         ("ENT", ["The free trial lasts 14 days."]), render_context(prepared),
@@ -108,7 +108,7 @@ def test_grounded_verdict_keeps_real_support(prepared):
 
 
 def test_claim_probability_follows_the_judge_unless_grounding_overturns_it(prepared):
-    from rt4chart.transforms.evidence import grounded_verdict
+    from rt4chart.transforms.checks.evidence import grounded_verdict
 
     context = render_context(prepared)
     quote = ["The free trial lasts 14 days."]
@@ -116,7 +116,7 @@ def test_claim_probability_follows_the_judge_unless_grounding_overturns_it(prepa
     assert grounded_verdict(("ENT", quote, 0.12), context, quote[0])[3] == 0.12
     assert grounded_verdict(("CON", quote, 0.97), context, "The trial lasts 30 days.")[3] == 0.97
     # An ENT with an invented quote becomes NIC; the judge's score is kept, and the rule of
-    # rt4chart.transforms.probability moves it to the NIC side of the threshold (not to 1).
+    # rt4chart.transforms.common.probability moves it to the NIC side of the threshold (not to 1).
     label, _, _, p = grounded_verdict(("ENT", ["Trials last forever."], 0.05), context,
                                       "Trials last forever.")
     assert (label, p) == ("NIC", 0.05)

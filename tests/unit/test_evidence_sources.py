@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from rt4chart.schemas.records import Document, Trace
-from rt4chart.transforms.evidence import (
+from rt4chart.transforms.checks.evidence import (
     align,
     document_text,
     grounded_verdict,

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rt4chart.pipeline.gate import GateConfig, route_limit
-from rt4chart.pipeline.gate_checks import Check, check_routes, latest, paired_rates, rates
-from rt4chart.pipeline.gate_junit import junit_tree, xml_text
+from rt4chart.pipeline.cli.gate import GateConfig, route_limit
+from rt4chart.pipeline.gate.checks import Check, check_routes, latest, paired_rates, rates
+from rt4chart.pipeline.gate.junit import junit_tree, xml_text
 
 DAY = datetime(2024, 6, 1, tzinfo=UTC)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rt4chart.pipeline import cli, gcp_extra
+from rt4chart.pipeline.cli import main as cli
+from rt4chart.pipeline.storage import gcp_extra
 
 
 @pytest.fixture

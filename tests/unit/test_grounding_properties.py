@@ -10,7 +10,8 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from rt4chart.schemas.records import Document, Trace
-from rt4chart.transforms import evidence, segment, support
+from rt4chart.transforms import segment
+from rt4chart.transforms.checks import evidence, support
 
 from text_strategies import any_or_structured, texts
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from rt4chart.schemas.records import Document, Trace, Window
-from rt4chart.transforms.evidence import grounded_verdict, key_words
+from rt4chart.transforms.checks.evidence import grounded_verdict, key_words
 from rt4chart.transforms.segment import SegmentConfig, prepare, render_context, render_window
 from rt4chart.transforms.text.words import content_words, json_key_paths, split_run
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from rt4chart.pipeline.datasets import ragtruth_contexts
-from rt4chart.transforms.injection import (
+from rt4chart.pipeline.eval.datasets import ragtruth_contexts
+from rt4chart.transforms.checks.injection import (
     MAX_FINDINGS,
     SNIPPET_CHARS,
     Finding,

@@ -12,8 +12,8 @@ import pytest
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from rt4chart.pipeline import args as cli_args
-from rt4chart.pipeline import cli
+from rt4chart.pipeline.cli import main as cli
+from rt4chart.pipeline.cli import parsers as cli_args
 from rt4chart.schemas.records import TraceKey
 from rt4chart.transforms.judge_stage import JudgeCallFn
 from rt4chart.transforms.judges import runtime

@@ -4,7 +4,7 @@ import pytest
 
 from rt4chart.schemas.rows import AnswerRow
 from rt4chart.transforms.aggregate import answer_label
-from rt4chart.transforms.joins import and_join, merge_spans, or_join, wilson
+from rt4chart.transforms.common.joins import and_join, merge_spans, or_join, wilson
 from rt4chart.transforms.rates import RouteCounts, RouteCountsFn
 
 from testutil import answer_row

@@ -1,4 +1,4 @@
-"""The repeated-key check of JSON records (transforms/json_text.py): a record whose object
+"""The repeated-key check of JSON records (transforms/checks/json_text.py): a record whose object
 repeats a key, at any depth, is refused naming the key; any other record reads as the standard
 library reads it. Hypothesis writes the texts, with repeated keys, colons inside strings and
 keys, and keys or colons written as \\u escapes (which the fast check cannot see through)."""
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rt4chart.transforms.fields import InvalidTrace
+from rt4chart.transforms.common.fields import InvalidTrace
 from rt4chart.transforms.validate import load_json, parse_trace
 
 KEYS = st.sampled_from(["a", "b", ":", "a:b", "answer", "é", ""])

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from rt4chart.schemas.records import Evidence
-from rt4chart.transforms.coverage import check_coverage, topic_terms
-from rt4chart.transforms.evidence import ground
+from rt4chart.transforms.checks.coverage import check_coverage, topic_terms
+from rt4chart.transforms.checks.evidence import ground
 from rt4chart.transforms.text.assertion import NONE, classify
 from rt4chart.transforms.text.language import (
     anchor_units,

@@ -10,7 +10,9 @@ import sys
 
 import pytest
 
-from rt4chart.pipeline import cli, commands, launcher
+from rt4chart.pipeline import launcher
+from rt4chart.pipeline.cli import commands
+from rt4chart.pipeline.cli import main as cli
 
 
 def _sub_action(root):

@@ -8,7 +8,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from rt4chart.schemas.records import Document, Trace
-from rt4chart.transforms.limits import LimitsConfig, claims_over_limit
+from rt4chart.transforms.common.limits import LimitsConfig, claims_over_limit
 from rt4chart.transforms.segment import OverLimit, Segment, SegmentConfig, prepare
 
 ANSWER = "One is here. Two is here. Three is here. Four is here."

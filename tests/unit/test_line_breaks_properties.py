@@ -1,4 +1,4 @@
-"""Hypothesis properties of the line splitter (pipeline/textfiles.py): CR LF, CR and LF are
+"""Hypothesis properties of the line splitter (pipeline/storage/text_files.py): CR LF, CR and LF are
 each one line break wherever they come, in UTF-8 and UTF-16 (either byte order), however the
 stream's chunks fall, and a line over the record limit is skipped with its exact size."""
 
@@ -10,8 +10,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rt4chart.pipeline import textfiles
-from rt4chart.pipeline.textfiles import HEAD_KEEP, Oversize, split_lines
+from rt4chart.pipeline.storage import text_files as textfiles
+from rt4chart.pipeline.storage.text_files import HEAD_KEEP, Oversize, split_lines
 
 NEWLINES = {"utf-8": b"\n", "utf-16-le": b"\n\x00", "utf-16-be": b"\x00\n"}
 # Text dense in the characters that look like breaks in some encoding: CR, LF, and code points

@@ -23,8 +23,8 @@ from rt4chart.schemas.records import (
     Trace,
 )
 from rt4chart.transforms.aggregate import answer_rows
+from rt4chart.transforms.common.limits import LimitsConfig
 from rt4chart.transforms.decompose import limit_claims, no_claim_note, number_claims
-from rt4chart.transforms.limits import LimitsConfig
 from rt4chart.transforms.segment import SegmentConfig, prepare
 from rt4chart.transforms.text.assertion import classify
 

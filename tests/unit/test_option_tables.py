@@ -1,11 +1,12 @@
-"""The docs' option tables (docs/options.md) are the declarations' (pipeline/option_tables.py)."""
+"""The docs' option tables (docs/options.md) are the declarations'
+(pipeline/cli/option_tables.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from rt4chart.pipeline import option_tables
-from rt4chart.pipeline.flags import AUDIT
+from rt4chart.pipeline.cli import option_tables
+from rt4chart.pipeline.cli.flags import AUDIT
 
 OPTIONS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "options.md"
 
@@ -14,7 +15,7 @@ def test_docs_option_tables_are_current():
     text = OPTIONS_PAGE.read_text()
     assert option_tables.current(text) == text, (
         "docs/options.md's option tables are not current: run "
-        "python -m rt4chart.pipeline.option_tables docs/options.md")
+        "python -m rt4chart.pipeline.cli.option_tables docs/options.md")
 
 
 def test_a_table_row_per_option_with_its_flag_default_and_help():

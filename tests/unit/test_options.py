@@ -9,8 +9,8 @@ from apache_beam.options.pipeline_options import (
     StandardOptions,
 )
 
-from rt4chart.pipeline import cli
-from rt4chart.pipeline.options import (
+from rt4chart.pipeline.cli import main as cli
+from rt4chart.pipeline.cli.beam_options import (
     AuditOptions,
     EvalCommandOptions,
     StreamOptions,

@@ -12,13 +12,13 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from rt4chart.pipeline import jobs
-from rt4chart.pipeline.io import ReadTraces
+from rt4chart.pipeline.run import jobs
 from rt4chart.pipeline.sources import otlp
+from rt4chart.pipeline.sources.traces import ReadTraces
 from rt4chart.schemas.records import Message
 from rt4chart.schemas.spans import SourceSpan
 from rt4chart.transforms.assemble import assemble
-from rt4chart.transforms.span_mapping import SpanMapping
+from rt4chart.transforms.common.span_mapping import SpanMapping
 
 from span_export import hex_id, otlp_json, otlp_request, trace_spans
 

@@ -12,10 +12,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.testing.test_pipeline import TestPipeline
 
-from rt4chart.pipeline import cli
-from rt4chart.pipeline.report.data import load_run
-from rt4chart.pipeline.sinks import Sinks, WriteTables, key_envs, redact_row
-from rt4chart.pipeline.summary import read_table, summarise
+from rt4chart.pipeline.cli import main as cli
+from rt4chart.pipeline.results.load import load_run
+from rt4chart.pipeline.results.summary import read_table, summarise
+from rt4chart.pipeline.sinks.fanout import Sinks, WriteTables, key_envs, redact_row
 from rt4chart.schemas.rows import DeadLetterRow, to_dict
 from rt4chart.schemas.tables import TABLES, arrow_schema
 from rt4chart.transforms.judges.base import JudgeSpec

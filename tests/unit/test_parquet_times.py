@@ -11,9 +11,9 @@ import pyarrow.parquet as pq
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from rt4chart.pipeline.io import ReadTraces, batch_rows
 from rt4chart.pipeline.sources.phoenix import row_span
-from rt4chart.transforms import rfc3339
+from rt4chart.pipeline.sources.traces import ReadTraces, batch_rows
+from rt4chart.transforms.common import rfc3339
 from rt4chart.transforms.validate import parse_trace
 
 NS = 1_714_555_800_123_456_789  # 2024-05-01T09:30:00.123456789Z

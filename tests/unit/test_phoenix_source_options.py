@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from rt4chart.pipeline import cli
+from rt4chart.pipeline.cli import main as cli
 from rt4chart.pipeline.sources import watermark
 from rt4chart.pipeline.sources.phoenix import row_span
 from rt4chart.pipeline.sources.phoenix_api import PhoenixSource, _spooled

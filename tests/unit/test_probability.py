@@ -1,4 +1,4 @@
-"""The probability rule (rt4chart.transforms.probability) and the shipped calibration."""
+"""The probability rule (rt4chart.transforms.common.probability) and the shipped calibration."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from rt4chart.pipeline.eval.calibrate import judge_fingerprint
 from rt4chart.schemas.records import Calibration
-from rt4chart.transforms import probability as prob
+from rt4chart.transforms.common import probability as prob
 from rt4chart.transforms.judges import offline
 from rt4chart.transforms.judges.base import JudgeSpec, calibration_of
 

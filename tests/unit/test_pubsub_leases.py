@@ -1,4 +1,5 @@
-"""The contract of pipeline/pubsub_leases.py without Pub/Sub: a message's key is the key of the
+"""The contract of pipeline/stream/pubsub_leases.py without Pub/Sub: a message's key is the key of
+the
 row that ends it (answer or dead letter, as the validation writes them), an oversize message
 is dead-lettered from its first bytes, and `settle` acknowledges one leased message per row."""
 
@@ -7,7 +8,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from rt4chart.pipeline.pubsub_leases import (
+from rt4chart.pipeline.stream.pubsub_leases import (
     Leases,
     message_key,
     outcome_key,

@@ -120,7 +120,7 @@ def test_metered_attributes_usage_to_the_call():
 def test_local_worker_processes_share_the_rate_limits():
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from rt4chart.pipeline.jobs import share_limits
+    from rt4chart.pipeline.run.jobs import share_limits
     from rt4chart.transforms.judges.base import JudgeSpec
     from rt4chart.transforms.judges.openai_judge import OpenAIConfig
 

@@ -6,6 +6,14 @@ import httpx
 import openai
 import pytest
 
+from rt4chart.transforms.common.redact import (
+    REDACTED,
+    REGISTRY_ENV,
+    configured_secrets,
+    redact,
+    redact_configured,
+    register_key_env,
+)
 from rt4chart.transforms.judge_stage import short_error
 from rt4chart.transforms.judges.base import JudgeError
 from rt4chart.transforms.judges.openai_faults import (
@@ -13,14 +21,6 @@ from rt4chart.transforms.judges.openai_faults import (
     NotACompletion,
     completion_of,
     failure_reason,
-)
-from rt4chart.transforms.redact import (
-    REDACTED,
-    REGISTRY_ENV,
-    configured_secrets,
-    redact,
-    redact_configured,
-    register_key_env,
 )
 
 KEY = "sk-proj-Zx9Qw8Er7Ty6Ui5Op4As3Df2"

@@ -1,4 +1,5 @@
-"""Property tests of the redaction's decoded views (transforms/redact_views.py): a configured key
+"""Property tests of the redaction's decoded views (transforms/common/redact_views.py): a
+configured key
 echoed in any of the general encodings, inside any surrounding text, is removed, exactly where it
 was; a text without it keeps every character."""
 
@@ -10,8 +11,8 @@ import html
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rt4chart.transforms.redact import REDACTED, redact
-from rt4chart.transforms.redact_views import merge, plain_view, replace_spans, skeleton
+from rt4chart.transforms.common.redact import REDACTED, redact
+from rt4chart.transforms.common.redact_views import merge, plain_view, replace_spans, skeleton
 
 # Keys and surrounding text from disjoint letters, so that text around a key cannot complete it.
 KEYS = st.text("abcdefghijkmnopqrstuvwABCDEFGHJKLMNPQRSTUVW0123456789-_", min_size=16,

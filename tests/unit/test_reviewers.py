@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rt4chart.pipeline.eval.reviewers import Review, agreement, gold_name, kappa, match, reading
-from rt4chart.transforms.joins import wilson
+from rt4chart.transforms.common.joins import wilson
 
 
 @pytest.mark.parametrize("raw, review", [

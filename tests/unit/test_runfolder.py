@@ -13,9 +13,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from rt4chart.pipeline import runfolder
-from rt4chart.pipeline.io import check_inputs
-from rt4chart.pipeline.runfolder import (
+from rt4chart.pipeline.results.summary import read_table
+from rt4chart.pipeline.sources.traces import check_inputs
+from rt4chart.pipeline.storage import run_folder as runfolder
+from rt4chart.pipeline.storage.run_folder import (
     MANIFEST,
     ForeignFilesError,
     Manifest,
@@ -23,7 +24,6 @@ from rt4chart.pipeline.runfolder import (
     list_files,
     scan,
 )
-from rt4chart.pipeline.summary import read_table
 from rt4chart.schemas.rows import DeadLetterRow, to_dict
 from rt4chart.schemas.tables import TABLES, arrow_schema
 
@@ -387,7 +387,7 @@ def test_a_folder_in_the_home_folder_and_the_current_one_are_fine(tmp_path, monk
 @pytest.mark.parametrize("command", ["audit", "stream"])
 def test_audit_and_stream_to_out_slash_are_usage_errors_that_write_nothing(
         command, tmp_path, monkeypatch, capsys):
-    from rt4chart.pipeline import cli
+    from rt4chart.pipeline.cli import main as cli
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
@@ -405,7 +405,8 @@ def test_readers_refuse_a_swap_cut_short_and_warn_on_a_failed_run(tmp_path, caps
                                                                   names):
     import argparse
 
-    from rt4chart.pipeline import cli, jobs
+    from rt4chart.pipeline.cli import main as cli
+    from rt4chart.pipeline.run import jobs
 
     out = tmp_path / "out"
     _run(out, OLD)

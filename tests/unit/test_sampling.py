@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from rt4chart.pipeline import cli
+from rt4chart.pipeline.cli import main as cli
 from rt4chart.schemas.records import Trace
 from rt4chart.transforms.sampling import ALWAYS, SAMPLED, UNSAMPLED, Rule, SamplingConfig, score
 
@@ -115,7 +115,7 @@ def test_bad_values_are_usage_errors_naming_the_option(args, named, tmp_path, ca
 
 
 def test_stream_takes_the_same_options():
-    from rt4chart.pipeline import args as cli_args
+    from rt4chart.pipeline.cli import parsers as cli_args
 
     parsed, _ = cli.parser().parse_known_args([
         "stream", "--subscription", "projects/p/subscriptions/s", "--out", "o",
@@ -128,8 +128,8 @@ def test_stream_takes_the_same_options():
 
 
 def test_a_run_that_sampling_left_empty_is_not_nothing_valid():
-    from rt4chart.pipeline.jobs import nothing_valid
-    from rt4chart.pipeline.summary import Summary
+    from rt4chart.pipeline.results.summary import Summary
+    from rt4chart.pipeline.run.jobs import nothing_valid
 
     assert not nothing_valid(Summary(traces=0, seen=5))  # --sample 0: all seen, none picked
     assert nothing_valid(Summary(traces=0, seen=1, sampled=1))  # picked, then dead-lettered

@@ -1,5 +1,5 @@
 """Which span gives what: the rule that maps a traced RAG request's spans onto the trace schema
-(transforms/span_mapping.py), without a pipeline."""
+(transforms/common/span_mapping.py), without a pipeline."""
 
 from __future__ import annotations
 
@@ -9,7 +9,12 @@ import pytest
 
 from rt4chart.schemas.spans import SourceSpan
 from rt4chart.transforms.assemble import assemble
-from rt4chart.transforms.span_mapping import SpanMapping, Unassembled, span_depths, trace_record
+from rt4chart.transforms.common.span_mapping import (
+    SpanMapping,
+    Unassembled,
+    span_depths,
+    trace_record,
+)
 
 from span_builders import TRACE, docs, retriever, span
 

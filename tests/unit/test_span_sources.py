@@ -13,13 +13,14 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from rt4chart.pipeline import args as cli_args
-from rt4chart.pipeline import cli, jobs
+from rt4chart.pipeline.cli import main as cli
+from rt4chart.pipeline.cli import parsers as cli_args
+from rt4chart.pipeline.run import jobs
 from rt4chart.pipeline.sources import langfuse, otlp, phoenix
 from rt4chart.pipeline.sources.common import SpanDecodeError
 from rt4chart.pipeline.sources.detect import file_format
 from rt4chart.schemas.records import Message
-from rt4chart.transforms.span_mapping import SpanMapping, Unassembled, trace_record
+from rt4chart.transforms.common.span_mapping import SpanMapping, Unassembled, trace_record
 from rt4chart.transforms.validate import parse_trace
 
 from span_export import (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rt4chart.transforms.spans import claim_spans, label_spans
+from rt4chart.transforms.checks.spans import claim_spans, label_spans
 
 ANSWER = "Hi. The free trial, offered to all users, lasts 30 days and covers all Pro features."
 OFFSET = ANSWER.index("The")

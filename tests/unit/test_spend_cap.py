@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rt4chart.pipeline.cap_rounds import SAFETY, fits, learned_scale, remaining_budget
-from rt4chart.pipeline.config import StagesConfig
+from rt4chart.pipeline.run.cap_rounds import SAFETY, fits, learned_scale, remaining_budget
+from rt4chart.pipeline.run.config import StagesConfig
 from rt4chart.schemas.records import Document, Trace
 from rt4chart.transforms.confirm import ConfirmConfig
 from rt4chart.transforms.judges.base import JudgeSpec
@@ -74,7 +74,7 @@ def test_a_cap_with_an_unpriced_second_judge_is_refused():
     """A cap never runs uncapped: a confirming judge without a price is a usage error."""
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from rt4chart.pipeline.jobs import prepare_caps
+    from rt4chart.pipeline.run.jobs import prepare_caps
 
     priced = JudgeSpec.of("openai", {"model": "m", "price_input": "1", "price_output": "4"})
     caps = CapConfig(max_usd=("5",))

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from rt4chart.transforms.evidence import grounded_verdict
+from rt4chart.transforms.checks.evidence import grounded_verdict
+from rt4chart.transforms.checks.support import Support, check_support, claim_body, entities, fold
 from rt4chart.transforms.judges.base import Verdict
-from rt4chart.transforms.support import Support, check_support, claim_body, entities, fold
 from rt4chart.transforms.text.quantities import number_terms, word_number
 
 TESTS = Path(__file__).resolve().parents[1]

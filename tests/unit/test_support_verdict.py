@@ -4,7 +4,7 @@ claim's specifics."""
 from __future__ import annotations
 
 from rt4chart.schemas.records import Document, Trace
-from rt4chart.transforms.evidence import (
+from rt4chart.transforms.checks.evidence import (
     grounded_verdict,
     supported_verdict,
     unsupported_specifics,
@@ -25,7 +25,8 @@ def _final(claim: str, verdict: Verdict):
 def test_an_ent_whose_quote_states_another_number_is_nic_naming_the_number():
     label, evidence, note, p = _final("The free trial lasts 30 days.",
                                       Verdict("ENT", ("The free trial lasts 14 days.",), 0.1))
-    # The judge's own score is kept; the probability rule (transforms/probability.py) moves it
+    # The judge's own score is kept; the probability rule (transforms/common/probability.py) moves
+    # it
     # to the NIC side of the run's threshold when the claim row is written.
     assert (label, evidence, p) == ("NIC", (), 0.1)
     assert note.startswith("ENT overturned: evidence lacks") and "30 days" in note

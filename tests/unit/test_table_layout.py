@@ -19,14 +19,14 @@ import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.util import assert_that, equal_to
 
-from rt4chart.pipeline import cli
-from rt4chart.pipeline.bigquery import added_fields
-from rt4chart.pipeline.earlier import read_cache, redo_traces
-from rt4chart.pipeline.outputs import TablesConfig, tables_config
-from rt4chart.pipeline.report.data import load_run
-from rt4chart.pipeline.runfolder import MANIFEST, RunFolder, scan
-from rt4chart.pipeline.summary import read_table, summarise
-from rt4chart.pipeline.tablefiles import NULL_PARTITION, WriteTable, table_files
+from rt4chart.pipeline.cli import main as cli
+from rt4chart.pipeline.results.earlier import read_cache, redo_traces
+from rt4chart.pipeline.results.load import load_run
+from rt4chart.pipeline.results.summary import read_table, summarise
+from rt4chart.pipeline.sinks.options import TablesConfig, tables_config
+from rt4chart.pipeline.storage.bigquery import added_fields
+from rt4chart.pipeline.storage.run_folder import MANIFEST, RunFolder, scan
+from rt4chart.pipeline.storage.table_files import NULL_PARTITION, WriteTable, table_files
 from rt4chart.schemas.records import RunInfo
 
 from testutil import write_jsonl

@@ -7,8 +7,8 @@ import io
 
 import pytest
 
-from rt4chart.pipeline import textfiles
-from rt4chart.pipeline.textfiles import (
+from rt4chart.pipeline.storage import text_files as textfiles
+from rt4chart.pipeline.storage.text_files import (
     NotTextError,
     Oversize,
     byte_size,
@@ -122,7 +122,7 @@ def test_bad_sizes_are_refused(text):
 
 
 def test_a_file_a_glob_found_is_itself_even_with_brackets_in_its_name(tmp_path):
-    from rt4chart.pipeline.textfiles import input_paths
+    from rt4chart.pipeline.storage.text_files import input_paths
 
     odd = tmp_path / "a[1].jsonl"
     odd.write_text("{}\n")

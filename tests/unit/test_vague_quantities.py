@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from rt4chart.transforms.support import check_support
+from rt4chart.transforms.checks.support import check_support
 from rt4chart.transforms.text.quantities import read, stated_ranges
 
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from rt4chart.schemas.records import Trace, TraceKey
-from rt4chart.transforms.limits import (
+from rt4chart.transforms.common.limits import (
     MAX_JSON_DEPTH,
     MAX_METADATA_CHARS,
     MAX_METADATA_ENTRIES,

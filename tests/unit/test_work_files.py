@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rt4chart.pipeline.tablefiles import is_work_file
+from rt4chart.pipeline.storage.table_files import is_work_file
 
 
 @pytest.mark.parametrize("rel", [

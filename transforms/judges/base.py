@@ -247,7 +247,7 @@ async def contained(fn: Callable[[], Awaitable[T]]) -> T:
 # A judge call's deadline. Time a judge spends in its own queue (a concurrency limit, a rate
 # limiter, a batch job) is not the call hanging: a judge marks it with `queued()`.
 DEADLINE_OPTION = "call_deadline_s"
-# Every judge's option too, handled by the pipeline (rt4chart.transforms.probability), never
+# Every judge's option too, handled by the pipeline (rt4chart.transforms.common.probability), never
 # seen by a factory: a calibration file of the judge's scores, or "identity".
 CALIBRATION_OPTION = "calibration"
 DEFAULT_CALL_DEADLINE_S = 300.0
@@ -460,7 +460,7 @@ def calibration_of(judge: object, spec: JudgeSpec) -> Calibration:
     raw score. A given file fitted for another judge model or decision threshold is refused
     (ValueError); the judge's own, so stale, is replaced by the identity with a warning (the
     run records which it used), so that a changed judge still runs before its map is refit."""
-    from rt4chart.transforms import probability
+    from rt4chart.transforms.common import probability
 
     model = judge_model(judge, spec)
     decision = float(getattr(judge, "decision_threshold", probability.DEFAULT_DECISION))

@@ -1,5 +1,5 @@
 """The judge's command-line options, shared by `audit`, `stream` and `eval`, and the
-:class:`JudgeSpec` they give: parsed here only (see `transforms/options_spec.py`)."""
+:class:`JudgeSpec` they give: parsed here only (see `transforms/common/options_spec.py`)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import logging
 import os
 from dataclasses import dataclass
 
+from rt4chart.transforms.common.options_spec import Flex, option
 from rt4chart.transforms.judges.base import JudgeSpec
 from rt4chart.transforms.judges.job_limits import LIMITERS
 from rt4chart.transforms.judges.openai_config import OPENAI_JUDGES, azure_from_env
-from rt4chart.transforms.options_spec import Flex, option
 
 logger = logging.getLogger("rt4chart")
 

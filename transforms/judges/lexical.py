@@ -26,7 +26,8 @@ TOPIC = 0.5  # coverage at which a sentence is "about" the claim, a precondition
 NEGATION_TOPIC = 0.8  # negation cues are noisy; require a closer match before trusting them
 UNION_SIZE = 3
 # The claim's p_unsupported: a logistic function of the features of `_analyse`, fitted on the
-# "dev" part of the bundled RAGTruth records (split_of in rt4chart.pipeline.datasets) by maximum
+# "dev" part of the bundled RAGTruth records (split_of in rt4chart.pipeline.eval.datasets) by
+# maximum
 # likelihood of the answer labels under p_hallucinated = 1 - prod(1 - p_claim), L2 1.0. Hence
 # small claim p's: an answer compounds them. P_THRESHOLD maximises answer-level F1 on "dev".
 P_THRESHOLD = 0.12  # below it the claim is ENT

@@ -14,9 +14,9 @@ from typing import Any
 
 import openai
 
+from rt4chart.transforms.common.redact import redact
 from rt4chart.transforms.judges.base import JudgeError
 from rt4chart.transforms.judges.schema_check import OutOfBounds, SchemaMismatch
-from rt4chart.transforms.redact import redact
 
 
 class NotACompletion(SchemaMismatch):

@@ -36,6 +36,7 @@ from tenacity import (
 )
 
 from rt4chart import prompts
+from rt4chart.transforms.common.redact import redact, register_key_env
 from rt4chart.transforms.judges.adaptive_limit import AdaptiveLimit
 from rt4chart.transforms.judges.base import (
     DecomposedClaim,
@@ -103,7 +104,6 @@ from rt4chart.transforms.judges.schema_check import (
 from rt4chart.transforms.judges.secret_key import read_api_key
 from rt4chart.transforms.judges.streamed import Waits, is_event_stream, read, stream_body
 from rt4chart.transforms.judges.throughput import OUTPUT_KEY, Throughput
-from rt4chart.transforms.redact import redact, register_key_env
 
 logger = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ The loop and the judges live in a :class:`JudgeRuntime`, which a DoFn acquires i
 through a `apache_beam.utils.shared.Shared` handle (as Beam's RunInference holds its model).
 Every judge stage of a pipeline holds the same handle (:func:`runtime_handle`, made once where
 the pipeline is built and pickled with each DoFn), so on a worker they all acquire the same
-runtime. The runtime also owns the process's progress tally (`transforms/tally.py`; every
+runtime. The runtime also owns the process's progress tally (`transforms/common/tally.py`; every
 stage's progress counters reach it through the same handle: Beam keeps only the last acquired
 `Shared` object alive, so a second token would let the runtime go between bundles) and the
 worker's throttling clock (`ratelimit.ThrottleClock`): the
@@ -30,9 +30,9 @@ from typing import Any
 
 from apache_beam.utils.shared import Shared
 
+from rt4chart.transforms.common.tally import LiveCounter, LiveTally
 from rt4chart.transforms.judges.base import Judge, JudgeSpec, close_judge
 from rt4chart.transforms.judges.ratelimit import ThrottleClock, building_judges
-from rt4chart.transforms.tally import LiveCounter, LiveTally
 
 # How long a runtime that goes waits for its judges' connections to close.
 CLOSE_TIMEOUT_S = 5.0
@@ -114,7 +114,7 @@ def process_tally(handle: Shared | None = None) -> LiveTally:
 
 def counter(namespace: str, name: str) -> LiveCounter:
     """Drop-in for `beam.metrics.Metrics.counter` for the counters progress is made of: it
-    also counts in the tally of the process it runs in (see `transforms/tally.py`)."""
+    also counts in the tally of the process it runs in (see `transforms/common/tally.py`)."""
     return LiveCounter(namespace, name, functools.partial(process_tally, runtime_handle()))
 
 

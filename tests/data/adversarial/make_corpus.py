@@ -560,7 +560,8 @@ both, and the data files, are written by `make_corpus.py` (run it after editing 
 commit what it writes).
 
 Each record is classified by the trace schema (README.md, "## Traces") and by what
-`transforms/validate.py`, `transforms/fields.py` and `transforms/limits.py` enforce. Some
+`transforms/validate.py`, `transforms/common/fields.py` and `transforms/common/limits.py` enforce.
+Some
 inputs that look bad are valid: an empty answer (no claims, ENT), zero-width or right-to-left
 text, escaped control characters, numbers in metadata, a timestamp without zone (UTC).
 

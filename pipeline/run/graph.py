@@ -1,0 +1,295 @@
+"""The audit graph: read, validate, segment, decompose, verify locally and globally, join, write.
+
+One graph serves both jobs: `build` (batch, files in) and `build_stream` (Pub/Sub in). Stage
+labels are stable verbs: a runner's in-place update of a streaming job depends on them.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import apache_beam as beam
+
+from rt4chart.pipeline.results.earlier import read_cache
+from rt4chart.pipeline.run.config import AuditConfig, StagesConfig, StreamConfig
+from rt4chart.pipeline.run.progress import DeadLetterRows
+from rt4chart.pipeline.run.shards import Chunk, ReadPickles, ReadShard, WritePickles
+from rt4chart.pipeline.sinks.fanout import Sinks, WriteTables, key_envs
+from rt4chart.pipeline.sources.traces import ReadTraces
+from rt4chart.schemas import rows
+from rt4chart.schemas.records import Message, RunInfo
+from rt4chart.transforms.aggregate import REDO_STAGE, AggregateAnswers
+from rt4chart.transforms.alerts import RouteAlerts
+from rt4chart.transforms.common.guard import GuardedDoFn
+from rt4chart.transforms.decompose import DecomposeClaims
+from rt4chart.transforms.rates import (
+    CostsByRoute,
+    RatesByRoute,
+    dead_letter_traffic,
+    skipped_traffic,
+)
+from rt4chart.transforms.sampling import Sample
+from rt4chart.transforms.segment import Segment
+from rt4chart.transforms.spend_cap import CapGate, SettleFn, cap_prices
+from rt4chart.transforms.validate import ValidateTraces
+from rt4chart.transforms.verify_global import VerifyGlobal
+from rt4chart.transforms.verify_local import VerifyLocal
+
+
+class AuditTables(NamedTuple):
+    """The audit's output tables, named as the tables are, as rows (route_rates and costs are
+    None in one chunk of a run in chunks: they are computed over all chunks, see `Audit`)."""
+
+    answers: beam.PCollection[rows.AnswerRow]
+    claims: beam.PCollection[rows.ClaimRow]
+    route_rates: beam.PCollection[rows.RouteRateRow]
+    costs: beam.PCollection[rows.CostRow]
+    dead_letters: beam.PCollection[rows.DeadLetterRow]
+    judge_cache: beam.PCollection[rows.JudgeCacheRow]
+    traces: beam.PCollection[rows.TraceRow] | None = None  # opt-in (--write-traces)
+    skipped: beam.PCollection[rows.SkippedRow] | None = None  # with a spend cap
+
+    def written(self) -> dict[str, beam.PCollection]:
+        """{table name: rows} of the tables to write (an opt-in table not asked for is not)."""
+        return {name: pc for name, pc in self._asdict().items() if pc is not None}
+
+
+class Audit(beam.PTransform):
+    """Raw trace records (or Pub/Sub Messages) -> the output tables (as rows).
+
+    `reuse`: judge_cache rows of an earlier run; calls whose key is there are not made again.
+    `write_traces`: also return the valid traces as the `traces` table.
+    `carry` (one chunk of a batch run in chunks, see chunks.py): a folder where the answer rows
+    and usage records go instead of into route_rates and costs, which `build_aggregates`
+    computes once over every chunk's.
+    """
+
+    def __init__(self, stages: StagesConfig, run: RunInfo, reuse: beam.PCollection | None = None,
+                 write_traces: bool = False, carry: str | None = None,
+                 unread: tuple[beam.PCollection, ...] = ()):
+        """`unread`: dead letter rows of the stages before this (reading, receiving), added to
+        the dead letters and counted in route_rates, as are the traces a spend cap kept from
+        the judges (the skipped table)."""
+        super().__init__()
+        self._unread = tuple(unread)
+        self._stages = stages
+        self._run = run
+        self._reuse = reuse
+        self._write_traces = write_traces
+        self._carry = carry
+
+    def expand(self, records: beam.PCollection) -> AuditTables:
+        st = self._stages
+        spec, streaming, timeout = st.judge, st.streaming, st.join_timeout_s
+        valid = records | "ValidateTraces" >> ValidateTraces(st.windowing, st.dedupe_horizon_s)
+        # Before any judge call: an unsampled trace is only counted (transforms/sampling.py).
+        picked, traffic, unsampled = valid.traces | "Sample" >> Sample(st.sampling)
+        segmented = picked | "Segment" >> Segment(st.segment)
+        run, reuse = self._run, self._reuse
+        self.cap_dead_letters = None
+        started, skipped = self._gate(segmented.prepared)
+        decomposed = started | "DecomposeClaims" >> DecomposeClaims(
+            spec, streaming, timeout, run, reuse, st.segment.limits)
+        local = decomposed.claim_sets | "VerifyLocal" >> VerifyLocal(
+            spec, streaming, timeout, st.verify_local, run, reuse)
+        final = local.pending | "VerifyGlobal" >> VerifyGlobal(spec, run, reuse, st.confirm)
+        usage = (decomposed.usage, local.usage, final.usage) | "AllUsage" >> beam.Flatten()
+        answers = {
+            "claim_sets": local.claim_sets, "verdicts": final.verdicts,
+            "failed": local.failed,
+        } | "AggregateAnswers" >> AggregateAnswers(self._run, streaming, timeout)
+        dead = (
+            (valid.dead_letters, unsampled, segmented.dead_letters, decomposed.dead_letters,
+             local.dead_letters, answers.redo,
+             *(() if self.cap_dead_letters is None else (self.cap_dead_letters,)))
+            | "DeadLetters" >> beam.Flatten()
+            | "DeadLetterRows" >> beam.Map(DeadLetterRows())  # counted: a trace ends here
+        )
+        if skipped is not None:  # a stream's hourly ledger learns the traces' actual costs
+            answers.answers | "SettleSpend" >> beam.ParDo(SettleFn(st.caps))
+        dead = (dead, *self._unread) | "AllDeadLetters" >> beam.Flatten()
+        capped = () if skipped is None else (
+            skipped | "SkippedTraffic" >> beam.Map(skipped_traffic),)
+        counted = (traffic, *capped, dead | "DeadLetterTraffic" >> beam.FlatMap(
+            lambda row: [] if row.stage == REDO_STAGE else [dead_letter_traffic(row)]))
+        traffic = counted | "Traffic" >> beam.Flatten()
+        rates, costs, unaggregated = self._aggregates(answers.answers, usage, traffic)
+        if unaggregated:  # the rate and cost steps' own faults (after the traffic is counted)
+            dead = (dead, *unaggregated) | "WithAggregateFaults" >> beam.Flatten()
+        return AuditTables(
+            answers.answers,
+            answers.claims,
+            rates,
+            costs,
+            dead,
+            (decomposed.cache, local.cache, final.cache) | "JudgeCache" >> beam.Flatten(),
+            (valid.traces | "TraceRows" >> beam.Map(rows.TraceRow.of))
+            if self._write_traces else None,
+            skipped,
+        )
+
+    def _gate(self, prepared: beam.PCollection):
+        """(the traces that start, skipped rows or None): with a spend cap, a trace starts
+        only while the cap holds its reservation (transforms/spend_cap.py)."""
+        st = self._stages
+        if not st.caps.enabled:
+            return prepared, None
+        prices = st.caps.prices or cap_prices(st.judge.name, dict(st.judge.options))
+        gate = CapGate(st.caps, st, prices)
+        out = prepared | "CapSpend" >> gate
+        self.cap_alerts = gate.alerts
+        self.cap_dead_letters = gate.dead_letters
+        return out
+
+    def _aggregates(self, answers: beam.PCollection, usage: beam.PCollection,
+                    traffic: beam.PCollection):
+        """(rate rows, cost rows, their steps' dead letter rows)."""
+        windowing = self._stages.windowing
+        if self._carry is None:
+            rates_of, costs_of = RatesByRoute(windowing), CostsByRoute(windowing)
+            rates = (answers, traffic) | "RatesByRoute" >> rates_of
+            costs = usage | "CostsByRoute" >> costs_of
+            return rates, costs, (aggregate_faults(rates_of, costs_of),)
+        answers | "CarryAnswers" >> WritePickles(self._carry, "answers")
+        traffic | "CarryTraffic" >> WritePickles(self._carry, "traffic")
+        usage | "CarryUsage" >> WritePickles(self._carry, "usage")
+        return None, None, ()
+
+
+def aggregate_faults(*steps: beam.PTransform) -> beam.PCollection:
+    """The dead letter rows of aggregate steps (RatesByRoute, CostsByRoute, RouteAlerts: each
+    sets `dead_letters` when expanded), counted like the others."""
+    letters = tuple(step.dead_letters for step in steps)
+    label = "".join(type(step).__name__ for step in steps)
+    return (letters | f"{label}Faults" >> beam.Flatten()
+            | f"{label}FaultRows" >> beam.Map(DeadLetterRows()))
+
+
+def build(pipeline: beam.Pipeline, config: AuditConfig, run: RunInfo,
+          bigquery_client=None, bigquery_method: str | None = None,
+          chunk: Chunk | None = None) -> AuditTables:
+    """Add the batch audit, from files to Parquet tables (and BigQuery), to a pipeline.
+
+    Rows BigQuery rejects become dead letters in the Parquet dead_letters table.
+    `bigquery_client`/`bigquery_method` are test hooks (Beam's `test_client`, an insert method).
+    With `chunk`, the audit of one input shard (see chunks.py): without route_rates and costs.
+    """
+    reuse = (pipeline | "ReadReuse" >> read_cache(config.reuse, run, bigquery_client)
+             ) if config.reuse else None
+    read = pipeline | "ReadTraces" >> (
+        ReadShard(chunk.shard) if chunk else
+        ReadTraces(config.inputs, config.input_format, config.allow_partial_input,
+                   config.spans, config.max_record_bytes))
+    unread = read.dead_letters | "ReadDeadLetterRows" >> beam.Map(rows.DeadLetterRow.of)
+    tables = read.records | "Audit" >> Audit(config.stages, run, reuse,
+                                             config.tables.write_traces,
+                                             chunk.carry if chunk else None, (unread,))
+    write_tables(tables._asdict(), config, bigquery_client, bigquery_method)
+    return tables
+
+
+def judge_key_envs(stages: StagesConfig) -> tuple[str, ...]:
+    """The key variables of the run's judges (the first, and a confirming one)."""
+    return key_envs(stages.judge, stages.confirm.judge_spec())
+
+
+def write_tables(tables: dict, config: AuditConfig, bigquery_client=None,
+                 bigquery_method: str | None = None) -> None:
+    """Add the writes of the audit's tables (those not None) to their sinks."""
+    sinks = Sinks(config.out, bigquery=config.bigquery, bigquery_method=bigquery_method,
+                  key_envs=judge_key_envs(config.stages), tables=config.tables)
+    present = {name: rows for name, rows in tables.items() if rows is not None}
+    present | "WriteTables" >> WriteTables(sinks, bigquery_client)
+
+
+def build_aggregates(pipeline: beam.Pipeline, config: AuditConfig, carry: str,
+                     bigquery_client=None, bigquery_method: str | None = None) -> None:
+    """Add the last step of a batch audit in chunks: route_rates and costs over the answer rows
+    and usage records every chunk left in `carry` (the same transforms as one run's). Its
+    dead_letters table holds only the rows BigQuery rejects."""
+    windowing = config.stages.windowing
+    counted = (pipeline | "EarlierAnswers" >> ReadPickles(carry, "answers"),
+               pipeline | "EarlierTraffic" >> ReadPickles(carry, "traffic"))
+    rates_of, costs_of = RatesByRoute(windowing), CostsByRoute(windowing)
+    tables = {
+        "route_rates": counted | "RatesByRoute" >> rates_of,
+        "costs": pipeline | "EarlierUsage" >> ReadPickles(carry, "usage")
+        | "CostsByRoute" >> costs_of,
+    }
+    tables["dead_letters"] = aggregate_faults(rates_of, costs_of)
+    write_tables(tables, config, bigquery_client, bigquery_method)
+
+
+def to_message(msg: beam.io.PubsubMessage, timestamp=beam.DoFn.TimestampParam) -> Message:
+    """A Beam PubsubMessage as our own Message (publish time in microseconds)."""
+    published = msg.publish_time
+    publish_us = (int(published.timestamp() * 1_000_000) if published is not None
+                  else int(timestamp.micros))
+    return Message(msg.data or b"", tuple(sorted((msg.attributes or {}).items())), publish_us,
+                   msg.message_id)
+
+
+class _CheckSizeFn(GuardedDoFn):
+    """Messages -> messages within the size limit; the others -> "dead" letters, unparsed."""
+
+    stage = "receive"
+
+    def __init__(self, limit: int):
+        self._limit = limit
+
+    def process(self, message: Message):
+        from rt4chart.pipeline.stream.pubsub_leases import oversize_letter
+
+        letter = oversize_letter(message, self._limit)
+        yield message if letter is None else beam.pvalue.TaggedOutput("dead", letter)
+
+
+@beam.ptransform_fn
+def otlp_traces(messages, config: StreamConfig):
+    """OTLP messages -> (a Message per assembled trace, dead letter rows)."""
+    from rt4chart.pipeline.sources.read import AssembleOtlpMessages
+
+    out = messages | "Spans" >> AssembleOtlpMessages(config.spans, config.stages.dedupe_horizon_s)
+    return out.messages, out.dead_letters | "Rows" >> beam.Map(rows.DeadLetterRow.of)
+
+
+class StreamTables(NamedTuple):
+    tables: AuditTables
+    alerts: beam.PCollection[rows.AlertRow]
+
+
+def build_stream(pipeline: beam.Pipeline, config: StreamConfig, run: RunInfo,
+                 bigquery_client=None, settle: str | None = None) -> StreamTables:
+    """Add the streaming audit, from a Pub/Sub subscription to the sinks, to a pipeline.
+
+    Rows BigQuery rejects become dead letters: in the Parquet dead_letters table with --out and
+    on the dead-letter topic. A message over `config.max_message_bytes` is a dead letter
+    (stage `receive`) without being parsed. `settle`: the local runner's Pub/Sub leases that
+    the Parquet files settle once durable (pipeline/stream/pubsub_leases.py).
+    """
+    read = beam.io.ReadFromPubSub(subscription=config.subscription, with_attributes=True,
+                                  id_label=config.id_attribute)
+    sized = (pipeline | "ReadMessages" >> read | "Messages" >> beam.Map(to_message)
+             | "CheckSize" >> beam.ParDo(_CheckSizeFn(config.max_message_bytes)).with_outputs(
+                 "dead", main="ok"))
+    messages, unread = sized.ok, [sized.dead | "OversizeRows" >> beam.Map(
+        rows.DeadLetterRow.of)]
+    if config.input_format == "otlp":  # spans -> one message per trace (pipeline/sources)
+        messages, unassembled = messages | "AssembleTraces" >> otlp_traces(config)
+        unread.append(unassembled)
+    audit = Audit(config.stages, run, write_traces=config.tables.write_traces,
+                  unread=tuple(unread))
+    tables = messages | "Audit" >> audit
+    alerting = RouteAlerts(config.alerts)
+    alerts = tables.route_rates | "RouteAlerts" >> alerting
+    tables = tables._replace(dead_letters=(tables.dead_letters, aggregate_faults(alerting))
+                             | "WithAlertFaults" >> beam.Flatten())
+    if tables.skipped is not None:  # and that the hour's spend cap was reached
+        cap_alerts = audit.cap_alerts | "CapAlertWindows" >> beam.WindowInto(
+            alerts.windowing.windowfn)
+        alerts = (alerts, cap_alerts) | "WithCapAlerts" >> beam.Flatten()
+    sinks = Sinks(config.out, streaming=True, bigquery=config.bigquery,
+                  dead_letter_topic=config.dead_letter_topic, alerts_topic=config.alerts_topic,
+                  key_envs=judge_key_envs(config.stages), tables=config.tables, settle=settle)
+    {**tables.written(), "alerts": alerts} | "WriteTables" >> WriteTables(sinks, bigquery_client)
+    return StreamTables(tables, alerts)

@@ -1,0 +1,455 @@
+"""The jobs: `run_audit` (batch) and `run_stream` (streaming), from typed configs and Beam options.
+
+The CLI, `eval` and tests call these; they build the pipeline, run it, show its progress (see
+progress.py) and return what the run produced. They print nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import resources
+
+import apache_beam as beam
+import orjson
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.options.pipeline_options import (
+    PipelineOptions,
+    StandardOptions,
+)
+from apache_beam.runners.runner import PipelineResult
+
+from rt4chart import prompts
+from rt4chart.pipeline.results.earlier import check_reuse_source, is_bigquery, redo_traces
+from rt4chart.pipeline.results.judge_figures import counter_total, job_figures
+from rt4chart.pipeline.results.summary import Summary, summarise
+from rt4chart.pipeline.results.trace_lookup import mapping_record
+from rt4chart.pipeline.run import graph
+from rt4chart.pipeline.run.cap_rounds import cap_record, run_rounds
+from rt4chart.pipeline.run.chunks import audit_runs, count_records
+from rt4chart.pipeline.run.config import AuditConfig, StreamConfig
+from rt4chart.pipeline.run.judge_probe import negotiate
+from rt4chart.pipeline.run.phoenix_fetch import check_source, stage_input
+from rt4chart.pipeline.run.progress import PROGRESS_EVERY_S, Reporter, run_with_progress
+from rt4chart.pipeline.run.redo_merge import carry_earlier_rows, redoes_into_itself
+from rt4chart.pipeline.sinks.options import TablesConfig
+from rt4chart.pipeline.sources.detect import SPAN_FORMATS
+from rt4chart.pipeline.sources.inputs import resolve_inputs
+from rt4chart.pipeline.sources.traces import check_inputs
+from rt4chart.pipeline.storage.run_folder import REDO_INPUT, SUMMARY, RunFolder
+from rt4chart.pipeline.storage.run_lock import FolderLock, run_temp_folder
+from rt4chart.pipeline.stream.pubsub_frontend import local_subscription
+from rt4chart.schemas.records import RunInfo
+from rt4chart.transforms.assemble import NOT_QUERIES
+from rt4chart.transforms.common import probability
+from rt4chart.transforms.judges import job_limits, pricing
+from rt4chart.transforms.judges.base import JudgeSpec, calibration_of, judge_model
+from rt4chart.transforms.sampling import NO_SAMPLING, SamplingConfig
+from rt4chart.transforms.spend_cap import cap_prices, with_ledger_id
+
+logger = logging.getLogger("rt4chart")
+# A record on one line: a CR or LF (each a line break to the reader) outside a JSON string
+# is white space, so it becomes a space (JSON strings cannot hold them raw).
+ONE_LINE = {ord("\n"): " ", ord("\r"): " "}
+
+class UsageError(Exception):
+    """A usage or configuration error found before a job starts (bad option, missing input,
+    an output folder a run cannot go to): the CLI's exit code 2. Nothing has been written."""
+
+
+NO_ANSWER_JUDGED = ("run failed: no answer could be judged (every answer is incomplete); see the "
+                    "answers' `reason`, check the endpoint, model and key")
+NOTHING_VALID = ("nothing valid to audit: every record was dead-lettered ({dead} dead "
+                 "letters); see the summary's reasons and the dead_letters table")
+
+
+def example_traces() -> str:
+    """Path of the bundled example traces."""
+    return str(resources.files("rt4chart.pipeline").joinpath("examples", "traces.jsonl"))
+
+
+def beam_options(beam_args: list[str], streaming: bool = False) -> PipelineOptions:
+    """Beam's options from its command-line arguments, with a local runner picked by default."""
+    options = PipelineOptions(beam_args + (["--streaming"] if streaming else []),
+                              save_main_session=False)
+    std = options.view_as(StandardOptions)
+    if std.runner is None:
+        # Local runs pick an in-process runner: the default would first try to download Prism
+        # (network traffic beyond loopback; it fails offline). Batch on the portable FnApiRunner,
+        # streaming (Pub/Sub, processing-time timers) on the bundle-based direct runner.
+        std.runner = "BundleBasedDirectRunner" if std.streaming else "FnApiRunner"
+    return options
+
+
+def share_limits(spec: JudgeSpec, options: PipelineOptions) -> JudgeSpec:
+    """The openai judge's share of the job's rpm/tpm per worker process (job_limits.py)."""
+    return job_limits.share_limits(spec, options)
+
+
+def prepare_caps(stages, options: PipelineOptions):
+    """The stages with their spend cap made ready: its prices (ValueError for a model with no
+    price: a cap never runs uncapped), this process's share (the job's worker processes, as
+    for --rpm/--tpm: job_limits.worker_processes) and a ledger id of its own."""
+    caps = stages.caps
+    if not caps.enabled:
+        return stages
+    prices = cap_prices(stages.judge.name, dict(stages.judge.options))
+    second = stages.confirm.judge_spec()
+    try:  # a second judge is capped too: at its own prices, never unpriced
+        confirm_prices = None if second is None else cap_prices(second.name,
+                                                                dict(second.options))
+    except ValueError as exc:
+        raise ValueError(f"--confirm-judge: {exc}") from None
+    processes, how = job_limits.worker_processes(options)
+    logger.info("spend cap %s %s for the job, 1/%d per process (%s)", caps.reason,
+                caps.caps, processes, how)
+    return dataclasses.replace(stages, caps=dataclasses.replace(
+        with_ledger_id(caps), prices=prices, confirm_prices=confirm_prices, share=processes))
+
+
+def ensure_bigquery(spec: str, tables: TablesConfig) -> None:
+    """Make the dataset and the tables (partitioned, clustered) ready before the job starts:
+    Beam creates missing tables but not a missing dataset, nor the partitioning of a table,
+    nor new columns of an existing one (see bigquery.ensure_tables)."""
+    from google.cloud import bigquery
+
+    from rt4chart.pipeline.storage.bigquery import ensure_tables, parse_dataset
+
+    project, dataset = parse_dataset(spec)
+    ensure_tables(bigquery.Client(project=project), project, dataset, tables.bigquery_location,
+                  tables.partition_expiration_ms)
+
+
+def check_dataset(spec: str | None) -> None:
+    """ValueError if `spec` is given and is not PROJECT:DATASET (nothing is asked of BigQuery)."""
+    if spec:
+        from rt4chart.pipeline.storage.bigquery import parse_dataset
+
+        parse_dataset(spec)
+
+
+def check_redo_sampling(source: str, sampling: SamplingConfig) -> None:
+    """A redo re-decides each trace's sample and weight: it must sample as the earlier run did
+    (its summary.json's `sampling`; a run without one sampled nothing), or it would leave out,
+    or weigh otherwise, traces the earlier run picked. A BigQuery source has no summary: not
+    checked. ValueError naming the options when they differ."""
+    if is_bigquery(source):
+        return
+    path = FileSystems.join(source.rstrip("/"), SUMMARY)
+    earlier = NO_SAMPLING.summary()
+    if FileSystems.exists(path):
+        with FileSystems.open(path) as fh:
+            earlier = orjson.loads(fh.read()).get("sampling") or earlier
+    if earlier != sampling.summary():
+        raise ValueError(
+            f"--redo {source}: give the --sample, --sample-salt and --always of the earlier "
+            f"run (it sampled {earlier['rates'] or 'nothing'}, always {earlier['always']}); "
+            f"this run has {sampling.summary()['rates'] or 'none'}, always "
+            f"{list(sampling.always)}")
+
+
+def write_redo_input(traces: list[str], folder: str) -> str:
+    """The traces to redo as a JSONL file under FOLDER/_redo/ (one trace a line); its path."""
+    path = FileSystems.join(folder.rstrip("/"), *REDO_INPUT.split("/"))
+    with FileSystems.create(path) as fh:
+        fh.write("".join(raw.translate(ONE_LINE) + "\n" for raw in traces).encode())
+    return path
+
+
+def run_info(spec: JudgeSpec) -> RunInfo:
+    """What every output row records of the run; builds the judge once, so that a bad judge or
+    a missing key fails before Beam starts."""
+    judge = spec.build()
+    return RunInfo(judge_model(judge, spec), prompts.prompt_hash(getattr(judge, "request_mode",
+                                                                         None)),
+                   calibration_of(judge, spec))
+
+
+def with_confirm_judge(stages, run: RunInfo, options: PipelineOptions):
+    """(stages, run) with the confirming judge (`--confirm-judge`) made ready as the first
+    judge is: negotiated with its endpoint, built once (a bad judge or a missing key fails
+    here), its rate share, and its model and prompt hash as `run.confirm`. Unchanged without a
+    second judge. JudgeUnusable, ValueError as for the first judge."""
+    spec = stages.confirm.judge_spec()
+    if spec is None:
+        return stages, run
+    spec, found = negotiate(spec)
+    if found:
+        logger.info("confirming judge endpoint: %s", orjson.dumps(found["request"]).decode())
+    own = run_info(spec)
+    confirm = dataclasses.replace(stages.confirm, resolved=share_limits(spec, options))
+    logger.info("confirming judge %s (model %s), prompts %s", spec.name, own.judge_model,
+                own.prompt_hash)
+    return (dataclasses.replace(stages, confirm=confirm),
+            dataclasses.replace(run, confirm=RunInfo(own.judge_model, own.prompt_hash)))
+
+
+@contextlib.contextmanager
+def usage_errors() -> Iterator[None]:
+    """Report what is raised inside as a UsageError (a bad option, input or output folder)."""
+    try:
+        yield
+    except (ValueError, FileExistsError, FileNotFoundError) as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def _preflight(config: AuditConfig, folder: RunFolder,
+               options: PipelineOptions
+               ) -> tuple[AuditConfig, RunInfo, list[str], dict | None]:
+    """Everything checked before anything is written: the output folder, the inputs, the
+    judge, --reuse, BigQuery and the traces to redo (read from the earlier run, still intact).
+    Changes nothing on disk but BigQuery's dataset and tables."""
+    with usage_errors():
+        folder.check()
+        check_inputs(config.inputs)
+        config = check_source(config, folder.out)  # phoenix-api: reachable, its watermark
+        spec, endpoint = negotiate(config.judge)  # JudgeUnusable: the run stops here
+        config = dataclasses.replace(config, stages=dataclasses.replace(config.stages,
+                                                                        judge=spec))
+        run = run_info(config.judge)
+        stages, run = with_confirm_judge(config.stages, run, options)
+        config = dataclasses.replace(config, stages=prepare_caps(dataclasses.replace(
+            stages, judge=share_limits(config.judge, options)), options))
+        if config.reuse:
+            check_reuse_source(config.reuse, config.out)
+        redo = redo_traces(config.redo) if config.redo else []
+        if config.redo:
+            check_redo_sampling(config.redo, config.stages.sampling)
+        check_dataset(config.bigquery)
+    if config.bigquery:  # an error of BigQuery's (access, quota) fails the run
+        with usage_errors():  # a missing dataset without --bigquery-location: a usage error
+            ensure_bigquery(config.bigquery, config.tables)
+    return config, run, redo, endpoint
+
+
+def run_audit(config: AuditConfig, options: PipelineOptions) -> Summary:
+    """Run the batch audit to the end; its summary (also written to OUT/summary.json).
+
+    No run destroys data: the run writes to a staging folder inside OUT, swapped in (the
+    earlier run's files set aside, then removed) only when the pipeline has succeeded; a run
+    refused before it starts leaves OUT as it was, and a run that fails keeps the tables it
+    completed (`RunFolder.keep_failed`, see runfolder.py). The Batch API's state stays
+    in OUT/_batch_state, outside the staging folder, so that a run cut short can resume. One
+    run at a time per local OUT (a lock on the folder), and the process's temporary folders
+    live under the staging folder while it runs (runlock.py).
+
+    Raises UsageError before the job starts (nothing written), and what the runner raises when
+    the job fails.
+    """
+    folder = RunFolder(config.out, config.overwrite)
+    lock = FolderLock(folder.out)  # one run at a time per OUT, until its files are in
+    with usage_errors():
+        lock.acquire()
+    try:
+        try:  # abort after a refusal too: it removes the folder the lock made
+            config, run, redo, endpoint = _preflight(config, folder, options)
+        except BaseException:
+            folder.abort()
+            raise
+        try:
+            with run_temp_folder(folder.staging):
+                summary = _run_staged(config, run, redo, folder, options, endpoint)
+        except BaseException:
+            folder.keep_failed()  # what the run completed stays readable and --redo-able
+            raise
+        folder.commit()  # if OUT changed so that the run cannot go there, it stays in staging
+    finally:
+        lock.release()
+    return summary
+
+
+def _run_pipelines(staged: AuditConfig, run: RunInfo, options: PipelineOptions,
+                   every_s: float) -> list[PipelineResult]:
+    """The audit's pipeline run, or one per chunk of a large local input (chunks.py), with one
+    progress line over them all (the total counted up front when there are chunks); their
+    results."""
+    with contextlib.closing(audit_runs(staged, options)) as runs:
+        part, chunk = next(runs)
+        if chunk is None:  # one run over the whole input
+            pipeline = beam.Pipeline(options=options)
+            graph.build(pipeline, part, run)
+            return [run_with_progress(pipeline, every_s=every_s)[0]]
+        results = []
+        with Reporter(every_s) as reporter:
+            if staged.input_format not in SPAN_FORMATS:  # spans: lines are not traces
+                reporter.expect(count_records(staged.inputs, staged.input_format))
+            while chunk is not None:
+                pipeline = beam.Pipeline(options=options)
+                graph.build(pipeline, part, run, chunk=chunk)
+                try:
+                    results.append(pipeline.run())
+                    results[-1].wait_until_finish()
+                except BaseException as exc:
+                    reporter.failed(exc)
+                    raise
+                part, chunk = next(runs, (None, None))
+            reporter.finish()
+        return results
+
+
+def _run_staged(config: AuditConfig, run: RunInfo, redo: list[str], folder: RunFolder,
+                options: PipelineOptions, endpoint: dict | None = None) -> Summary:
+    """The pipeline, writing its tables and summary.json under the staging folder."""
+    config = stage_input(config, folder.staging)  # phoenix-api: its spans fetched here
+    inputs = config.inputs
+    # streams read once into the staging folder, globs into files (not the output's own)
+    files = resolve_inputs(inputs, folder.staging, (folder.out,))
+    if redo:
+        inputs += (write_redo_input(redo, folder.staging),)
+        files += inputs[-1:]
+        logger.info("redoing %d trace(s) of %s", len(redo), config.redo)
+    staged = dataclasses.replace(config, inputs=files, out=folder.staging)
+    logger.info("auditing %s with judge %s (model %s), prompts %s, W=%d O=%d -> %s",
+                ", ".join(config.inputs + (("--redo " + config.redo,) if redo else ())),
+                config.judge.name, run.judge_model, run.prompt_hash,
+                config.segment.window_size, config.segment.window_overlap, folder.out)
+    started = time.monotonic()
+    results = _run_pipelines(staged, run, options, config.progress_every_s)
+    rounds = 1
+    if staged.stages.caps.max_usd and "Dataflow" not in str(
+            options.view_as(StandardOptions).runner):
+        rounds = run_rounds(staged, folder.staging, options, lambda part: results.extend(
+            _run_pipelines(part, run, options, config.progress_every_s)))
+    if redoes_into_itself(config):  # keep the rows of OUT the redo does not replace
+        carry_earlier_rows(folder.out, folder.staging, staged, options)
+    summary = summarise(folder.staging, time.monotonic() - started)
+    summary.cached_share_by_stage, summary.pruned_calls = job_figures(results)
+    summary.not_queries = counter_total(results, NOT_QUERIES)
+    summary.spend_cap = cap_record(staged, folder.staging, rounds)
+    if summary.skipped:
+        logger.warning("spend cap %s reached: %d trace(s) not audited, in the skipped table "
+                       "(audit --redo %s audits them)", staged.stages.caps.reason,
+                       summary.skipped, folder.out)
+    final_inputs = [_final_path(p, folder) for p in inputs]
+    _write_summary(dataclasses.replace(config, inputs=tuple(final_inputs)), run, summary,
+                   folder.staging, endpoint)
+    return summary
+
+
+def _final_path(path: str, folder: RunFolder) -> str:
+    """Where a file written under the staging folder is once the run is swapped in."""
+    prefix = folder.staging + "/"
+    return folder.out + "/" + path[len(prefix):] if path.startswith(prefix) else path
+
+
+def _write_summary(config: AuditConfig, run: RunInfo, summary: Summary, folder: str,
+                   endpoint: dict | None = None) -> None:
+    """summary.json; `endpoint`: what the judge's endpoint was found to accept (probe.py)."""
+    record = {"judge": config.judge.name, "judge_model": run.judge_model,
+              "judge_endpoint": endpoint, **confirm_record(config.stages.confirm, run),
+              "prompt_hash": run.prompt_hash, "window_size": config.segment.window_size,
+              "window_overlap": config.segment.window_overlap, "inputs": list(config.inputs),
+              "input_format": config.input_format, "spans": mapping_record(config.spans),
+              "warnings": pricing.run_warnings(config.judge.name, dict(config.judge.options)),
+              "probability": probability.record(run.calibration or probability.identity(
+                  run.judge_model)),
+              "sampling": config.stages.sampling.summary(),
+              **summary.__dict__, "unsampled": summary.unsampled,
+              "traces_per_second": summary.traces_per_second}
+    with FileSystems.create(FileSystems.join(folder, SUMMARY)) as fh:
+        fh.write(orjson.dumps(record, option=orjson.OPT_INDENT_2))
+
+
+def confirm_record(confirm, run: RunInfo) -> dict:
+    """summary.json's record of the confirmation: which judge confirmed, under which model."""
+    second = confirm.judge_spec()
+    return {"confirm_ent": confirm.enabled,
+            "confirm_judge": second.name if second else None,
+            "confirm_judge_model": run.confirm.judge_model if run.confirm else None}
+
+
+def nothing_valid(summary: Summary) -> bool:
+    """Whether a run had no valid trace to audit (every record dead-lettered, or none); a run
+    that audited nothing because sampling left its traces out, or a spend cap skipped them, is
+    not that (they were valid, seen and counted)."""
+    return summary.traces == 0 and summary.unsampled == 0 and not summary.skipped
+
+
+def no_answer_judged_message(summary: Summary) -> str:
+    """NO_ANSWER_JUDGED, with the reason most answers give (the server's own, redacted)."""
+    if not summary.incomplete_reason:
+        return NO_ANSWER_JUDGED
+    return f"{NO_ANSWER_JUDGED}; most answers say: {summary.incomplete_reason}"
+
+
+def no_answer_judged(summary: Summary) -> bool:
+    """Whether a run judged none of its answers (every one incomplete): a failed run."""
+    return bool(summary.traces) and summary.incomplete == summary.traces
+
+
+@dataclass(frozen=True)
+class StreamRun:
+    """How a streaming job ended: `state` is the runner's final state, or SUBMITTED (a remote
+    job left running, `job_id`) or STOPPED (cancelled on `stop`)."""
+
+    state: str
+    runner: str
+    job_id: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.state in ("SUBMITTED", "STOPPED") or self.state.endswith("DONE")
+
+
+def run_stream(config: StreamConfig, options: PipelineOptions,
+               stop: threading.Event | None = None,
+               every_s: float = PROGRESS_EVERY_S) -> StreamRun:
+    """Run the streaming audit. A remote (Dataflow) job is submitted and left running; a local
+    one runs until it ends or `stop` is set (then it is cancelled; results already written are
+    kept), with a progress line every `every_s` (`--progress-every`). `--out` is checked (a
+    folder of foreign files is refused, see runfolder.py) but not staged: a stream writes its
+    files as it goes, adding to what the folder holds.
+
+    Raises UsageError before the job starts."""
+    runner = str(options.view_as(StandardOptions).runner)
+    remote = "Dataflow" in runner
+    with usage_errors():
+        if config.id_attribute and not remote:
+            raise ValueError("--id-attribute needs the Dataflow runner (the local runner hangs "
+                             "on it); the keyed dedupe runs everywhere")
+        if config.out:  # a stream adds its files to a run folder: refuse only foreign files
+            RunFolder(config.out, overwrite=True).check()
+        check_dataset(config.bigquery)
+        spec, endpoint = negotiate(config.stages.judge)  # JudgeUnusable: it stops here
+        config = dataclasses.replace(config, stages=dataclasses.replace(config.stages,
+                                                                        judge=spec))
+        if endpoint:
+            logger.info("judge endpoint: %s", orjson.dumps(endpoint["request"]).decode())
+        run = run_info(config.stages.judge)
+        stages, run = with_confirm_judge(config.stages, run, options)
+        config = dataclasses.replace(config, stages=prepare_caps(dataclasses.replace(
+            stages, judge=share_limits(config.stages.judge, options)), options))
+    if config.bigquery:
+        with usage_errors():
+            ensure_bigquery(config.bigquery, config.tables)
+    logger.info("streaming audit of %s with judge %s (model %s), prompts %s, windows of %d s "
+                "-> %s", config.subscription, config.stages.judge.name, run.judge_model,
+                run.prompt_hash, config.stages.windowing.size_s,
+                ", ".join(x for x in (config.out, config.bigquery) if x))
+    if remote:  # Dataflow's ReadFromPubSub acknowledges once its checkpoint is durable
+        pipeline = beam.Pipeline(options=options)
+        graph.build_stream(pipeline, config, run)
+        # A remote job runs on in the service: a launcher must not wait for it.
+        result, _ = run_with_progress(pipeline, stop, every_s, streaming=True, detach=True)
+        return StreamRun("SUBMITTED", runner, getattr(result, "job_id", lambda: None)())
+    return _run_local_stream(config, run, options, stop, runner, every_s)
+
+
+def _run_local_stream(config: StreamConfig, run: RunInfo, options: PipelineOptions,
+                      stop: threading.Event | None, runner: str,
+                      every_s: float = PROGRESS_EVERY_S) -> StreamRun:
+    """The local runner's stream: messages stay unacknowledged until their rows are written
+    (pubsub_frontend.py, pubsub_leases.py)."""
+    with local_subscription(config) as settle:
+        pipeline = beam.Pipeline(options=options)
+        graph.build_stream(pipeline, config, run, settle=settle)
+        result, ended = run_with_progress(pipeline, stop, every_s, streaming=True)
+        if not ended:
+            result.cancel()
+            return StreamRun("STOPPED", runner)
+        return StreamRun(str(result.state), runner)

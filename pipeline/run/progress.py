@@ -1,0 +1,348 @@
+"""A running job's progress: traces done of the total, judge calls, tokens, cost and an ETA.
+
+The stages count what they do with counters that are Beam metrics and a live tally at once
+(`transforms/common/tally.py`): `rt4chart:traces_read` as records are validated (the total, known
+once the inputs are read), `traces_done` per assembled answer, `traces_dead` per record that
+ended as a dead letter (so that done reaches the total), and per judge stage `{stage}_calls`,
+`_errors`, `_input_tokens`, `_cached_tokens`, `_output_tokens`, `_cost_micro_usd`,
+`_cost_unknown`.
+
+A :class:`Reporter` thread shows them every `PROGRESS_EVERY_S` from the moment the job starts
+(the local FnApiRunner's `run()` blocks until the job is done) and once at the end: a bar
+redrawn in place when stderr is a terminal, plain log lines otherwise. Its figures are, per
+counter, the larger of the live tally (the local runners, whose DoFns run in this process or
+in local worker processes) and Beam's metrics (the runners that report them during a run:
+Dataflow, the bundle-based direct runner; every runner at the end). A stream's lines show the
+same figures, with the traces done in the last interval instead of an ETA.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, fields
+from typing import IO
+
+from apache_beam.metrics.metric import MetricsFilter
+from apache_beam.runners.runner import PipelineResult
+
+from rt4chart.pipeline.results.summary import usd
+from rt4chart.schemas.records import DeadLetter
+from rt4chart.schemas.rows import DeadLetterRow
+from rt4chart.transforms.aggregate import REDO_STAGE
+from rt4chart.transforms.common import tally
+from rt4chart.transforms.judge_stage import METRICS, USAGE_COUNTERS
+from rt4chart.transforms.judges import runtime
+from rt4chart.transforms.spend_cap import TRACES_SKIPPED
+
+logger = logging.getLogger(__name__)
+
+PROGRESS_EVERY_S = 10.0
+TRACES_DONE = "traces_done"
+TRACES_READ = "traces_read"
+TRACES_DEAD = "traces_dead"
+SAMPLING_COUNTERS = ("seen", "sampled", "always")  # traces_seen, ... (transforms/sampling.py)
+BAR_WIDTH = 24
+
+
+
+def dead_letter_row(letter: DeadLetter, dead: tally.LiveCounter) -> DeadLetterRow:
+    """The dead letter as a row, counted on `dead` as a trace that has ended (an incomplete
+    answer's redo letter is not: its trace ended as an answer)."""
+    if letter.stage != REDO_STAGE:
+        dead.inc()
+    return DeadLetterRow.of(letter)
+
+
+class DeadLetterRows:
+    """`dead_letter_row` with the job's `traces_dead` counter (made where the pipeline is
+    built, carried to the workers), for `beam.Map`."""
+
+    def __init__(self) -> None:
+        self._dead = runtime.counter(METRICS, TRACES_DEAD)
+
+    def __call__(self, letter: DeadLetter) -> DeadLetterRow:
+        return dead_letter_row(letter, self._dead)
+
+
+def clock(seconds: float) -> str:
+    """`1:02:03`, `2:03` or `5s`."""
+    s = max(0, round(seconds))
+    h, m = divmod(s, 3600)
+    m, s = divmod(m, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}" if m else f"{s}s"
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Totals of a job's counters, over all judge stages; `traces`: answers assembled."""
+
+    traces: int = 0
+    calls: int = 0
+    errors: int = 0
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    output_tokens: int = 0
+    cost_micro_usd: int = 0
+    cost_unknown: int = 0  # elements whose calls have no price: the cost is unknown
+    total: int = 0  # records read (0: not known yet)
+    dead: int = 0  # records that ended as dead letters
+    skipped: int = 0  # traces a spend cap did not let start (the skipped table)
+    seen: int = 0  # valid traces that reached the sampling decision (transforms/sampling.py)
+    sampled: int = 0  # picked by the rate
+    always: int = 0  # picked by an always-audit rule
+
+    @classmethod
+    def of(cls, counters: dict[str, int]) -> Progress:
+        """From counter names (`rt4chart` namespace) to values."""
+        totals = dict.fromkeys(USAGE_COUNTERS, 0)
+        for name, value in counters.items():
+            for suffix in USAGE_COUNTERS:
+                if name.endswith(f"_{suffix}"):
+                    totals[suffix] += value
+        return cls(counters.get(TRACES_DONE, 0), **totals, total=counters.get(TRACES_READ, 0),
+                   dead=counters.get(TRACES_DEAD, 0), skipped=counters.get(TRACES_SKIPPED, 0),
+                   **{k: counters.get(f"traces_{k}", 0) for k in SAMPLING_COUNTERS})
+
+    def merged(self, other: Progress) -> Progress:
+        """Per figure, the larger: each source may lag, neither counts what did not happen."""
+        return Progress(**{f.name: max(getattr(self, f.name), getattr(other, f.name))
+                           for f in fields(self)})
+
+    @property
+    def unsampled(self) -> int:
+        """Traces left out by sampling: they end at the decision (never less than 0 while the
+        counters of one decision are read between their increments)."""
+        return max(0, self.seen - self.sampled - self.always)
+
+    @property
+    def done(self) -> int:
+        return self.traces + self.dead + self.skipped + self.unsampled
+
+    def sampling(self) -> str:
+        """`, sampling: seen S, sampled N, always A, audited D` once a trace was left out or
+        picked by a rule; empty otherwise."""
+        if not (self.unsampled or self.always):
+            return ""
+        return (f", sampling: seen {self.seen:,}, sampled {self.sampled:,}, always "
+                f"{self.always:,}, audited {self.traces:,}")
+
+    def eta_s(self, elapsed_s: float) -> float | None:
+        """Seconds left at the rate traces have been done so far; None before any is done."""
+        if not (0 < self.done < self.total):
+            return 0.0 if self.total and self.done >= self.total else None
+        return elapsed_s * (self.total - self.done) / self.done
+
+    @property
+    def cost(self) -> str:
+        """As the summary says it (`summary.usd`): "cost unknown" once a call has no price."""
+        return usd(None if self.cost_unknown else self.cost_micro_usd / 1e6)
+
+    def figures(self) -> str:
+        return (f"{self.calls:,} judge calls ({self.errors:,} failed), {self.input_tokens:,} "
+                f"input / {self.cached_tokens:,} cached / {self.output_tokens:,} output tokens, "
+                f"{self.cost}")
+
+    def line(self, tail: str = "") -> str:
+        traces = f"{self.done:,}/{self.total:,}" if self.total else f"{self.done:,}"
+        dead = f" ({self.dead:,} dead letters)" if self.dead else ""
+        if self.skipped:
+            dead += f" (spend cap reached: {self.skipped:,} skipped)"
+        return (f"progress: {traces} traces done{dead}{self.sampling()}, {self.figures()}"
+                f"{tail}")
+
+    def bar(self, tail: str) -> str:
+        share = min(1.0, self.done / self.total) if self.total else 0.0
+        filled = round(share * BAR_WIDTH)
+        return (f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {self.done:,}/{self.total:,} "
+                f"traces, {self.calls:,} calls, "
+                f"{self.input_tokens + self.output_tokens:,} tokens, {self.cost}{tail}")
+
+
+def read_progress(result: PipelineResult) -> Progress:
+    """The job's progress so far from Beam's metrics (committed values where the runner has
+    them)."""
+    query = result.metrics().query(MetricsFilter().with_namespace(METRICS))
+    counters: dict[str, int] = {}
+    for counter in query["counters"]:
+        value = counter.committed if counter.committed is not None else counter.attempted
+        name = counter.key.metric.name
+        counters[name] = counters.get(name, 0) + (value or 0)
+    return Progress.of(counters)
+
+
+def _is_tty(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class Reporter:
+    """Shows a job's progress every `every_s` from a thread while it runs, and at its end.
+
+    Use as a context around `pipeline.run()`; `watch(result)` once the runner has returned a
+    result (its metrics then count too); `finish()` for the final line, or `failed(exc)` when
+    the job failed (no final line: the caller prints the error first, then the figures
+    attached to the exception as `rt4chart_progress`).
+    """
+
+    def __init__(self, every_s: float = PROGRESS_EVERY_S, streaming: bool = False,
+                 stream: IO[str] | None = None):
+        self._every_s = every_s
+        self._streaming = streaming
+        self._stream = stream or sys.stderr
+        self._tty = _is_tty(self._stream)
+        self._result: PipelineResult | None = None
+        self._halt = threading.Event()
+        self._lock = threading.Lock()
+        self._drawn = False
+        self._last_done = 0
+        self._expected = Progress()
+
+    def expect(self, total: int) -> None:
+        """About how many records there are to read, when it is known before the runs read
+        them (a floor for the total until the end, so that the ETA spans every run)."""
+        self._expected = Progress(total=total)
+
+    def __enter__(self) -> Reporter:
+        self._folder = tempfile.mkdtemp(prefix="rt4chart-live-")
+        # This process's tally, held while the job runs: its in-process stages count there.
+        self._runtime = runtime.acquire(runtime.runtime_handle())
+        self._recording = tally.recording(self._folder, self._runtime.tally)
+        self._tally = self._recording.__enter__()
+        self._started = time.monotonic()
+        self._thread = threading.Thread(target=self._loop, name="rt4chart-progress",
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop()
+        self._recording.__exit__(None, None, None)
+        self._runtime = None  # as a job's DoFns do when they end
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+    def watch(self, result: PipelineResult) -> None:
+        self._result = result
+
+    def current(self) -> Progress:
+        """The figures now: the live tally, and Beam's metrics when the runner has them."""
+        progress = Progress.of(self._tally.snapshot()).merged(self._expected)
+        if self._result is not None:
+            try:
+                progress = progress.merged(read_progress(self._result))
+            except Exception as exc:  # noqa: BLE001 - progress never fails a run
+                # Mid-run, a runner may not have metrics yet (or be updating them as we read).
+                logger.debug("no progress figures from the runner: %s", exc)
+        return progress
+
+    def _loop(self) -> None:
+        while not self._halt.wait(self._every_s):
+            self._show(self.current(), final=False)
+
+    def _stop(self) -> None:
+        self._halt.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join()
+
+    def _tail(self, progress: Progress, final: bool) -> str:
+        elapsed = time.monotonic() - self._started
+        if self._streaming:
+            new, self._last_done = progress.done - self._last_done, progress.done
+            return f", +{new:,} in the last {clock(self._every_s)}" + (
+                " (final)" if final else "")
+        if final:
+            return f", {clock(elapsed)} (final)"
+        eta = progress.eta_s(elapsed)
+        return f", {clock(elapsed)} elapsed" + (f", ETA {clock(eta)}" if eta is not None else "")
+
+    def _show(self, progress: Progress, final: bool) -> None:
+        with self._lock:
+            tail = self._tail(progress, final)
+            if not self._tty:
+                logger.info("%s", progress.line(tail))
+                return
+            text = progress.bar(tail)
+            self._stream.write(f"\r{text:<100}" + ("\n" if final else ""))
+            self._stream.flush()
+            self._drawn = not final
+
+    def finish(self) -> Progress:
+        """Stop the periodic lines and show the final one; the final figures."""
+        self._stop()
+        self._expected = Progress()  # the end: what was read, not what was expected
+        progress = self.current()
+        self._show(progress, final=True)
+        if self._tty:  # the bar was redrawn in place: the logs keep the final line as well
+            logger.info("%s", progress.line(self._tail(progress, final=True)))
+        return progress
+
+    def failed(self, exc: BaseException) -> Progress:
+        """Stop the periodic lines; the figures so far, attached to `exc`."""
+        self._stop()
+        progress = self.current()
+        with self._lock:
+            if self._drawn:
+                self._stream.write("\n")
+                self._drawn = False
+        with contextlib.suppress(AttributeError, TypeError):
+            exc.rt4chart_progress = progress  # type: ignore[attr-defined]
+        return progress
+
+
+def wait_with_progress(result: PipelineResult, stop: threading.Event | None = None,
+                       every_s: float = PROGRESS_EVERY_S, reporter: Reporter | None = None) -> bool:
+    """Wait for the job, showing its progress every `every_s` while it runs, then a final line.
+
+    Returns False if `stop` was set before the job ended (the caller cancels it), True when it
+    ended; raises what `wait_until_finish` raised (a failed job, its figures attached).
+    """
+    if reporter is None:
+        own = Reporter(every_s)
+        own.watch(result)  # before its first line: a line never misses the job's figures
+        with own:
+            return wait_with_progress(result, stop, reporter=own)
+    reporter.watch(result)
+    stop = stop or threading.Event()
+    failure: list[BaseException] = []
+
+    def wait() -> None:
+        try:
+            result.wait_until_finish()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            failure.append(exc)
+
+    waiter = threading.Thread(target=wait, name="rt4chart-wait", daemon=True)
+    waiter.start()
+    while waiter.is_alive() and not stop.wait(0.2):
+        pass
+    if failure:
+        reporter.failed(failure[0])
+        raise failure[0]
+    reporter.finish()
+    return not waiter.is_alive()
+
+
+def run_with_progress(pipeline, stop: threading.Event | None = None,
+                      every_s: float = PROGRESS_EVERY_S, streaming: bool = False,
+                      detach: bool = False) -> tuple[PipelineResult, bool]:
+    """Run `pipeline` with its progress shown from the start; (result, whether it ended).
+
+    `detach`: return once the runner has the job (a remote stream), without waiting.
+    Raises what the run raised, its figures so far attached as `rt4chart_progress`.
+    """
+    with Reporter(every_s, streaming) as reporter:
+        try:
+            result = pipeline.run()
+        except BaseException as exc:
+            reporter.failed(exc)
+            raise
+        if detach:
+            return result, False
+        return result, wait_with_progress(result, stop, reporter=reporter)
