@@ -28,7 +28,7 @@ from collections.abc import Callable
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from rt4chart.pipeline.results.summary import read_rows
-from rt4chart.pipeline.run.chunks import move_tables
+from rt4chart.pipeline.run.chunked_audit import move_tables
 from rt4chart.pipeline.run.config import AuditConfig
 from rt4chart.pipeline.run.redo_merge import _remove_tables, carry_earlier_rows
 from rt4chart.schemas.rows import CostRow, SkippedRow

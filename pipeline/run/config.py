@@ -25,7 +25,7 @@ from rt4chart.transforms.segment import SegmentConfig
 from rt4chart.transforms.spend_cap import CapConfig
 from rt4chart.transforms.verify_local import VerifyLocalConfig
 
-DEFAULT_CHUNK_TRACES = 400  # local runs: traces per pipeline run (pipeline/run/chunks.py)
+DEFAULT_CHUNK_TRACES = 400  # local runs: traces per pipeline run (pipeline/run/chunked_audit.py)
 AUDIT_FORMAT_HELP = ("input format (default auto: by suffix, .parquet/.pq else JSON lines, or "
                      "what the file says it is: OTLP JSON, OpenInference span JSON, a Phoenix "
                      "spans export, a Langfuse export; see docs/sources.md); phoenix-api: no "

@@ -11,9 +11,9 @@ from typing import NamedTuple
 import apache_beam as beam
 
 from rt4chart.pipeline.results.earlier import read_cache
+from rt4chart.pipeline.run.chunk_files import Chunk, ReadPickles, ReadShard, WritePickles
 from rt4chart.pipeline.run.config import AuditConfig, StagesConfig, StreamConfig
 from rt4chart.pipeline.run.progress import DeadLetterRows
-from rt4chart.pipeline.run.shards import Chunk, ReadPickles, ReadShard, WritePickles
 from rt4chart.pipeline.sinks.fanout import Sinks, WriteTables, key_envs
 from rt4chart.pipeline.sources.traces import ReadTraces
 from rt4chart.schemas import rows

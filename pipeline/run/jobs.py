@@ -31,7 +31,7 @@ from rt4chart.pipeline.results.summary import Summary, summarise
 from rt4chart.pipeline.results.trace_lookup import mapping_record
 from rt4chart.pipeline.run import graph
 from rt4chart.pipeline.run.cap_rounds import cap_record, run_rounds
-from rt4chart.pipeline.run.chunks import audit_runs, count_records
+from rt4chart.pipeline.run.chunked_audit import audit_runs, count_records
 from rt4chart.pipeline.run.config import AuditConfig, StreamConfig
 from rt4chart.pipeline.run.judge_probe import negotiate
 from rt4chart.pipeline.run.phoenix_fetch import check_source, stage_input

@@ -41,9 +41,9 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from rt4chart.pipeline.results.earlier import is_bigquery
 from rt4chart.pipeline.results.summary import read_rows, read_table
 from rt4chart.pipeline.run import graph
-from rt4chart.pipeline.run.chunks import move_tables
+from rt4chart.pipeline.run.chunk_files import append_pickles
+from rt4chart.pipeline.run.chunked_audit import move_tables
 from rt4chart.pipeline.run.config import AuditConfig
-from rt4chart.pipeline.run.shards import append_pickles
 from rt4chart.pipeline.storage.run_folder import run_folder_path
 from rt4chart.pipeline.storage.table_files import OpenFile, partition_folder, table_files
 from rt4chart.schemas.records import Traffic, UsageRecord

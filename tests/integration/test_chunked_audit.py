@@ -1,5 +1,5 @@
-"""A batch audit in chunks (`--chunk-traces`, pipeline/run/chunks.py) through the CLI: the same
-tables as one run over the whole input, a trace_id in two files audited once, --reuse working
+"""A batch audit in chunks (`--chunk-traces`, pipeline/run/chunked_audit.py) through the CLI: the
+same tables as one run over the whole input, a trace_id in two files audited once, --reuse working
 across chunks, and a failed run leaving the earlier run as it was."""
 
 from __future__ import annotations

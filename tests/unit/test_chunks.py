@@ -1,5 +1,5 @@
-"""A batch audit in chunks (pipeline/run/chunks.py, shards.py), piece by piece, without the audit:
-shards keyed by trace_id, record counts, chunk sizes, file names."""
+"""A batch audit in chunks (pipeline/run/chunked_audit.py, chunk_files.py), piece by piece,
+without the audit: shards keyed by trace_id, record counts, chunk sizes, file names."""
 
 from __future__ import annotations
 
@@ -13,7 +13,14 @@ import pyarrow.parquet as pq
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from rt4chart.pipeline.run.chunks import (
+from rt4chart.pipeline.run.chunk_files import (
+    read_pickles,
+    shard_folder,
+    shard_of,
+    trace_key,
+    write_shards,
+)
+from rt4chart.pipeline.run.chunked_audit import (
     DEFAULT_CHUNK_TRACES,
     chunk_file,
     chunk_size,
@@ -22,13 +29,6 @@ from rt4chart.pipeline.run.chunks import (
     shard_count,
 )
 from rt4chart.pipeline.run.config import AuditConfig, StagesConfig
-from rt4chart.pipeline.run.shards import (
-    read_pickles,
-    shard_folder,
-    shard_of,
-    trace_key,
-    write_shards,
-)
 from rt4chart.pipeline.sources.traces import ReadTraces
 from rt4chart.schemas.records import DeadLetter
 from rt4chart.transforms.judges.base import JudgeSpec

@@ -43,8 +43,8 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from rt4chart.pipeline.run import graph
+from rt4chart.pipeline.run.chunk_files import Chunk, shard_folder, write_shards
 from rt4chart.pipeline.run.config import DEFAULT_CHUNK_TRACES, AuditConfig
-from rt4chart.pipeline.run.shards import Chunk, shard_folder, write_shards
 from rt4chart.pipeline.sources.detect import file_format
 from rt4chart.pipeline.sources.traces import ReadTraces, input_paths
 from rt4chart.pipeline.storage.run_folder import list_files
