@@ -40,7 +40,8 @@ from rt4chart.transforms.judge_stage import METRICS, USAGE_COUNTERS
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.spend_cap import TRACES_SKIPPED
 
-logger = logging.getLogger(__name__)
+# The progress lines' logger keeps the name users filter them by (the module moved into run/).
+logger = logging.getLogger("rt4chart.pipeline.progress")
 
 PROGRESS_EVERY_S = 10.0
 TRACES_DONE = "traces_done"

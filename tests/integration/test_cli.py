@@ -362,7 +362,7 @@ def test_a_slow_judge_shows_progress_while_it_runs_and_done_equals_total_at_the_
         code, tables, _ = audit(str(path), "--judge", "openai", "--base-url", server.base_url,
                                 "--max-concurrency", "2", "--progress-every", "0.5")
     assert code == 0 and len(tables["answers"]) == 4 and len(tables["dead_letters"]) == 1
-    lines = [r.getMessage() for r in caplog.records if r.name == "rt4chart.pipeline.run.progress"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "rt4chart.pipeline.progress"]
     figures = [(line, *map(int, PROGRESS_LINE.match(line).groups()))
                for line in lines if PROGRESS_LINE.match(line)]
     *running, (final, done, total, calls) = figures

@@ -100,7 +100,7 @@ def test_eta_at_the_rate_so_far_and_merging_takes_the_larger_figure():
 
 def test_lines_while_running_then_a_final_one(caplog):
     result = FakeResult(reads_before_end=3)
-    with caplog.at_level(logging.INFO, logger="rt4chart.pipeline.run.progress"):
+    with caplog.at_level(logging.INFO, logger="rt4chart.pipeline.progress"):
         assert wait_with_progress(result, every_s=0) is True
     lines = [r.getMessage() for r in caplog.records]
     assert len(lines) >= 3 and lines[-1].endswith("(final)")
@@ -162,7 +162,7 @@ class _Lines(logging.Handler):
 
 def test_lines_come_while_a_blocking_run_runs_from_the_live_tally():
     handler = _Lines()
-    log = logging.getLogger("rt4chart.pipeline.run.progress")
+    log = logging.getLogger("rt4chart.pipeline.progress")
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     try:
@@ -186,7 +186,7 @@ class _Terminal(io.StringIO):
 
 def test_a_terminal_gets_a_bar_redrawn_in_place_and_logs_keep_the_final_line(caplog):
     screen = _Terminal()
-    with caplog.at_level(logging.INFO, logger="rt4chart.pipeline.run.progress"):
+    with caplog.at_level(logging.INFO, logger="rt4chart.pipeline.progress"):
         with Reporter(every_s=3600, stream=screen) as reporter:
             runtime.process_tally().add("traces_read", 8)
             runtime.process_tally().add("traces_done", 2)
