@@ -186,7 +186,7 @@ def test_every_step_of_the_stream_graph_is_guarded(input_format):
 
 def test_every_step_of_a_span_input_graph_is_guarded(tmp_path, monkeypatch):
     graphs = _capture_graph(monkeypatch)
-    example = Path(graph.__file__).parent / "examples" / "spans.otlp.json"
+    example = Path(graph.__file__).parents[1] / "examples" / "spans.otlp.json"
     code = cli.main(["audit", str(example), "--input-format", "otlp", "--judge", "offline",
                      "--out", str(tmp_path / "out")])
     assert code == 0

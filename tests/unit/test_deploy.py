@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from rt4chart.pipeline.cli import main
+from rt4chart.pipeline.cli.main import main
 from rt4chart.transforms.common.redact import redact_configured
 from rt4chart.transforms.judges import secret_key
 from rt4chart.transforms.judges.openai_judge import OpenAIJudge

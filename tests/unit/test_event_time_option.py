@@ -16,7 +16,7 @@ from rt4chart.schemas.records import Message
 from rt4chart.transforms.common.windows import WindowingConfig
 from rt4chart.transforms.validate import _ValidateFn
 
-EXAMPLE = Path(cli.__file__).parent / "examples" / "traces.jsonl"
+EXAMPLE = Path(cli.__file__).parents[1] / "examples" / "traces.jsonl"
 NOW_US = int(datetime(2026, 12, 3, 12, 0, tzinfo=UTC).timestamp() * 1_000_000)
 
 

@@ -200,7 +200,7 @@ def test_a_terminal_gets_a_bar_redrawn_in_place_and_logs_keep_the_final_line(cap
 
 
 def test_local_worker_processes_write_their_tally_for_the_launcher(tmp_path):
-    code = ("from rt4chart.transforms import tally; import time; "
+    code = ("from rt4chart.transforms.common import tally; import time; "
             "from rt4chart.transforms.judges import runtime; t = runtime.process_tally(); "
             "t.add('traces_read', 3); t.add('traces_read', 2); time.sleep(3 * "
             "tally.FLUSH_EVERY_S)")
