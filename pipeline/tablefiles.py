@@ -313,7 +313,7 @@ class WriteTableStreaming(beam.PTransform):
         self._table = table
         self._settle = settle
 
-    def expand(self, rows: beam.PCollection):
+    def expand(self, rows: beam.PCollection) -> beam.PCollection:
         return rows | "Files" >> beam.ParDo(_WriteBundleFn(self._dir, self._table,
                                                             self._settle))
 

@@ -394,7 +394,8 @@ class CapGate(beam.PTransform):
         super().__init__()
         self._fn = CapGateFn(config, stages, prices, clock)
 
-    def expand(self, prepared: beam.PCollection):
+    def expand(self, prepared: beam.PCollection[PreparedTrace]
+               ) -> tuple[beam.PCollection[PreparedTrace], beam.PCollection[SkippedRow]]:
         out = prepared | "Admit" >> beam.ParDo(self._fn).with_outputs(
             "skipped", "alerts", "dead", main="admitted")
         self.alerts = out.alerts  # a stream's "cap reached" alerts (AlertRow)
