@@ -14,8 +14,9 @@ stage's progress counters reach it through the same handle: Beam keeps only the 
 worker's throttling clock (`ratelimit.ThrottleClock`): the
 judges it builds count their rate limits' held time on it, and the judge stages report it to
 Beam. It holds the objects of a job that a worker's stages share (`held`: a job's spend
-ledger, `spend_cap.py`), so that no module keeps a registry of them. The runtime lives while a DoFn holds it (and Beam keeps the last acquired object
-alive); when it is collected, its loop stops and its thread ends.
+ledger, `spend_cap.py`), so that no module keeps a registry of them. The runtime lives while
+a DoFn holds it (and Beam keeps the last acquired object alive); when it is collected, its loop
+stops and its thread ends.
 """
 
 from __future__ import annotations
