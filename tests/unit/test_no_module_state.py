@@ -199,7 +199,10 @@ def test_the_package_has_modules_to_check():
 # - pubsub_frontend.beam_clients_at: Beam's local ReadFromPubSub/WriteToPubSub build their
 #   clients with no arguments (`pubsub.SubscriberClient()`), which read only this variable.
 # - openai_judge: a Secret Manager key is put where the environment-based key registry
-#   (redact.KeyRegistry) finds it for the launcher's log lines.
+#   (redact.KeyRegistry) finds it for the launcher's log lines. The registry itself writes
+#   RT4CHART_KEY_ENVS through an alias of os.environ (`self._env`), which no syntax check
+#   sees: it goes with this entry, when the registry becomes an object the run and the worker
+#   runtime own and pass.
 PENDING = {
     ("pipeline/pubsub_frontend.py", "os.environ[...] written"): 2,
     ("pipeline/pubsub_frontend.py", "os.environ.pop()"): 1,
