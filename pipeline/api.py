@@ -52,8 +52,8 @@ REFUSED = {
     "annotate": "write the verdicts back with `rt4chart annotate` on a run written with out=",
 }
 PLACEHOLDER = "records.jsonl"  # the inputs' name while the options are checked
-# One audit at a time in a process: a run points the process's temporary folder into its
-# staging folder while it runs (runlock.run_temp_folder), which two runs cannot share.
+# One audit at a time in a process: a run's progress counts what the process's tally counted
+# since the run started (transforms/common/tally.py), which two runs at once would share.
 _RUNS = threading.Lock()
 
 

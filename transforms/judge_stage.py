@@ -80,6 +80,9 @@ class JudgeCallFn(GuardedDoFn):
         self._model = spec.name
         self._run = run
         self._shared = runtime.runtime_handle()
+        # Made where the pipeline is built, as every progress counter: pickled with the folder
+        # where a local worker process writes its tally (transforms/common/tally.py).
+        self._counters = _UsageCounters(self.stage)
 
     def cache_inputs(self, element: Any) -> tuple | None:
         """What the call depends on besides the model and prompts (None: never cached)."""
@@ -95,7 +98,7 @@ class JudgeCallFn(GuardedDoFn):
         self._runtime = runtime.acquire(self._shared)
         self._judge = self._runtime.judge(self._spec)
         self._model = judge_model(self._judge, self._spec)
-        self._counters = _UsageCounters(self.stage, self._runtime.throttled)
+        self._counters.throttled = self._runtime.throttled
         self._keys = KeyRegistry()  # the key variables its error reasons are cleaned of
 
     def teardown(self) -> None:
@@ -177,8 +180,8 @@ class JudgeCallFn(GuardedDoFn):
 class _UsageCounters:
     """The Beam counters of one judge stage (see USAGE_COUNTERS)."""
 
-    def __init__(self, stage: str, throttled: ThrottleClock):
-        self._throttled = throttled  # the worker's, in its judge runtime
+    def __init__(self, stage: str):
+        self.throttled: ThrottleClock | None = None  # the worker's, in its judge runtime (setup)
         counter = runtime.counter  # Beam counters the launcher can also read mid-run
         (self._calls, self._errors, self._input, self._cached, self._output, self._cost,
          self._cost_unknown) = (counter(METRICS, f"{stage}_{suffix}") for suffix in USAGE_COUNTERS)
@@ -195,7 +198,7 @@ class _UsageCounters:
             self._cost_unknown.inc()
         else:
             self._cost.inc(round(usage.cost_usd * 1_000_000))
-        report_throttled(self._throttled)  # time held by rate limits, from this (bundle) thread
+        report_throttled(self.throttled)  # time held by rate limits, from this (bundle) thread
 
 
 @dataclass

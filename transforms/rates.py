@@ -200,7 +200,8 @@ class RatesByRoute(beam.PTransform):
         super().__init__()
         self._windowing = windowing
 
-    def expand(self, answers) -> beam.PCollection[RouteRateRow]:
+    def expand(self, answers: beam.PCollection | tuple[beam.PCollection, ...]
+               | list[beam.PCollection]) -> beam.PCollection[RouteRateRow]:
         if isinstance(answers, tuple | list):  # (answers, traffic): counted together
             answers = answers | "WithTraffic" >> beam.Flatten()
         stamped = answers | "EventTime" >> beam.ParDo(

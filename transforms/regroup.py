@@ -155,7 +155,8 @@ class Regroup(beam.PTransform):
         self._expected, self._join, self._event_time = expected, join, event_time
         self._streaming, self._tags, self._timeout_s = streaming, tags, timeout_s
 
-    def expand(self, inputs: dict[str, beam.PCollection]):
+    def expand(self, inputs: dict[str, beam.PCollection]
+               ) -> beam.PCollection | beam.pvalue.DoOutputsTuple:
         key_head, key_part = self._key_head, self._key_part
         if self._streaming:
             keyed = Tuple[str, Tuple[str, AnyHint]]  # a deterministic key coder for the state

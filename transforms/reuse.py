@@ -67,7 +67,7 @@ class SplitReused(beam.PTransform):
         self._key_of = key_of
         self._stage = stage
 
-    def expand(self, inputs: dict[str, beam.PCollection]):
+    def expand(self, inputs: dict[str, beam.PCollection]) -> beam.pvalue.DoOutputsTuple:
         key_of, stage = self._key_of, self._stage
         return (
             {

@@ -205,7 +205,7 @@ class Sample(beam.PTransform):
         super().__init__()
         self._config = config
 
-    def expand(self, traces):
+    def expand(self, traces: beam.PCollection[Trace]) -> SampleOutputs:
         out = traces | "Decide" >> beam.ParDo(_DecideFn(self._config)).with_outputs(
             "traffic", "dead", main="picked")
         return SampleOutputs(out.picked, out.traffic, out.dead)

@@ -31,11 +31,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 import apache_beam as beam
+from apache_beam.utils.shared import Shared
 
 from rt4chart.schemas.records import PreparedTrace
 from rt4chart.schemas.rows import AlertRow, SkippedRow
 from rt4chart.transforms.common.guard import GuardedDoFn
 from rt4chart.transforms.common.options_spec import Flex, option
+from rt4chart.transforms.judges import runtime
 
 JOB = "*"  # the key of the whole job's cap
 MAX_USD, PER_HOUR = "max_usd", "max_usd_per_hour"
@@ -279,18 +281,14 @@ class CapLedger:
             return self._hour.spent.get(key, 0.0)
 
 
-_LEDGERS: dict[str, CapLedger] = {}
-_LEDGERS_LOCK = threading.Lock()
-
-
-def process_ledger(config: CapConfig, clock: Callable[[], float] = time.time) -> CapLedger:
-    """The process's ledger of a job (by `config.ledger_id`), made on first use."""
-    with _LEDGERS_LOCK:
-        ledger = _LEDGERS.get(config.ledger_id)
-        if ledger is None:
-            ledger = CapLedger(config.caps, config.share, bool(config.max_usd_per_hour), clock)
-            _LEDGERS[config.ledger_id] = ledger
-        return ledger
+def process_ledger(config: CapConfig, clock: Callable[[], float] = time.time,
+                   handle: Shared | None = None) -> CapLedger:
+    """The process's ledger of a job (by `config.ledger_id`), made on first use: held by the
+    worker's judge runtime behind `handle` (by default this process's), which every stage of
+    the pipeline holds."""
+    worker = runtime.acquire(handle if handle is not None else runtime.runtime_handle())
+    return worker.held(f"spend-ledger:{config.ledger_id}", lambda: CapLedger(
+        config.caps, config.share, bool(config.max_usd_per_hour), clock))
 
 
 def with_ledger_id(config: CapConfig) -> CapConfig:
@@ -343,12 +341,16 @@ class CapGateFn(GuardedDoFn):
                  clock: Callable[[], float] = time.time):
         self._config, self._stages, self._prices, self._clock = config, stages, prices, clock
         from rt4chart.transforms.judge_stage import METRICS
-        from rt4chart.transforms.judges import runtime
 
         self._skipped = runtime.counter(METRICS, TRACES_SKIPPED)
+        self._shared = runtime.runtime_handle()  # the worker runtime holds the job's ledger
 
     def setup(self) -> None:
-        self._ledger = process_ledger(self._config, self._clock)
+        self._worker = runtime.acquire(self._shared)  # held while set up: it owns the ledger
+        self._ledger = process_ledger(self._config, self._clock, self._shared)
+
+    def teardown(self) -> None:
+        self._worker = self._ledger = None
 
     def process(self, prepared: PreparedTrace) -> Iterator[Any]:
         estimate = reserve_usd(prepared, self._stages, self._prices,
@@ -377,9 +379,14 @@ class SettleFn(GuardedDoFn):
 
     def __init__(self, config: CapConfig, clock: Callable[[], float] = time.time):
         self._config, self._clock = config, clock
+        self._shared = runtime.runtime_handle()  # the worker runtime holds the job's ledger
 
     def setup(self) -> None:
-        self._ledger = process_ledger(self._config, self._clock)
+        self._worker = runtime.acquire(self._shared)  # held while set up: it owns the ledger
+        self._ledger = process_ledger(self._config, self._clock, self._shared)
+
+    def teardown(self) -> None:
+        self._worker = self._ledger = None
 
     def process(self, answer: Any) -> Iterator[Any]:
         self._ledger.settle(answer.trace_id, answer.cost_usd)
@@ -394,7 +401,8 @@ class CapGate(beam.PTransform):
         super().__init__()
         self._fn = CapGateFn(config, stages, prices, clock)
 
-    def expand(self, prepared: beam.PCollection):
+    def expand(self, prepared: beam.PCollection[PreparedTrace]
+               ) -> tuple[beam.PCollection[PreparedTrace], beam.PCollection[SkippedRow]]:
         out = prepared | "Admit" >> beam.ParDo(self._fn).with_outputs(
             "skipped", "alerts", "dead", main="admitted")
         self.alerts = out.alerts  # a stream's "cap reached" alerts (AlertRow)

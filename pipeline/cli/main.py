@@ -31,8 +31,7 @@ from rt4chart.pipeline.cli.commands import root_parser
 from rt4chart.pipeline.report import export
 from rt4chart.pipeline.run import deploy, jobs
 from rt4chart.pipeline.run import estimate as estimate_run
-from rt4chart.pipeline.storage import gcp_extra
-from rt4chart.pipeline.storage import run_folder as runfolder
+from rt4chart.pipeline.storage import gcp_extra, run_folder
 from rt4chart.transforms.common.redact import redact_configured
 
 logger = logging.getLogger("rt4chart")
@@ -209,7 +208,7 @@ def check_runs_read(args: argparse.Namespace) -> None:
         folder = getattr(args, name, None)
         if not isinstance(folder, str) or folder.startswith("bq:"):
             continue
-        found = runfolder.incomplete_message(folder)
+        found = run_folder.incomplete_message(folder)
         if found and found[1]:
             raise jobs.UsageError(found[0])
         if found:

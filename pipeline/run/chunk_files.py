@@ -177,7 +177,7 @@ class WritePickles(beam.PTransform):
         super().__init__()
         self._folder, self._name = folder, name
 
-    def expand(self, elements: beam.PCollection):
+    def expand(self, elements: beam.PCollection) -> beam.PCollection:
         return elements | "Append" >> beam.ParDo(_CarryFn(self._folder, self._name))
 
 

@@ -36,7 +36,6 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import replace
 
-import apache_beam as beam
 import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
@@ -48,6 +47,7 @@ from rt4chart.pipeline.run.config import DEFAULT_CHUNK_TRACES, AuditConfig
 from rt4chart.pipeline.sources.detect import file_format
 from rt4chart.pipeline.sources.traces import ReadTraces, input_paths
 from rt4chart.pipeline.storage.run_folder import list_files
+from rt4chart.pipeline.storage.run_lock import new_pipeline
 from rt4chart.pipeline.storage.table_files import is_work_file
 from rt4chart.pipeline.storage.text_files import CHUNK_BYTES, READ_ERRORS, open_input
 
@@ -114,13 +114,14 @@ def shard_count(config: AuditConfig, options: PipelineOptions) -> int:
     return max(1, math.ceil(count_records(config.inputs, config.input_format) / size))
 
 
-def audit_runs(config: AuditConfig,
-               options: PipelineOptions) -> Iterator[tuple[AuditConfig, Chunk | None]]:
+def audit_runs(config: AuditConfig, options: PipelineOptions,
+               temp: str | None = None) -> Iterator[tuple[AuditConfig, Chunk | None]]:
     """The pipeline runs of a batch audit writing to `config.out` (the staging folder): yields
     (config, chunk) for the caller to build and run with `graph.build(..., chunk=chunk)`, in
     order. One run over the whole input yields (config, None) alone; otherwise this splits the
     input before the first chunk, moves each chunk's tables in after it has run, and runs the
-    aggregates after the last. Close the iterator when a run fails (its work files go)."""
+    aggregates after the last. Close the iterator when a run fails (its work files go).
+    `temp`: the run's temporary folder (runlock.run_temp_folder)."""
     shards = shard_count(config, options)
     if shards == 1:
         yield config, None
@@ -131,7 +132,7 @@ def audit_runs(config: AuditConfig,
     try:
         logger.info("auditing in %d chunks of about %d traces (--chunk-traces)", shards,
                     chunk_size(config))
-        _split(config, options, work, shards)
+        _split(config, options, work, shards, temp)
         for index in range(shards):
             chunk = Chunk(index, shard_folder(work, index), carry)
             out = FileSystems.join(config.out, f"{WORK}-out-{index:05d}")
@@ -139,13 +140,14 @@ def audit_runs(config: AuditConfig,
             yield replace(config, out=out), chunk
             move_tables(out, config.out, f"c{index:05d}")
             gc.collect()  # the last run's pipeline and runner (cyclic) go before the next run
-        _aggregate(config, options, carry)
+        _aggregate(config, options, carry, temp)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _split(config: AuditConfig, options: PipelineOptions, work: str, shards: int) -> None:
-    pipeline = beam.Pipeline(options=options)
+def _split(config: AuditConfig, options: PipelineOptions, work: str, shards: int,
+           temp: str | None = None) -> None:
+    pipeline = new_pipeline(options, temp)
     read = pipeline | "ReadTraces" >> ReadTraces(config.inputs, config.input_format,
                                                  config.allow_partial_input, config.spans,
                                                  config.max_record_bytes)
@@ -153,9 +155,10 @@ def _split(config: AuditConfig, options: PipelineOptions, work: str, shards: int
     pipeline.run().wait_until_finish()
 
 
-def _aggregate(config: AuditConfig, options: PipelineOptions, carry: str) -> None:
+def _aggregate(config: AuditConfig, options: PipelineOptions, carry: str,
+               temp: str | None = None) -> None:
     out = FileSystems.join(config.out, f"{WORK}-out-aggregates")
-    pipeline = beam.Pipeline(options=options)
+    pipeline = new_pipeline(options, temp)
     graph.build_aggregates(pipeline, replace(config, out=out), carry)
     pipeline.run().wait_until_finish()
     move_tables(out, config.out, "cagg")

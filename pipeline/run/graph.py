@@ -6,7 +6,7 @@ labels are stable verbs: a runner's in-place update of a streaming job depends o
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import apache_beam as beam
 
@@ -34,6 +34,9 @@ from rt4chart.transforms.spend_cap import CapGate, SettleFn, cap_prices
 from rt4chart.transforms.validate import ValidateTraces
 from rt4chart.transforms.verify_global import VerifyGlobal
 from rt4chart.transforms.verify_local import VerifyLocal
+
+if TYPE_CHECKING:
+    from rt4chart.pipeline.stream.pubsub_leases import LeaseHandle
 
 
 class AuditTables(NamedTuple):
@@ -259,7 +262,7 @@ class StreamTables(NamedTuple):
 
 
 def build_stream(pipeline: beam.Pipeline, config: StreamConfig, run: RunInfo,
-                 bigquery_client=None, settle: str | None = None) -> StreamTables:
+                 bigquery_client=None, settle: LeaseHandle | None = None) -> StreamTables:
     """Add the streaming audit, from a Pub/Sub subscription to the sinks, to a pipeline.
 
     Rows BigQuery rejects become dead letters: in the Parquet dead_letters table with --out and

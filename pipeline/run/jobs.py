@@ -42,7 +42,7 @@ from rt4chart.pipeline.sources.detect import SPAN_FORMATS
 from rt4chart.pipeline.sources.inputs import resolve_inputs
 from rt4chart.pipeline.sources.traces import check_inputs
 from rt4chart.pipeline.storage.run_folder import REDO_INPUT, SUMMARY, RunFolder
-from rt4chart.pipeline.storage.run_lock import FolderLock, run_temp_folder
+from rt4chart.pipeline.storage.run_lock import FolderLock, new_pipeline, run_temp, run_temp_folder
 from rt4chart.pipeline.stream.pubsub_frontend import local_subscription
 from rt4chart.schemas.records import RunInfo
 from rt4chart.transforms.assemble import NOT_QUERIES
@@ -264,22 +264,22 @@ def run_audit(config: AuditConfig, options: PipelineOptions) -> Summary:
 
 
 def _run_pipelines(staged: AuditConfig, run: RunInfo, options: PipelineOptions,
-                   every_s: float) -> list[PipelineResult]:
+                   every_s: float, temp: str | None = None) -> list[PipelineResult]:
     """The audit's pipeline run, or one per chunk of a large local input (chunks.py), with one
     progress line over them all (the total counted up front when there are chunks); their
-    results."""
-    with contextlib.closing(audit_runs(staged, options)) as runs:
+    results. `temp`: the run's temporary folder (runlock.run_temp_folder)."""
+    with contextlib.closing(audit_runs(staged, options, temp)) as runs:
         part, chunk = next(runs)
         if chunk is None:  # one run over the whole input
-            pipeline = beam.Pipeline(options=options)
+            pipeline = new_pipeline(options, temp)
             graph.build(pipeline, part, run)
-            return [run_with_progress(pipeline, every_s=every_s)[0]]
+            return [run_with_progress(pipeline, every_s=every_s, temp_dir=temp)[0]]
         results = []
-        with Reporter(every_s) as reporter:
+        with Reporter(every_s, temp_dir=temp) as reporter:
             if staged.input_format not in SPAN_FORMATS:  # spans: lines are not traces
                 reporter.expect(count_records(staged.inputs, staged.input_format))
             while chunk is not None:
-                pipeline = beam.Pipeline(options=options)
+                pipeline = new_pipeline(options, temp)
                 graph.build(pipeline, part, run, chunk=chunk)
                 try:
                     results.append(pipeline.run())
@@ -309,12 +309,13 @@ def _run_staged(config: AuditConfig, run: RunInfo, redo: list[str], folder: RunF
                 config.judge.name, run.judge_model, run.prompt_hash,
                 config.segment.window_size, config.segment.window_overlap, folder.out)
     started = time.monotonic()
-    results = _run_pipelines(staged, run, options, config.progress_every_s)
+    temp = run_temp(folder.staging)
+    results = _run_pipelines(staged, run, options, config.progress_every_s, temp)
     rounds = 1
     if staged.stages.caps.max_usd and "Dataflow" not in str(
             options.view_as(StandardOptions).runner):
         rounds = run_rounds(staged, folder.staging, options, lambda part: results.extend(
-            _run_pipelines(part, run, options, config.progress_every_s)))
+            _run_pipelines(part, run, options, config.progress_every_s, temp)))
     if redoes_into_itself(config):  # keep the rows of OUT the redo does not replace
         carry_earlier_rows(folder.out, folder.staging, staged, options)
     summary = summarise(folder.staging, time.monotonic() - started)

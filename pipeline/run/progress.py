@@ -194,8 +194,9 @@ class Reporter:
     """
 
     def __init__(self, every_s: float = PROGRESS_EVERY_S, streaming: bool = False,
-                 stream: IO[str] | None = None):
+                 stream: IO[str] | None = None, temp_dir: str | None = None):
         self._every_s = every_s
+        self._temp_dir = temp_dir  # where the tally's folder goes (None: the system's)
         self._streaming = streaming
         self._stream = stream or sys.stderr
         self._tty = _is_tty(self._stream)
@@ -212,7 +213,7 @@ class Reporter:
         self._expected = Progress(total=total)
 
     def __enter__(self) -> Reporter:
-        self._folder = tempfile.mkdtemp(prefix="rt4chart-live-")
+        self._folder = tempfile.mkdtemp(prefix="rt4chart-live-", dir=self._temp_dir)
         # This process's tally, held while the job runs: its in-process stages count there.
         self._runtime = runtime.acquire(runtime.runtime_handle())
         self._recording = tally.recording(self._folder, self._runtime.tally)
@@ -332,13 +333,15 @@ def wait_with_progress(result: PipelineResult, stop: threading.Event | None = No
 
 def run_with_progress(pipeline, stop: threading.Event | None = None,
                       every_s: float = PROGRESS_EVERY_S, streaming: bool = False,
-                      detach: bool = False) -> tuple[PipelineResult, bool]:
+                      detach: bool = False, temp_dir: str | None = None
+                      ) -> tuple[PipelineResult, bool]:
     """Run `pipeline` with its progress shown from the start; (result, whether it ended).
 
     `detach`: return once the runner has the job (a remote stream), without waiting.
+    `temp_dir`: where the progress tally's folder goes (a run's temporary folder).
     Raises what the run raised, its figures so far attached as `rt4chart_progress`.
     """
-    with Reporter(every_s, streaming) as reporter:
+    with Reporter(every_s, streaming, temp_dir=temp_dir) as reporter:
         try:
             result = pipeline.run()
         except BaseException as exc:

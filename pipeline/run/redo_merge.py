@@ -34,7 +34,6 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import replace
 
-import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
@@ -45,6 +44,7 @@ from rt4chart.pipeline.run.chunk_files import append_pickles
 from rt4chart.pipeline.run.chunked_audit import move_tables
 from rt4chart.pipeline.run.config import AuditConfig
 from rt4chart.pipeline.storage.run_folder import run_folder_path
+from rt4chart.pipeline.storage.run_lock import new_pipeline, run_temp
 from rt4chart.pipeline.storage.table_files import OpenFile, partition_folder, table_files
 from rt4chart.schemas.records import Traffic, UsageRecord
 from rt4chart.schemas.rows import usage_of
@@ -158,7 +158,7 @@ def _recompute_aggregates(earlier: str, staging: str, config: AuditConfig,
                            (pickle.dumps(x, protocol=pickle.HIGHEST_PROTOCOL) for x in items))
         _remove_tables(staging, AGGREGATES)
         out = FileSystems.join(staging, f"{WORK}-out")
-        pipeline = beam.Pipeline(options=options)
+        pipeline = new_pipeline(options, run_temp(staging))
         graph.build_aggregates(pipeline, _local_only(config, out), carry)
         pipeline.run().wait_until_finish()
         move_tables(out, staging, "redo")

@@ -9,7 +9,7 @@ import dataclasses
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import apache_beam as beam
 
@@ -21,6 +21,9 @@ from rt4chart.transforms.alerts import alert_message
 from rt4chart.transforms.common.guard import GuardedDoFn
 from rt4chart.transforms.common.redact import configured_secrets, redact
 from rt4chart.transforms.judges.base import JudgeSpec
+
+if TYPE_CHECKING:
+    from rt4chart.pipeline.stream.pubsub_leases import LeaseHandle
 
 # Every text column is redacted (see `redact_value`) but the identities that join tables and
 # name traces: a trace id is the input's own (`--redo` finds traces by it), the others hashes.
@@ -44,7 +47,7 @@ class Sinks:
     alerts_topic: str | None = None
     key_envs: tuple[str, ...] = ()  # variables holding keys to redact, besides the usual ones
     tables: TablesConfig = TablesConfig()  # BigQuery's partition expiry (the rest: pre-launch)
-    settle: str | None = None  # local stream: Pub/Sub leases settled by the files (tablefiles)
+    settle: LeaseHandle | None = None  # local stream: the Pub/Sub leases the files settle
 
 
 def key_envs(*specs: JudgeSpec | None) -> tuple[str, ...]:

@@ -8,11 +8,12 @@
   holder's process. The operating system releases the lock when the process ends however it
   ends, so a killed run leaves no stale lock. Folders on object stores (gs://) have no such
   lock: there, one run at a time is up to you.
-- `run_temp_folder`: the temporary folders of the run's process (Beam's
-  `beam-pipeline-temp…` of every pipeline, the progress tally's `rt4chart-live-…`) go under the
+- `run_temp_folder`: the temporary folders of the run (Beam's `beam-pipeline-temp…` of every
+  pipeline, made by `new_pipeline`, the progress tally's `rt4chart-live-…`) go under the
   staging folder rather than the system's /tmp, so that a killed run leaves them in the
   staging folder it leaves anyway (named by the next run's warning), not in /tmp; a run that
-  ends removes them with its staging folder.
+  ends removes them with its staging folder. The folder is passed to what makes them, never
+  set process-wide (TMPDIR, `tempfile.tempdir`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ import os
 import tempfile
 from collections.abc import Iterator
 
+import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
+from apache_beam.options.pipeline_options import PipelineOptions
 
 RUN_TEMP = ".tmp-run"  # inside the staging folder; ".tmp-" files are never a run's files
 
@@ -78,22 +81,37 @@ def _holder(fd: int) -> str:
 
 
 @contextlib.contextmanager
-def run_temp_folder(staging: str) -> Iterator[None]:
-    """The process's temporary files under STAGING/.tmp-run while inside (a local staging
-    folder; elsewhere the system's temporary folder stays). TMPDIR is set too, for worker
-    processes a runner starts."""
+def run_temp_folder(staging: str) -> Iterator[str | None]:
+    """STAGING/.tmp-run while inside, for the run's temporary files (a local staging folder;
+    elsewhere None: the system's temporary folder serves). Nothing process-wide changes: the
+    run passes the folder to what makes temporary files (`new_pipeline`, the progress
+    tally's folder)."""
     if FileSystems.get_scheme(staging) is not None:
-        yield
+        yield None
         return
     folder = os.path.join(staging, RUN_TEMP)
     os.makedirs(folder, exist_ok=True)
-    saved_dir, saved_env = tempfile.tempdir, os.environ.get("TMPDIR")
-    tempfile.tempdir, os.environ["TMPDIR"] = folder, folder
-    try:
-        yield
-    finally:
-        tempfile.tempdir = saved_dir
-        if saved_env is None:
-            os.environ.pop("TMPDIR", None)
-        else:
-            os.environ["TMPDIR"] = saved_env
+    yield folder
+
+
+def run_temp(staging: str) -> str | None:
+    """The run's temporary folder under a local staging folder, when the run made it (see
+    `run_temp_folder`)."""
+    if FileSystems.get_scheme(staging) is not None:
+        return None
+    folder = os.path.join(staging, RUN_TEMP)
+    return folder if os.path.isdir(folder) else None
+
+
+def new_pipeline(options: PipelineOptions, temp: str | None = None) -> beam.Pipeline:
+    """A Beam pipeline whose local temporary folder is in `temp` when given. Beam makes it
+    with `tempfile.mkdtemp()` in the system's temporary folder, taking no folder of ours, and
+    removes `local_tempdir` when the pipeline has run: so the empty folder it just made is
+    swapped for one in `temp`."""
+    pipeline = beam.Pipeline(options=options)
+    if temp is not None:
+        made = pipeline.local_tempdir
+        pipeline.local_tempdir = tempfile.mkdtemp(prefix="beam-pipeline-temp", dir=temp)
+        with contextlib.suppress(OSError):
+            os.rmdir(made)
+    return pipeline

@@ -29,6 +29,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import apache_beam as beam
 import pyarrow as pa
@@ -39,6 +40,9 @@ from apache_beam.transforms.window import GlobalWindows
 from rt4chart.schemas.rows import to_dict
 from rt4chart.schemas.tables import TABLES, Table, arrow_schema
 from rt4chart.transforms.common.guard import StorageDoFn
+
+if TYPE_CHECKING:
+    from rt4chart.pipeline.stream.pubsub_leases import LeaseHandle
 
 logger = logging.getLogger(__name__)
 
@@ -250,11 +254,12 @@ class _WriteBundleFn(StorageDoFn):
     temporary name, fsync'd and renamed, so that a reader never sees a partial file and a window
     that fires many times loses no row (WriteToParquet's windowed writes did, locally).
 
-    With `settle` (a `pubsub_leases` registry name, local runner), each row that ends a Pub/Sub
-    message is reported once its file is durable, so that the message is acknowledged then.
+    With `settle` (the run's `pubsub_leases.LeaseHandle`, local runner), each row that ends a
+    Pub/Sub message is reported once its file is durable, so that the message is acknowledged
+    then.
     """
 
-    def __init__(self, directory: str, table: str, settle: str | None = None):
+    def __init__(self, directory: str, table: str, settle: LeaseHandle | None = None):
         self._dir = directory
         self._table = table
         self._settle = settle
@@ -288,8 +293,7 @@ class _WriteBundleFn(StorageDoFn):
             if self._settle is not None:
                 from rt4chart.pipeline.stream.pubsub_leases import settle
 
-                for key in open_file.keys:
-                    settle(self._settle, key)
+                settle(self._settle, open_file.keys)
 
 
 def _sync(path: str) -> None:
@@ -307,13 +311,13 @@ class WriteTableStreaming(beam.PTransform):
     """Rows (of the table's row class) -> Parquet files under OUT/<table>/dt=YYYY-MM-DD/, one
     per bundle and day (streaming). `settle`: see `_WriteBundleFn`."""
 
-    def __init__(self, out: str, table: str, settle: str | None = None):
+    def __init__(self, out: str, table: str, settle: LeaseHandle | None = None):
         super().__init__()
         self._dir = FileSystems.join(out.rstrip("/"), TABLES[table].name)
         self._table = table
         self._settle = settle
 
-    def expand(self, rows: beam.PCollection):
+    def expand(self, rows: beam.PCollection) -> beam.PCollection:
         return rows | "Files" >> beam.ParDo(_WriteBundleFn(self._dir, self._table,
                                                             self._settle))
 

@@ -21,11 +21,14 @@ import logging
 import os
 import queue
 import threading
-import uuid
 from collections.abc import Iterator
 from concurrent import futures
+from typing import TYPE_CHECKING
 
 from rt4chart.schemas.records import Message
+
+if TYPE_CHECKING:
+    from rt4chart.pipeline.stream.pubsub_leases import LeaseHandle
 
 logger = logging.getLogger(__name__)
 
@@ -164,12 +167,12 @@ def _to_pubsub(message: Message):
 
 
 @contextlib.contextmanager
-def local_subscription(config) -> Iterator[str | None]:
+def local_subscription(config) -> Iterator[LeaseHandle | None]:
     """Run a local stream's Pub/Sub through the front-end (module docstring): pulls
-    `config.subscription` with `Leases`, points PUBSUB_EMULATOR_HOST at the front-end while
-    inside, and yields the name the sinks settle under, or None when nothing can be waited for
-    (no --out, or OTLP, whose traces span messages): then messages are acknowledged on receipt,
-    as Beam's local read does, and a warning says so.
+    `config.subscription` with `Leases`, points Beam's Pub/Sub clients at the front-end while
+    inside (`beam_clients_at`), and yields the handle the sinks settle under, or None when
+    nothing can be waited for (no --out, or OTLP, whose traces span messages): then messages
+    are acknowledged on receipt, as Beam's local read does, and a warning says so.
     """
     from rt4chart.pipeline.stream import pubsub_leases
 
@@ -184,17 +187,29 @@ def local_subscription(config) -> Iterator[str | None]:
         config.subscription, front.deliver, client=pubsub_leases.subscriber_client(upstream),
         lease_s=config.lease_s, ack_on_receipt=not durable,
         max_message_bytes=config.max_message_bytes)
-    name = f"leases-{uuid.uuid4().hex}"
-    pubsub_leases.register(name, leases if durable else None)
-    os.environ["PUBSUB_EMULATOR_HOST"] = front.address
+    handle = pubsub_leases.LeaseHandle(leases) if durable else None
     try:
-        leases.start()
-        yield name if durable else None
+        with beam_clients_at(front.address):
+            leases.start()
+            yield handle
     finally:
-        leases.stop()
-        pubsub_leases.register(name, None)
-        if upstream is None:
+        leases.stop()  # its handle settles nothing from now on
+        front.stop()
+
+
+@contextlib.contextmanager
+def beam_clients_at(address: str) -> Iterator[None]:
+    """Beam's own Pub/Sub clients (the local runner's ReadFromPubSub and WriteToPubSub) at
+    `address` while inside. Beam builds them with no arguments (`pubsub.SubscriberClient()`),
+    so their endpoint can only be given the way the client library reads it: the
+    PUBSUB_EMULATOR_HOST variable, set for this run only and restored after. rt4chart's own
+    clients are given their endpoint (`publisher_api`, `pubsub_leases.subscriber_client`)."""
+    saved = os.environ.get("PUBSUB_EMULATOR_HOST")
+    os.environ["PUBSUB_EMULATOR_HOST"] = address
+    try:
+        yield
+    finally:
+        if saved is None:
             os.environ.pop("PUBSUB_EMULATOR_HOST", None)
         else:
-            os.environ["PUBSUB_EMULATOR_HOST"] = upstream
-        front.stop()
+            os.environ["PUBSUB_EMULATOR_HOST"] = saved

@@ -31,8 +31,10 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+
+from apache_beam.utils.shared import Shared
 
 from rt4chart.schemas.records import DeadLetter, Message
 from rt4chart.transforms.aggregate import REDO_STAGE
@@ -177,6 +179,10 @@ class Leases:
         self._thread.start()
         return self
 
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
     def stop(self) -> None:
         """Stop pulling; leases still held lapse and Pub/Sub redelivers their messages."""
         self._stop.set()
@@ -266,20 +272,30 @@ class Leases:
                                              ack_deadline_seconds=self._lease_s, timeout=30)
 
 
-_REGISTRY: dict[str, Leases] = {}
+class LeaseHandle:
+    """What the sinks settle under: a picklable handle to the run's `Leases`, held through
+    Beam's `Shared` (as the judge runtime is). The run (pubsub_frontend.local_subscription)
+    makes it and holds the Leases while the stream runs; the local runner's sinks run in its
+    process, so the handle a sink's DoFn carries finds them there. Once the run lets them go,
+    or in another process, a handle settles nothing."""
+
+    def __init__(self, leases: Leases):
+        self._shared = Shared()
+        self._shared.acquire(lambda: leases)  # under the handle's key, while the run holds it
+
+    def __getstate__(self) -> dict:
+        return {"_shared": self._shared}
+
+    def leases(self) -> Leases | None:
+        """The run's Leases, if they are still held in this process."""
+        return self._shared.acquire(lambda: None)
 
 
-def register(name: str, leases: Leases | None) -> None:
-    """Make `leases` the one the sinks settle under `name` (None: forget it). The sinks run in
-    this process on the local runner; a name with no Leases settles nothing."""
-    if leases is None:
-        _REGISTRY.pop(name, None)
-    else:
-        _REGISTRY[name] = leases
-
-
-def settle(name: str, key: str) -> None:
-    """Called by a sink once a row with `key` is durably written (see `Leases.settle`)."""
-    leases = _REGISTRY.get(name)
-    if leases is not None:
+def settle(handle: LeaseHandle, keys: Iterable[str]) -> None:
+    """Called by a sink once rows with `keys` are durably written (see `Leases.settle`); once
+    the run has stopped its Leases, nothing is settled."""
+    leases = handle.leases()
+    if leases is None or leases.stopped:
+        return
+    for key in keys:
         leases.settle(key)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import logging
 import os
+import pickle
 import subprocess
 import sys
 import threading
@@ -200,12 +201,13 @@ def test_a_terminal_gets_a_bar_redrawn_in_place_and_logs_keep_the_final_line(cap
 
 
 def test_local_worker_processes_write_their_tally_for_the_launcher(tmp_path):
-    code = ("from rt4chart.transforms.common import tally; import time; "
-            "from rt4chart.transforms.judges import runtime; t = runtime.process_tally(); "
-            "t.add('traces_read', 3); t.add('traces_read', 2); time.sleep(3 * "
-            "tally.FLUSH_EVERY_S)")
     own = runtime.process_tally()  # the launcher's process's tally
     with tally.recording(str(tmp_path), own) as live:
+        # A counter pickled while the launcher records, as a job's DoFns are when it starts.
+        counter = pickle.dumps(runtime.counter("rt4chart", "traces_read"))
+        code = ("from rt4chart.transforms import tally; import pickle, time; "
+                f"c = pickle.loads({counter!r}); "
+                "c.inc(3); c.inc(2); time.sleep(3 * tally.FLUSH_EVERY_S)")
         subprocess.run([sys.executable, "-c", code], env=dict(os.environ), check=True,
                        timeout=120)
         own.add("traces_done", 1)  # the launcher's own process counts too

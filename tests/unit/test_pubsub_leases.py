@@ -5,14 +5,18 @@ is dead-lettered from its first bytes, and `settle` acknowledges one leased mess
 
 from __future__ import annotations
 
+import pickle
+
 import orjson
 import pytest
 
 from rt4chart.pipeline.stream.pubsub_leases import (
+    LeaseHandle,
     Leases,
     message_key,
     outcome_key,
     oversize_letter,
+    settle,
     shrink,
 )
 from rt4chart.schemas.records import Message
@@ -98,3 +102,20 @@ def test_settle_acknowledges_one_leased_copy_per_written_row():
     leases.settle("id:t")  # a row of nothing leased: acknowledges nothing more
     assert client.acked == ["a1", "a2"] and leases.outstanding == 0
     assert delivered == ["id:t", "id:t"]
+
+
+def test_a_lease_handle_settles_the_run_leases_in_its_process_until_they_stop():
+    client = _RecordingClient()
+    leases = Leases("projects/p/subscriptions/s", lambda m, k: None, client=client,
+                    max_message_bytes=LIMIT)
+    for ack_id in ("a1", "a2", "a3"):
+        trace = orjson.dumps({"trace_id": ack_id, "contexts": [CONTEXT], "answer": "a"})
+        leases._received(_Received(ack_id, trace))
+    handle = LeaseHandle(leases)
+    sink_copy = pickle.loads(pickle.dumps(handle))  # as a sink's DoFn carries it
+    assert sink_copy.leases() is leases
+    settle(sink_copy, ["id:a1", "id:a2"])
+    assert client.acked == ["a1", "a2"]
+    leases.stop()  # the run ended: a late row settles nothing
+    settle(sink_copy, ["id:a3"])
+    assert client.acked == ["a1", "a2"] and leases.outstanding == 1

@@ -8,8 +8,10 @@ run, the local FnApiRunner only when `run()` returns. So every progress counter
   direct runner): the launcher reads the tally directly.
 - DoFns run in local worker processes (`--direct_running_mode multi_processing`): each writes
   its tally, from a thread every `FLUSH_EVERY_S` when it changed, to a small JSON file in the
-  folder the launcher names in `RT4CHART_LIVE_DIR` (the workers inherit its environment), and
-  the launcher sums the files. The thread ends when the launcher removes the folder.
+  launcher's folder, and the launcher sums the files. The folder travels with the counters:
+  a :class:`LiveCounter` pickled while the launcher records (`recording`, which the job's run
+  is inside) carries the folder and the launcher's process id, and tells its worker's tally
+  at its first increment. The thread ends when the launcher removes the folder.
 - Remote workers (Dataflow) have no such folder: their tally stays unread, and the launcher
   reads Beam's metrics instead.
 
@@ -32,8 +34,8 @@ from contextlib import contextmanager
 
 from apache_beam.metrics.metric import Metrics
 
+# The variable the folder was once exported in: no process sets it now (the counters carry it).
 ENV_DIR = "RT4CHART_LIVE_DIR"
-ENV_PID = "RT4CHART_LIVE_PID"  # the launcher's process: it reads its tally, never writes it
 FLUSH_EVERY_S = 0.5
 
 
@@ -45,25 +47,30 @@ class LiveTally:
         self._lock = threading.Lock()
         self._counts: dict[str, int] = {}
         self._flusher: threading.Thread | None = None
+        # (folder, launcher's pid) while this process launches a job (see `recording`)
+        self.recording: tuple[str, int] | None = None
 
     def add(self, name: str, n: int = 1) -> None:
         with self._lock:
             self._counts[name] = self._counts.get(name, 0) + n
-            if self._flusher is None:
-                self._start_flusher()
 
     def local(self) -> dict[str, int]:
         """The counts so far."""
         with self._lock:
             return dict(self._counts)
 
-    def _start_flusher(self) -> None:
-        folder = os.environ.get(ENV_DIR)
-        if folder and os.environ.get(ENV_PID) != str(os.getpid()):
-            # The thread holds the tally: a worker's counts live as long as its process.
-            self._flusher = threading.Thread(target=self._flush_often, args=(folder,),
-                                             name="rt4chart-tally", daemon=True)
-            self._flusher.start()
+    def write_to(self, launcher: tuple[str, int] | None) -> None:
+        """In a local worker process of the launcher `launcher` (its folder and process id),
+        write this tally to that folder from now on; in the launcher's own process (or with
+        no launcher recording) nothing: the launcher reads it directly."""
+        if launcher is None or launcher[1] == os.getpid():
+            return
+        with self._lock:
+            if self._flusher is None or not self._flusher.is_alive():
+                # The thread holds the tally: a worker's counts live as long as its process.
+                self._flusher = threading.Thread(target=self._flush_often, args=(launcher[0],),
+                                                 name="rt4chart-tally", daemon=True)
+                self._flusher.start()
 
     def _flush_often(self, folder: str) -> None:
         written: dict[str, int] = {}
@@ -90,21 +97,27 @@ class LiveCounter:
     """A Beam counter (`namespace:name`) whose increments also go to a process's tally.
 
     Picklable: it carries `tally_of`, which finds the tally of the process it counts in at its
-    first increment (the worker runtime's, see `judges/runtime.py` `counter`)."""
+    first increment (the worker runtime's, see `judges/runtime.py` `counter`), and, pickled
+    while its launcher records a job, where that launcher reads the tallies of its local
+    worker processes (`LiveTally.recording`)."""
 
     def __init__(self, namespace: str, name: str, tally_of: Callable[[], LiveTally]):
         self._beam = Metrics.counter(namespace, name)
         self._name = name
         self._tally_of = tally_of
         self._live: LiveTally | None = None
+        self._launcher: tuple[str, int] | None = None
 
     def __getstate__(self) -> dict:
-        return {**self.__dict__, "_live": None}  # a worker counts in its own process's tally
+        # A worker counts in its own process's tally, and writes it where the launcher reads.
+        return {**self.__dict__, "_live": None,
+                "_launcher": self._tally_of().recording or self._launcher}
 
     def inc(self, n: int = 1) -> None:
         self._beam.inc(n)
         if self._live is None:
             self._live = self._tally_of()
+            self._live.write_to(self._launcher)
         self._live.add(self._name, n)
 
 
@@ -140,14 +153,9 @@ class Tally:
 def recording(folder: str, live: LiveTally) -> Iterator[Tally]:
     """Count a job started inside: `live` is this process's tally, and its local worker
     processes write theirs to `folder` (an existing, empty local folder, the caller's to
-    remove)."""
-    saved = {k: os.environ.get(k) for k in (ENV_DIR, ENV_PID)}
-    os.environ[ENV_DIR], os.environ[ENV_PID] = folder, str(os.getpid())
+    remove): the counters pickled meanwhile carry it to them (`LiveCounter`)."""
+    saved, live.recording = live.recording, (folder, os.getpid())
     try:
         yield Tally(folder, live)
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        live.recording = saved

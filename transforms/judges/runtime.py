@@ -13,8 +13,10 @@ stage's progress counters reach it through the same handle: Beam keeps only the 
 `Shared` object alive, so a second token would let the runtime go between bundles) and the
 worker's throttling clock (`ratelimit.ThrottleClock`): the
 judges it builds count their rate limits' held time on it, and the judge stages report it to
-Beam. The runtime lives while a DoFn holds it (and Beam keeps the last acquired object
-alive); when it is collected, its loop stops and its thread ends.
+Beam. It holds the objects of a job that a worker's stages share (`held`: a job's spend
+ledger, `spend_cap.py`), so that no module keeps a registry of them. The runtime lives while
+a DoFn holds it (and Beam keeps the last acquired object alive); when it is collected, its loop
+stops and its thread ends.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ import contextlib
 import functools
 import threading
 import weakref
-from collections.abc import Awaitable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from apache_beam.utils.shared import Shared
 
@@ -37,6 +39,8 @@ from rt4chart.transforms.judges.ratelimit import ThrottleClock, building_judges
 # How long a runtime that goes waits for its judges' connections to close.
 CLOSE_TIMEOUT_S = 5.0
 
+T = TypeVar("T")
+
 
 class JudgeRuntime:
     """A worker process's event loop (on a daemon thread) and its judges, one per spec."""
@@ -46,6 +50,8 @@ class JudgeRuntime:
         self._judges: dict[JudgeSpec, Judge] = {}
         self.throttled = ThrottleClock()  # seconds this worker's calls were held back
         self.tally = LiveTally()  # the progress counters' tally of this process
+        self._held: dict[str, Any] = {}  # a job's objects in this worker, see `held`
+        self._held_lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=_run_loop, args=(self._loop,),
                                        name="rt4chart-judge-loop", daemon=True)
@@ -64,6 +70,16 @@ class JudgeRuntime:
     def submit(self, coro: Awaitable[Any]) -> concurrent.futures.Future:
         """Schedule a coroutine on the loop; the future resolves in the caller's thread."""
         return asyncio.run_coroutine_threadsafe(coro, self._loop)
+
+    def held(self, key: str, build: Callable[[], T]) -> T:
+        """The object of a job this worker keeps under `key` (e.g. a job's spend ledger, which
+        every gate of the job in this process shares), built on first use; it lives as long
+        as the runtime."""
+        with self._held_lock:
+            found = self._held.get(key)
+            if found is None:
+                found = self._held[key] = build()
+            return found
 
 
 def _run_loop(loop: asyncio.AbstractEventLoop) -> None:

@@ -8,7 +8,9 @@ stemming and stopwords shared with `coverage.py`. Standard library only.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Mapping
 
 from rt4chart.transforms.text.quantities import UNITS
 from rt4chart.transforms.text.words import DOTTED_RE, POSSESSIVE_RE, STOPWORDS, fold
@@ -40,12 +42,19 @@ _ALIAS_PAIRS = (
     "WI=Wisconsin WY=Wyoming DC=Washington_DC US=United_States US=USA US=America "
     "UK=United_Kingdom UK=Britain UK=Great_Britain EU=European_Union UN=United_Nations "
     "AB=Alberta BC=British_Columbia ON=Ontario QC=Quebec")
-# Folded name -> codes (matched in upper case only: "IN", "OR", "ME" are also words).
-_CODES: dict[str, set[str]] = {}
-_NAMES: dict[str, set[str]] = {}
-for _code, _name in (pair.split("=") for pair in _ALIAS_PAIRS.split()):
-    _CODES.setdefault(_name.replace("_", " ").lower(), set()).add(_code)
-    _NAMES.setdefault(_code.lower(), set()).add(_name.replace("_", " ").lower())
+
+
+@functools.cache
+def _aliases() -> tuple[Mapping[str, frozenset[str]], Mapping[str, frozenset[str]]]:
+    """{folded name: codes} (matched in upper case only: "IN", "OR", "ME" are also words) and
+    {folded code: folded names}, of _ALIAS_PAIRS: built once, never changed."""
+    codes: dict[str, set[str]] = {}
+    names: dict[str, set[str]] = {}
+    for code, name in (pair.split("=") for pair in _ALIAS_PAIRS.split()):
+        codes.setdefault(name.replace("_", " ").lower(), set()).add(code)
+        names.setdefault(code.lower(), set()).add(name.replace("_", " ").lower())
+    return ({k: frozenset(v) for k, v in codes.items()},
+            {k: frozenset(v) for k, v in names.items()})
 
 
 def _is_initial(text: str, start: int, prev_end: int | None) -> bool:
@@ -165,8 +174,9 @@ def _entity_covered(name: str, text: _Text) -> bool:
     if f" {''.join(tokens)} " in text.folded:
         return True  # "Wi-Fi" / "WiFi"
     joined = " ".join(tokens)
-    if any(text.has_code(code) for code in _CODES.get(joined, ())) or any(
-            f" {alias} " in text.folded for alias in _NAMES.get(joined, ())):
+    codes, names = _aliases()
+    if any(text.has_code(code) for code in codes.get(joined, ())) or any(
+            f" {alias} " in text.folded for alias in names.get(joined, ())):
         return True
     letters = DOTTED_RE.sub(lambda m: m.group().replace(".", ""), name).replace(" ", "")
     if _acronym(letters) and letters.rstrip("s") in text.initials:
