@@ -150,13 +150,12 @@ def exhausted_for(headers: Mapping[str, str]) -> float | None:
 BUCKET_SECONDS = 10.0
 
 
-def _fill(limiter: AsyncLimiter) -> None:
-    """Set a leaky bucket's level to its capacity, now: calls then flow at the steady rate.
-    (aiolimiter has no public knob for the initial level; without these attributes the bucket
-    keeps its default, with an initial burst.)"""
-    if hasattr(limiter, "_level") and hasattr(limiter, "_last_check"):
-        limiter._level = limiter.max_rate
-        limiter._last_check = asyncio.get_running_loop().time()
+async def _fill(limiter: AsyncLimiter) -> None:
+    """Fill a new (empty) leaky bucket to its capacity, now: calls then flow at the steady rate,
+    without an initial burst. Through aiolimiter's public API: acquiring the whole capacity of
+    an empty bucket takes no wait and leaves it full from this moment, as a level set by hand
+    would (its private `_level`/`_last_check` are not ours to write)."""
+    await limiter.acquire(limiter.max_rate)
 
 
 # The namespace of the throttling counter (Dataflow reads `cumulativeThrottlingSeconds` in any).
@@ -270,8 +269,8 @@ class RateLimiter:
     async def _acquire(self, estimated_tokens: int) -> None:
         if not self._started:
             self._started = True
-            _fill(self._requests)
-            _fill(self._tokens)
+            await _fill(self._requests)
+            await _fill(self._tokens)
         while (delay := self._pause_until - time.monotonic()) > 0:
             await asyncio.sleep(delay)
         await self._requests.acquire(1)
