@@ -25,7 +25,8 @@ from rt4chart.transforms.judges.job_limits import (
     worker_processes,
 )
 from rt4chart.transforms.judges.openai_judge import OpenAIConfig, OpenAIJudge
-from rt4chart.transforms.judges.ratelimit import RateLimiter, ThrottleClock
+from rt4chart.transforms.judges.ratelimit import RateLimiter
+from rt4chart.transforms.judges.throttling import ThrottleClock
 
 DATAFLOW = ["--runner", "DataflowRunner", "--project", "p", "--region", "r",
             "--temp_location", "gs://b/tmp"]

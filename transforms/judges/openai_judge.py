@@ -91,7 +91,6 @@ from rt4chart.transforms.judges.ratelimit import (
     PauseCap,
     RateLimiter,
     exhausted_for,
-    judge_clock,
     retry_after_seconds,
 )
 from rt4chart.transforms.judges.schema_check import (
@@ -102,6 +101,7 @@ from rt4chart.transforms.judges.schema_check import (
 )
 from rt4chart.transforms.judges.secret_key import read_api_key
 from rt4chart.transforms.judges.streamed import Waits, is_event_stream, read, stream_body
+from rt4chart.transforms.judges.throttling import judge_clock
 from rt4chart.transforms.judges.throughput import OUTPUT_KEY, Throughput
 from rt4chart.transforms.redact import redact, register_key_env
 

@@ -11,7 +11,7 @@ the pipeline is built and pickled with each DoFn), so on a worker they all acqui
 runtime. The runtime also owns the process's progress tally (`transforms/tally.py`; every
 stage's progress counters reach it through the same handle: Beam keeps only the last acquired
 `Shared` object alive, so a second token would let the runtime go between bundles) and the
-worker's throttling clock (`ratelimit.ThrottleClock`): the
+worker's throttling clock (`throttling.ThrottleClock`): the
 judges it builds count their rate limits' held time on it, and the judge stages report it to
 Beam. The runtime lives while a DoFn holds it (and Beam keeps the last acquired object
 alive); when it is collected, its loop stops and its thread ends.
@@ -31,7 +31,7 @@ from typing import Any
 from apache_beam.utils.shared import Shared
 
 from rt4chart.transforms.judges.base import Judge, JudgeSpec, close_judge
-from rt4chart.transforms.judges.ratelimit import ThrottleClock, building_judges
+from rt4chart.transforms.judges.throttling import ThrottleClock, building_judges
 from rt4chart.transforms.tally import LiveCounter, LiveTally
 
 # How long a runtime that goes waits for its judges' connections to close.
