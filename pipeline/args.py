@@ -19,7 +19,7 @@ from rt4chart.pipeline.outputs import tables_config
 from rt4chart.pipeline.sources.options import phoenix_source, span_mapping
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.confirm import ConfirmConfig
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.judges.judge_options import JudgeOptions
 from rt4chart.transforms.limits import LimitsConfig
 from rt4chart.transforms.options_spec import from_values

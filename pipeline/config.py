@@ -11,7 +11,7 @@ from rt4chart.pipeline.sources.phoenix_api import API_FORMAT, PhoenixSource
 from rt4chart.pipeline.textfiles import DEFAULT_MAX_RECORD_BYTES, MIN_RECORD_BYTES, byte_size
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.confirm import ConfirmConfig
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.options_spec import Flex, option
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S
 from rt4chart.transforms.sampling import SamplingConfig

@@ -19,7 +19,7 @@ from rt4chart.pipeline.tablefiles import WriteTable, WriteTableStreaming
 from rt4chart.schemas.tables import TABLES
 from rt4chart.transforms.alerts import alert_message
 from rt4chart.transforms.guard import GuardedDoFn
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.redact import configured_secrets, redact
 
 # Every text column is redacted (see `redact_value`) but the identities that join tables and

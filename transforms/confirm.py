@@ -41,7 +41,7 @@ from rt4chart.schemas.records import (
 from rt4chart.transforms.evidence import grounded_verdict
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_verdict
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.options_spec import Flex, option
 
 STAGE = "confirm"

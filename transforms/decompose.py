@@ -40,7 +40,8 @@ from rt4chart.transforms.coverage import check_coverage, topic_terms
 from rt4chart.transforms.guard import GuardedParts, guarded
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_claims
-from rt4chart.transforms.judges.base import DecomposedClaim, JudgeSpec
+from rt4chart.transforms.judges.base import DecomposedClaim
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.limits import LimitsConfig, claims_over_limit
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
 from rt4chart.transforms.spans import claim_spans

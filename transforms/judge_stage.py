@@ -24,7 +24,8 @@ from apache_beam.utils.windowed_value import WindowedValue
 from rt4chart.schemas.records import RunInfo, TraceKey, Usage, UsageRecord
 from rt4chart.transforms.guard import GuardedDoFn
 from rt4chart.transforms.judges import runtime
-from rt4chart.transforms.judges.base import Judge, JudgeSpec, judge_model, metered
+from rt4chart.transforms.judges.base import metered
+from rt4chart.transforms.judges.contract import Judge, JudgeSpec, judge_model
 from rt4chart.transforms.judges.throttling import ThrottleClock, report_throttled
 from rt4chart.transforms.redact import KeyRegistry
 from rt4chart.transforms.reuse import SplitReused, cache_key, cache_row

@@ -38,7 +38,7 @@ from rt4chart.transforms.guard import GuardedParts, fault_reason
 from rt4chart.transforms.joins import or_join
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_verdict, as_verdicts
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.options_spec import Flex, option
 from rt4chart.transforms.prune import PruneWindows
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup

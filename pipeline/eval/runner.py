@@ -23,7 +23,7 @@ from rt4chart.pipeline.config import AuditConfig, NestsStages, StagesConfig
 from rt4chart.pipeline.eval import loaders, report
 from rt4chart.pipeline.eval.items import build_items
 from rt4chart.pipeline.summary import read_table
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.options_spec import option
 
 logger = logging.getLogger(__name__)

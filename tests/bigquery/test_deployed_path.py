@@ -24,7 +24,7 @@ from rt4chart.pipeline.report.page import render
 from rt4chart.schemas.records import RunInfo
 from rt4chart.schemas.rows import from_dict
 from rt4chart.schemas.tables import ANSWERS, TABLES, bigquery_schema
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 
 from testutil import read_tables, write_jsonl
 

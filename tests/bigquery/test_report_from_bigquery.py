@@ -15,7 +15,7 @@ from rt4chart.pipeline.config import AuditConfig, StagesConfig
 from rt4chart.pipeline.report.data import load_run, route_totals
 from rt4chart.pipeline.report.page import render
 from rt4chart.schemas.records import RunInfo
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.segment import SegmentConfig
 
 import fake_judges as fj

@@ -166,7 +166,7 @@ def test_every_step_of_the_stream_graph_is_guarded(input_format):
 
     from rt4chart.pipeline.config import StagesConfig, StreamConfig
     from rt4chart.schemas.records import RunInfo
-    from rt4chart.transforms.judges.base import JudgeSpec
+    from rt4chart.transforms.judges.contract import JudgeSpec
     from rt4chart.transforms.span_mapping import SpanMapping
     from rt4chart.transforms.windows import WindowingConfig
 

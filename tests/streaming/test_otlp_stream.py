@@ -15,7 +15,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from rt4chart.pipeline import graph
 from rt4chart.pipeline.config import StagesConfig, StreamConfig
 from rt4chart.schemas.records import RunInfo
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.span_mapping import SpanMapping
 from rt4chart.transforms.windows import WindowingConfig
 

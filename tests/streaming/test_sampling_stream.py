@@ -21,7 +21,7 @@ from rt4chart.schemas.records import (
     Message,
     RunInfo,
 )
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.windows import WindowingConfig
 
 RUN = RunInfo("keyword", "test")

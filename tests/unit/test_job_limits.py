@@ -17,7 +17,7 @@ from rt4chart.pipeline import cli
 from rt4chart.schemas.records import TraceKey
 from rt4chart.transforms.judge_stage import JudgeCallFn
 from rt4chart.transforms.judges import runtime
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.judges.envoy_limiter import EnvoyLimiter
 from rt4chart.transforms.judges.job_limits import (
     machine_vcpus,

@@ -8,7 +8,7 @@ import pickle
 
 from rt4chart.transforms import tally
 from rt4chart.transforms.judges import runtime
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.judges.provider_limits import retuned
 from rt4chart.transforms.judges.ratelimit import RateLimiter
 from rt4chart.transforms.judges.runtime import JudgeRuntime

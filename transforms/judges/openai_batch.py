@@ -30,6 +30,7 @@ import orjson
 
 from rt4chart.transforms.judges.base import JudgeError, queued
 from rt4chart.transforms.judges.openai_judge import OpenAIConfig, OpenAIJudge
+from rt4chart.transforms.judges.openai_kind import BATCH_TRAITS
 from rt4chart.transforms.judges.pricing import batch_prices
 
 logger = logging.getLogger(__name__)
@@ -211,6 +212,8 @@ class _Batcher:
 
 class BatchOpenAIJudge(OpenAIJudge):
     """OpenAIJudge whose calls go through the Batch API (see the module docstring)."""
+
+    kind_traits = BATCH_TRAITS
 
     def __init__(self, options: dict[str, str] | None = None):
         options = dict(options or {})

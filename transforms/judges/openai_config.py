@@ -14,8 +14,6 @@ from typing import Any
 from rt4chart.transforms.judges.capabilities import LADDER, Capabilities
 from rt4chart.transforms.judges.throughput import ThroughputOptions
 
-# The judges these options configure: the direct one and the Batch API's.
-OPENAI_JUDGES = ("openai", "openai-batch")
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high")
 # The variables the openai library's AzureOpenAI reads (and the deployment, by convention).
 AZURE_KEY_ENV, AZURE_ENDPOINT_ENV = "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT"

@@ -30,7 +30,7 @@ from typing import Any
 
 from apache_beam.utils.shared import Shared
 
-from rt4chart.transforms.judges.base import Judge, JudgeSpec, close_judge
+from rt4chart.transforms.judges.contract import Judge, JudgeSpec, close_judge
 from rt4chart.transforms.judges.throttling import ThrottleClock, building_judges
 from rt4chart.transforms.tally import LiveCounter, LiveTally
 
