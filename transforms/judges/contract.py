@@ -88,7 +88,7 @@ class Judge(abc.ABC):
     of any judge sets it.
     """
 
-    traits: JudgeTraits = JudgeTraits(shares_event_loop=True)
+    traits: JudgeTraits = JudgeTraits()  # a subclass declares its own
     call_deadline_s: float | None = DEFAULT_CALL_DEADLINE_S
 
     @abc.abstractmethod
