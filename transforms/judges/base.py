@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import logging
 import math
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -29,8 +28,6 @@ from typing import Any, TypeVar
 from rt4chart.schemas.records import CLAIM_KINDS, FACT, LABELS, Usage
 
 T = TypeVar("T")
-logger = logging.getLogger(__name__)
-
 
 class JudgeError(RuntimeError):
     """A judge call failed for good (after its retries); the message says why."""
