@@ -29,6 +29,7 @@ from rt4chart.schemas.records import CLAIM_KINDS, FACT, LABELS, Usage
 
 T = TypeVar("T")
 
+
 class JudgeError(RuntimeError):
     """A judge call failed for good (after its retries); the message says why."""
 
