@@ -42,7 +42,7 @@ from rt4chart.transforms.checks.evidence import grounded_verdict
 from rt4chart.transforms.common.options_spec import Flex, option
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_verdict
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 
 STAGE = "confirm"
 # The name of the judge that gave the first ENT in a disagreement's note, when no model is known.

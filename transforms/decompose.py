@@ -42,7 +42,8 @@ from rt4chart.transforms.common.guard import GuardedParts, guarded
 from rt4chart.transforms.common.limits import LimitsConfig, claims_over_limit
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_claims
-from rt4chart.transforms.judges.base import DecomposedClaim, JudgeSpec
+from rt4chart.transforms.judges.base import DecomposedClaim
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
 from rt4chart.transforms.text.absence import accepted_absence, states_absence
 from rt4chart.transforms.text.assertion import classify

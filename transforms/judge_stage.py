@@ -25,8 +25,9 @@ from rt4chart.schemas.records import RunInfo, TraceKey, Usage, UsageRecord
 from rt4chart.transforms.common.guard import GuardedDoFn
 from rt4chart.transforms.common.redact import KeyRegistry
 from rt4chart.transforms.judges import runtime
-from rt4chart.transforms.judges.base import Judge, JudgeSpec, judge_model, metered
-from rt4chart.transforms.judges.ratelimit import ThrottleClock, report_throttled
+from rt4chart.transforms.judges.base import metered
+from rt4chart.transforms.judges.contract import Judge, JudgeSpec, judge_model
+from rt4chart.transforms.judges.throttling import ThrottleClock, report_throttled
 from rt4chart.transforms.reuse import SplitReused, cache_key, cache_row
 
 logger = logging.getLogger(__name__)
@@ -104,6 +105,28 @@ class JudgeCallFn(GuardedDoFn):
     def teardown(self) -> None:
         # Let the runtime (loop and judges) go once no DoFn of this process holds it.
         self._runtime = self._judge = None
+
+    @property
+    def replays(self) -> bool:
+        """Whether stored answers can stand for calls (the run is known: cache keys exist)."""
+        return self._run is not None
+
+    def replayed(self, element: Any, result: Any) -> Iterable[Any]:
+        """A request answered by a stored answer (an earlier run's judge_cache): the stage's
+        own handling of it (`on_error` when it no longer parses), its usage (reused, at no
+        cost) and its cache row, as a call's would be."""
+        usage = Usage(reused=1)
+        try:
+            outputs = list(self.on_result(element, result, usage))
+        except Exception as exc:  # noqa: BLE001 - a stored answer that no longer parses
+            outputs = list(self.on_error(element, short_error(exc, self._keys), usage))
+        yield from outputs
+        key: TraceKey = element.key
+        yield beam.pvalue.TaggedOutput("usage", UsageRecord(
+            key.trace_id, key.route, key.day, self._model, usage, key.event_time_us,
+            key.late))
+        yield beam.pvalue.TaggedOutput("cache", cache_row(self.key_of(element), self.stage,
+                                                          self._run, result))
 
     def call(self, judge: Judge, element: Any) -> Awaitable[Any]:
         raise NotImplementedError
@@ -226,18 +249,7 @@ class _ReplayFn(GuardedDoFn):
 
     def process(self, hit: tuple[Any, Any]) -> Iterable[Any]:
         element, result = hit
-        usage = Usage(reused=1)
-        try:
-            outputs = list(self._fn.on_result(element, result, usage))
-        except Exception as exc:  # noqa: BLE001 - a stored answer that no longer parses
-            outputs = list(self._fn.on_error(element, short_error(exc, self._fn._keys), usage))
-        yield from outputs
-        key: TraceKey = element.key
-        yield beam.pvalue.TaggedOutput("usage", UsageRecord(
-            key.trace_id, key.route, key.day, self._fn._model, usage, key.event_time_us,
-            key.late))
-        yield beam.pvalue.TaggedOutput("cache", cache_row(self._fn.key_of(element),
-                                                          self._fn.stage, self._fn._run, result))
+        yield from self._fn.replayed(element, result)
         self._reused.inc()
 
 
@@ -252,7 +264,7 @@ class RunJudge(beam.PTransform):
 
     def expand(self, requests: beam.PCollection) -> JudgeOutputs:
         replayed = None
-        if self._reuse is not None and self._fn._run is not None:
+        if self._reuse is not None and self._fn.replays:
             split = {"requests": requests, "cache": self._reuse} | "Reuse" >> SplitReused(
                 self._fn.key_of, self._fn.stage)
             requests = split.miss

@@ -16,7 +16,6 @@ verify_local_pruned`) and reported in the summary.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -24,25 +23,13 @@ import apache_beam as beam
 
 from rt4chart.schemas.records import Claim, LocalBatchRequest, LocalRequest, LocalVerdict
 from rt4chart.transforms.common.guard import GuardedDoFn
-from rt4chart.transforms.text.quantities import number_terms
-from rt4chart.transforms.text.words import content_words, short_stem
+from rt4chart.transforms.text.terms import relevant, terms
 
 PRUNED_COUNTER = "verify_local_pruned"
 PRUNED_NOTE = "pruned: the window shares no content word or number with the claim"
 
-
-@functools.lru_cache(maxsize=4096)
-def terms(text: str) -> frozenset[str]:
-    """The stems of a text's content words and its numbers (canonical, "#"-prefixed)."""
-    return frozenset({short_stem(w) for w in content_words(text)}
-                     | {"#" + n for n in number_terms(text)})
-
-
-def relevant(claim: str, window: str) -> bool:
-    """Whether a window may be about a claim: it shares a content word or a number with it
-    (a claim with neither is relevant everywhere)."""
-    wanted = terms(claim)
-    return not wanted or not wanted.isdisjoint(terms(window))
+__all__ = ["PRUNED_COUNTER", "PRUNED_NOTE", "PruneWindows", "PrunedRequests", "failed_verdicts",
+           "prune", "pruned_verdict", "relevant", "terms"]
 
 
 def pruned_verdict(request: LocalRequest | LocalBatchRequest, claim: Claim | None = None

@@ -411,23 +411,10 @@ class CapGate(beam.PTransform):
 
 
 def cap_prices(name: str, options: Mapping[str, str]) -> Any:
-    """The prices a cap is reckoned in: the openai judge's (the Batch API's for openai-batch).
-    ValueError for another judge or a model with no price: a cap never runs uncapped."""
-    import os
+    """The prices a cap is reckoned in, the judge kind's: the openai judge's (the Batch API's
+    for openai-batch). ValueError for a judge without prices or a model with no price: a cap
+    never runs uncapped."""
+    from rt4chart.transforms.judges.contract import JudgeSpec
 
-    from rt4chart.transforms.judges import pricing
-    from rt4chart.transforms.judges.openai_config import (
-        OPENAI_JUDGES,
-        config_only,
-        with_endpoint,
-    )
-
-    if name not in OPENAI_JUDGES:
-        raise ValueError(f"a spend cap needs a judge with prices (openai, openai-batch); judge "
-                         f"{name!r} reports no USD cost")
-    config = with_endpoint(config_only(options), options.keys(), os.environ)
-    prices = pricing.prices_for(config)
-    if prices is None:
-        raise ValueError("a spend cap needs the judge model's price: "
-                         + pricing.unpriced_message(config.price_model or config.model))
-    return pricing.batch_prices(prices, config) if name == "openai-batch" else prices
+    spec = JudgeSpec.of(name, options)
+    return spec.kind().cap_prices(spec)

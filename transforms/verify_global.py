@@ -40,7 +40,7 @@ from rt4chart.transforms.checks.evidence import (
 from rt4chart.transforms.confirm import ConfirmConfig, ConfirmEnt, needs_confirmation
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_verdict
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 
 ABSENCE_NOTE = "absence claim: the context does not contain it (an absence has no quote)"
 

@@ -39,7 +39,7 @@ from rt4chart.transforms.common.joins import or_join
 from rt4chart.transforms.common.options_spec import Flex, option
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_verdict, as_verdicts
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.prune import PruneWindows
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
 from rt4chart.transforms.segment import render_context, render_window

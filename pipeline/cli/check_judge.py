@@ -17,13 +17,12 @@ from rt4chart.pipeline.cli.flags import add_options
 from rt4chart.pipeline.run.judge_probe import negotiate
 from rt4chart.transforms.common.options_spec import from_values
 from rt4chart.transforms.common.redact import redact_configured
-from rt4chart.transforms.judges.base import JudgeError, JudgeSpec, close_judge, metered
+from rt4chart.transforms.judges.base import JudgeError, metered
+from rt4chart.transforms.judges.contract import Judge, JudgeSpec, close_judge
 from rt4chart.transforms.judges.judge_options import JudgeOptions
-from rt4chart.transforms.judges.openai_config import OPENAI_JUDGES
 from rt4chart.transforms.judges.probe import (
     CLAIM,
     CONTEXT,
-    LONG_PROMPT_TOKENS,
     QUESTION,
     JudgeUnusable,
 )
@@ -46,7 +45,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     spec = from_values(JudgeOptions, args).spec()
-    if spec.name not in OPENAI_JUDGES:
+    if not spec.kind().traits.negotiates:
         print(f"rt4chart: judge {spec.name!r} is not an OpenAI-compatible endpoint: there is "
               "nothing to probe; it is checked when a run builds it", file=sys.stderr)
         return 1
@@ -102,22 +101,10 @@ async def _example_calls(spec: JudgeSpec) -> tuple[list[dict[str, Any]], dict | 
         await close_judge(judge)
 
 
-def speed(judge: Any) -> dict[str, Any] | None:
+def speed(judge: Judge) -> dict[str, Any] | None:
     """The endpoint's speed as the judge measured it (probe and example calls), the time of a
     long call at that speed, and the options that give it to `--estimate` and a run."""
-    measured = getattr(judge, "speed", None)
-    if measured is None:
-        return None
-    slots = judge.config.max_concurrency
-    now = measured.measured(slots)
-    if not now.known:
-        return None
-    long_call = now.seconds(LONG_PROMPT_TOKENS, judge.config.max_output_tokens)
-    options = {"prompt_tokens_per_s": f"{now.prompt_tps:.4g}",
-               "output_tokens_per_s": f"{now.output_tps:.4g}"}
-    return {**measured.figures(), "calls_at_once": slots,
-            "long_call_seconds": round(long_call, 1), "long_call_prompt_tokens": LONG_PROMPT_TOKENS,
-            "long_call_output_tokens": judge.config.max_output_tokens, "options": options}
+    return judge.endpoint_speed()
 
 
 def _tokens(usage: Any) -> dict[str, Any]:

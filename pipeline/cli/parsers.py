@@ -22,7 +22,7 @@ from rt4chart.transforms.common.limits import LimitsConfig
 from rt4chart.transforms.common.options_spec import from_values
 from rt4chart.transforms.common.windows import WindowingConfig
 from rt4chart.transforms.confirm import ConfirmConfig
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.judges.judge_options import JudgeOptions
 from rt4chart.transforms.sampling import SamplingConfig
 from rt4chart.transforms.segment import SegmentConfig

@@ -36,36 +36,23 @@ from rt4chart.pipeline.eval.runner import EvalOptions, read_jsonl, run_eval
 from rt4chart.pipeline.results.summary import read_table
 from rt4chart.schemas.records import Calibration
 from rt4chart.transforms.common import probability
-from rt4chart.transforms.judges.base import CALIBRATION_OPTION, JudgeSpec
+from rt4chart.transforms.judges.base import CALIBRATION_OPTION
+from rt4chart.transforms.judges.contract import JudgeSpec
 
 MIN_BLOCK = 25  # smallest block of an isotonic fit: fewer outcomes give a noisy rate
 # The block sizes tried, by cross-validation over dev sources, before the final fit: a map with
 # small blocks follows dev too closely (dev ECE 0.001, test 0.09 with blocks of 25).
 BLOCK_CHOICES = (25, 40, 60, 80, 120)
 FOLDS = 5
-OFFLINE_JUDGE = "offline"
 
 
 def judge_fingerprint(judge: str) -> str | None:
-    """A hash of the offline judge's decompositions and raw scores on the bundled example
-    traces (every answer sentence against every context), None for another judge: it changes
-    exactly when the judge's text analysis does, which invalidates a fitted map."""
-    if judge != OFFLINE_JUDGE:
-        return None
-    from rt4chart.transforms.judges import lexical, lexical_claims, offline
-
-    digest = hashlib.sha256(offline.MODEL.encode())
-    text = resources.files("rt4chart.pipeline").joinpath("examples/traces.jsonl").read_text()
-    for line in text.splitlines():
-        trace = json.loads(line)
-        context = "\n".join(c["text"] for c in trace.get("contexts") or [])
-        for sentence in (trace.get("answer") or "").split(". "):
-            for claim in lexical_claims.decompose_claims(sentence):
-                label, quotes, p = lexical.verify_scored(claim.text, context)
-                absent = lexical_claims.verify_absence_scored(claim.text, context)
-                digest.update(json.dumps([claim.text, claim.kind, label, quotes, round(p, 9),
-                                          absent[0], round(absent[2], 9)]).encode())
-    return digest.hexdigest()[:16]
+    """A hash of the judge's analysis of the bundled example traces (the offline judge's
+    decompositions and raw scores, every answer sentence against every context), None for a
+    judge without one: it changes exactly when the judge's text analysis does, which
+    invalidates a fitted map."""
+    examples = resources.files("rt4chart.pipeline").joinpath("examples/traces.jsonl")
+    return JudgeSpec.of(judge).kind().fingerprint(examples.read_text())
 
 
 def _claim_truth(claim: dict, gold_spans: list) -> int:

@@ -24,7 +24,7 @@ from rt4chart.pipeline.results.summary import read_table
 from rt4chart.pipeline.run import jobs
 from rt4chart.pipeline.run.config import AuditConfig, NestsStages, StagesConfig
 from rt4chart.transforms.common.options_spec import option
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 
 logger = logging.getLogger(__name__)
 

@@ -66,7 +66,7 @@ def chunk_size(config: AuditConfig) -> int:
     Batch API judge, whose every chunk would wait for its own batches)."""
     if config.chunk_traces is not None:
         return config.chunk_traces
-    return 0 if config.judge.name == "openai-batch" else DEFAULT_CHUNK_TRACES
+    return 0 if config.judge.kind().traits.batch_api else DEFAULT_CHUNK_TRACES
 
 
 def is_local(options: PipelineOptions) -> bool:

@@ -18,7 +18,7 @@ from rt4chart.transforms.common.options_spec import Flex, option
 from rt4chart.transforms.common.span_mapping import SpanMapping
 from rt4chart.transforms.common.windows import WindowingConfig
 from rt4chart.transforms.confirm import ConfirmConfig
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S
 from rt4chart.transforms.sampling import SamplingConfig
 from rt4chart.transforms.segment import SegmentConfig

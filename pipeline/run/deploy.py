@@ -28,12 +28,11 @@ from apache_beam.options.pipeline_options import (
 )
 
 from rt4chart.pipeline.sources.records import STDIN_NAMES
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.judges.job_limits import worker_processes
 
 logger = logging.getLogger("rt4chart")
 
-KEYED_JUDGES = ("openai", "openai-batch")
 REMOTE_SCHEMES = ("gs",)
 
 
@@ -60,11 +59,11 @@ def _ships_package(options: PipelineOptions) -> bool:
 def key_problem(spec: JudgeSpec, options: PipelineOptions) -> str | None:
     """Why the job's workers would have no API key for the judge (None: they will have one, or
     the judge needs none)."""
-    if spec.name not in KEYED_JUDGES:
+    key = spec.kind().worker_key(spec)
+    if key is None:
         return None
-    judge_options = dict(spec.options)
-    key_env = judge_options.get("api_key_env", "OPENAI_API_KEY")
-    if judge_options.get("api_key_secret") or options.view_as(WorkerOptions).sdk_container_image:
+    key_env, from_secret = key
+    if from_secret or options.view_as(WorkerOptions).sdk_container_image:
         return None  # read from Secret Manager by every worker (the option or the image)
     return (f"the workers would have no {key_env}: Dataflow workers do not get this shell's "
             "environment. Give --judge-option api_key_secret=projects/PROJECT/secrets/SECRET "
@@ -135,22 +134,12 @@ def plan_lines(what: str, inputs: Iterable[str], out: str | None, stages,
                  f"{seg.window_overlap}) -> decompose -> verify_local -> verify_global"
                  + _confirm_step(stages.confirm)
                  + " -> AND-join")
-    judge_options = dict(spec.options)
     from rt4chart.pipeline.run.jobs import run_info
 
     lines.append(f"judge: {spec.name}, model {run_info(spec).judge_model}")
     processes, how = worker_processes(options)  # ValueError: an unbounded job
     lines.append(f"worker processes: {processes} ({how})")
-    if spec.name in KEYED_JUDGES:
-        share = int(judge_options.get("rate_share", 1))
-        rpm, tpm = judge_options.get("rpm"), judge_options.get("tpm")
-        if rpm or tpm:
-            per = [f"{float(v) / share:.12g} {unit}" for v, unit in ((rpm, "requests/min"),
-                                                                    (tpm, "tokens/min")) if v]
-            lines.append(f"limits per worker process: {', '.join(per)} (job-wide "
-                         f"{rpm or '-'} rpm, {tpm or '-'} tpm over {share} process(es))")
-        lines.append("judge calls in flight per process: at most "
-                     f"{judge_options.get('max_concurrency', 32)}")
+    lines.extend(spec.kind().limit_lines(spec))
     lines.extend(extra)
     return lines
 
@@ -193,7 +182,7 @@ def estimate_lines(config, stages) -> list[str]:
     from rt4chart.pipeline.run import estimate as estimate_run
 
     data = estimate_run.estimate(
-        config.inputs, stages, batch_api=stages.judge.name == "openai-batch",
+        config.inputs, stages, batch_api=stages.judge.kind().traits.batch_api,
         alternatives=False, input_format=config.input_format, spans=config.spans,
         max_record_bytes=config.max_record_bytes)
     model, dead, seen = data["model"], data["dead_letters"], data["seen"]

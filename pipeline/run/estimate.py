@@ -28,6 +28,7 @@ from rt4chart.transforms.estimate import (
     cost,
     estimate_trace,
 )
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.judges.endpoint_speed import Speed, run_seconds
 from rt4chart.transforms.judges.pricing import Prices, PriceTable, load_table
 from rt4chart.transforms.sampling import Sample
@@ -190,14 +191,9 @@ def report(totals: Mapping[str, TraceEstimate], dead: int, model: str, prices: P
 def speed_of(options: Mapping[str, str], name: str) -> Speed | None:
     """The judge endpoint's measured speed from its options (`prompt_tokens_per_s`,
     `output_tokens_per_s`: what check-judge prints), calls at once from `max_concurrency`;
-    None when not given (or not an OpenAI-compatible judge)."""
-    from rt4chart.transforms.judges.openai_config import OPENAI_JUDGES, config_only
-
-    if name not in OPENAI_JUDGES:
-        return None
-    cfg = config_only(options)
-    speed = Speed(cfg.prompt_tokens_per_s, cfg.output_tokens_per_s, cfg.max_concurrency)
-    return speed if speed.known else None
+    None when not given (or the judge has no endpoint speed): its kind's."""
+    spec = JudgeSpec.of(name, options)
+    return spec.kind().speed(spec)
 
 
 def run_time(total: StageEstimate, speed: Speed | None) -> dict | None:
@@ -278,14 +274,7 @@ def price_table(options: Mapping[str, str]) -> PriceTable:
 
 def estimate_config(stages, reasoning_fill: float) -> tuple[EstimateConfig, str]:
     """The estimator's view of a run's stages and judge options, and the model priced."""
-    from rt4chart.transforms.judges.openai_config import OPENAI_JUDGES, config_only
-
-    options = dict(stages.judge.options)
-    reasoning, structured, model = 500, "json_schema_strict", stages.judge.name
-    if stages.judge.name in OPENAI_JUDGES:
-        cfg = config_only(options)
-        reasoning, model = cfg.reasoning_chars, cfg.price_model or cfg.model
-        structured = structured if cfg.structured == "auto" else cfg.structured
+    reasoning, structured, model = stages.judge.kind().estimate_basis(stages.judge)
     config = EstimateConfig(stages.verify_local.claims_per_call,
                             stages.verify_local.prune_windows, stages.confirm.enabled,
                             reasoning, structured, reasoning_fill)
@@ -296,17 +285,13 @@ def confirm_prices(stages) -> tuple[str, Prices | None] | None:
     """The confirming judge's model and prices (`--confirm-judge`), None without one: the
     openai judge's as its calls are priced (price_model, --prices, price_* options), another
     judge's by its name in the price table (its `prices` option's)."""
-    from rt4chart.transforms.judges.openai_config import OPENAI_JUDGES, config_only
-    from rt4chart.transforms.judges.pricing import prices_for
-
     second = stages.confirm.judge_spec()
     if second is None:
         return None
-    options = dict(second.options)
-    if second.name in OPENAI_JUDGES:
-        cfg = config_only(options)
-        return cfg.price_model or cfg.model, prices_for(cfg)
-    return second.name, price_table(options).lookup(second.name)
+    priced = second.kind().priced(second)
+    if priced is not None:
+        return priced
+    return second.name, price_table(dict(second.options)).lookup(second.name)
 
 
 def estimate(inputs, stages, *, batch_api: bool, reasoning_fill: float = 0.5,

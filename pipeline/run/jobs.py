@@ -48,7 +48,7 @@ from rt4chart.schemas.records import RunInfo
 from rt4chart.transforms.assemble import NOT_QUERIES
 from rt4chart.transforms.common import probability
 from rt4chart.transforms.judges import job_limits, pricing
-from rt4chart.transforms.judges.base import JudgeSpec, calibration_of, judge_model
+from rt4chart.transforms.judges.contract import JudgeSpec, calibration_of, judge_model
 from rt4chart.transforms.sampling import NO_SAMPLING, SamplingConfig
 from rt4chart.transforms.spend_cap import cap_prices, with_ledger_id
 
@@ -165,8 +165,7 @@ def run_info(spec: JudgeSpec) -> RunInfo:
     """What every output row records of the run; builds the judge once, so that a bad judge or
     a missing key fails before Beam starts."""
     judge = spec.build()
-    return RunInfo(judge_model(judge, spec), prompts.prompt_hash(getattr(judge, "request_mode",
-                                                                         None)),
+    return RunInfo(judge_model(judge, spec), prompts.prompt_hash(judge.request_mode),
                    calibration_of(judge, spec))
 
 

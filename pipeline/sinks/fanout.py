@@ -20,7 +20,7 @@ from rt4chart.schemas.tables import TABLES
 from rt4chart.transforms.alerts import alert_message
 from rt4chart.transforms.common.guard import GuardedDoFn
 from rt4chart.transforms.common.redact import configured_secrets, redact
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 
 if TYPE_CHECKING:
     from rt4chart.pipeline.stream.pubsub_leases import LeaseHandle

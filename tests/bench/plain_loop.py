@@ -17,7 +17,7 @@ from pathlib import Path
 from rt4chart.schemas.records import Usage
 from rt4chart.transforms.decompose import _DecomposeFn, number_claims
 from rt4chart.transforms.decompose import requests_for as decompose_requests
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.judges.openai_judge import OpenAIJudge
 from rt4chart.transforms.segment import SegmentConfig, prepare
 from rt4chart.transforms.validate import parse_trace

@@ -14,7 +14,7 @@ from rt4chart.pipeline.run.jobs import example_traces
 from rt4chart.pipeline.storage import bigquery as bq
 from rt4chart.schemas.records import RunInfo
 from rt4chart.schemas.tables import TABLES
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 
 from bq_emulator import BeamBigQueryClient
 from testutil import read_tables

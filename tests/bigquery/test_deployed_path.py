@@ -25,7 +25,7 @@ from rt4chart.pipeline.storage import bigquery as bq
 from rt4chart.schemas.records import RunInfo
 from rt4chart.schemas.rows import from_dict
 from rt4chart.schemas.tables import ANSWERS, TABLES, bigquery_schema
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 
 from testutil import read_tables, write_jsonl
 

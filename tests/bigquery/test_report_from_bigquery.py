@@ -15,7 +15,7 @@ from rt4chart.pipeline.run import graph
 from rt4chart.pipeline.run.config import AuditConfig, StagesConfig
 from rt4chart.pipeline.storage import bigquery as bq
 from rt4chart.schemas.records import RunInfo
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.segment import SegmentConfig
 
 import fake_judges as fj

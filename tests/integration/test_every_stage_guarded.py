@@ -169,7 +169,7 @@ def test_every_step_of_the_stream_graph_is_guarded(input_format):
     from rt4chart.schemas.records import RunInfo
     from rt4chart.transforms.common.span_mapping import SpanMapping
     from rt4chart.transforms.common.windows import WindowingConfig
-    from rt4chart.transforms.judges.base import JudgeSpec
+    from rt4chart.transforms.judges.contract import JudgeSpec
 
     stages = StagesConfig(JudgeSpec.of("offline", {}),
                           windowing=WindowingConfig.streaming_default())

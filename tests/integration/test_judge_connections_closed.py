@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from rt4chart.pipeline.run.judge_probe import negotiate
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 
 import fake_judges as fj
 from fake_openai_server import FakeOpenAI

@@ -21,7 +21,7 @@ from rt4chart.schemas.records import Message, RunInfo
 from rt4chart.schemas.rows import to_dict
 from rt4chart.transforms.common.windows import WindowingConfig
 from rt4chart.transforms.confirm import ConfirmConfig
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 
 BASE = 1_717_200_000  # 2024-06-01T00:00:00Z
 SUB = "projects/p/subscriptions/s"

@@ -17,7 +17,7 @@ from rt4chart.pipeline.run.config import StagesConfig, StreamConfig
 from rt4chart.schemas.records import RunInfo
 from rt4chart.transforms.common.span_mapping import SpanMapping
 from rt4chart.transforms.common.windows import WindowingConfig
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 
 from pubsub_emulator import run_streaming
 from span_export import example_records, hex_id, pubsub_message, trace_spans

@@ -22,7 +22,7 @@ from rt4chart.schemas.records import (
     RunInfo,
 )
 from rt4chart.transforms.common.windows import WindowingConfig
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 
 RUN = RunInfo("keyword", "test")
 SPEC = JudgeSpec.of("fake_judges:keyword", {})

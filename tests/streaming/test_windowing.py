@@ -20,7 +20,7 @@ from rt4chart.schemas.records import Message, RunInfo
 from rt4chart.schemas.rows import RouteRateRow, to_dict
 from rt4chart.transforms.alerts import AlertConfig, RouteAlerts, check
 from rt4chart.transforms.common.windows import WindowingConfig
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 
 BASE = 1_717_200_000  # 2024-06-01T00:00:00Z, the start of a 300 s window
 CONTEXT = "The sky is blue today. Grass is green in spring."

@@ -14,7 +14,7 @@ from apache_beam.testing.util import BeamAssertException, assert_that
 from rt4chart.pipeline.run.config import AuditConfig, StagesConfig
 from rt4chart.pipeline.run.graph import Audit
 from rt4chart.schemas.records import RunInfo
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 
 import premise_judges as pj
 

@@ -16,7 +16,7 @@ from rt4chart.pipeline.run.config import AuditConfig, StagesConfig
 from rt4chart.pipeline.run.graph import Audit
 from rt4chart.schemas.records import RunInfo
 from rt4chart.schemas.rows import AnswerRow, ClaimRow, SpanRow
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.segment import SegmentConfig
 
 import fake_judges as fj

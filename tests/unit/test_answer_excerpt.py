@@ -16,7 +16,7 @@ from rt4chart.transforms.decompose import (
     _DecomposeFn,
     requests_for,
 )
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.segment import SegmentConfig, prepare
 from rt4chart.transforms.validate import parse_trace
 

@@ -31,7 +31,7 @@ from rt4chart.pipeline.run.chunked_audit import (
 from rt4chart.pipeline.run.config import AuditConfig, StagesConfig
 from rt4chart.pipeline.sources.traces import ReadTraces
 from rt4chart.schemas.records import DeadLetter
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 
 
 def _config(inputs=("x.jsonl",), judge="offline", **kw) -> AuditConfig:

@@ -11,7 +11,7 @@ from rt4chart.transforms.confirm import (
     evidence_text,
     needs_confirmation,
 )
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 
 CLAIM = Claim("t", 0, "The free trial includes premium support.", 0, 0, 40)
 EVIDENCE = (Evidence("faq", 0, 0, 37, "The free trial includes basic support"),

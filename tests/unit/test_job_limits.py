@@ -17,7 +17,7 @@ from rt4chart.pipeline.cli import parsers as cli_args
 from rt4chart.schemas.records import TraceKey
 from rt4chart.transforms.judge_stage import JudgeCallFn
 from rt4chart.transforms.judges import runtime
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.judges.envoy_limiter import EnvoyLimiter
 from rt4chart.transforms.judges.job_limits import (
     machine_vcpus,
@@ -25,7 +25,8 @@ from rt4chart.transforms.judges.job_limits import (
     worker_processes,
 )
 from rt4chart.transforms.judges.openai_judge import OpenAIConfig, OpenAIJudge
-from rt4chart.transforms.judges.ratelimit import RateLimiter, ThrottleClock
+from rt4chart.transforms.judges.ratelimit import RateLimiter
+from rt4chart.transforms.judges.throttling import ThrottleClock
 
 DATAFLOW = ["--runner", "DataflowRunner", "--project", "p", "--region", "r",
             "--temp_location", "gs://b/tmp"]

@@ -11,13 +11,13 @@ from rt4chart.transforms.judges.adapter import TypedJudge
 from rt4chart.transforms.judges.base import (
     DEFAULT_CALL_DEADLINE_S,
     JudgeError,
-    JudgeSpec,
     Verdict,
     call_deadline_of,
     metered,
     queued,
 )
 from rt4chart.transforms.judges.breaker import BreakerOpen, CircuitBreaker
+from rt4chart.transforms.judges.contract import JudgeSpec
 
 import fake_judges as fj
 

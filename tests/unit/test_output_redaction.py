@@ -18,7 +18,7 @@ from rt4chart.pipeline.results.summary import read_table, summarise
 from rt4chart.pipeline.sinks.fanout import Sinks, WriteTables, key_envs, redact_row
 from rt4chart.schemas.rows import DeadLetterRow, to_dict
 from rt4chart.schemas.tables import TABLES, arrow_schema
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 
 from testutil import answer_row
 

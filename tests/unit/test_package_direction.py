@@ -18,14 +18,14 @@ STACKS = {
         "pipeline.stream",    # Pub/Sub on the local runner: leases, the loopback front-end
         "pipeline.storage",   # text files, table folders, the run folder and its lock, BigQuery
         "pipeline.sources",   # traces in: files, spans, Phoenix, Langfuse
-        "pipeline.sinks.fanout",     # tables out: Parquet, BigQuery, Pub/Sub
+        "pipeline.sinks",     # tables out: Parquet, BigQuery, Pub/Sub
         "pipeline.results",   # a run's tables read back: earlier runs, summary, typed results
         "pipeline.run",       # graph assembly and the jobs: config, chunks, redo, estimate
         "pipeline.report",    # the HTML report and the export
         "pipeline.annotate",  # verdicts written back onto the traces (Phoenix, Langfuse)
         "pipeline.eval",      # a judge measured on labelled data
-        "pipeline.cli.gate",      # CI limits on a run's rates
-        "pipeline.cli.main",       # the commands and their option surfaces
+        "pipeline.gate",      # CI limits on a run's rates
+        "pipeline.cli",       # the commands and their option surfaces
         "pipeline.api",       # the Python entry
         "pipeline.launcher",  # the executable
         "pipeline",           # the package itself (its __init__)

@@ -7,7 +7,7 @@ import asyncio
 from rt4chart.schemas.records import Document, LocalVerdict, Trace, Usage
 from rt4chart.transforms.decompose import _DecomposeFn, number_claims
 from rt4chart.transforms.decompose import requests_for as decompose_requests
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.judges.offline import OfflineJudge
 from rt4chart.transforms.prune import PRUNED_NOTE, prune, relevant
 from rt4chart.transforms.segment import SegmentConfig, prepare

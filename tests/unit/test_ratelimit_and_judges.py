@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from rt4chart.transforms.judges.base import JudgeSpec, metered, record_usage
+from rt4chart.transforms.judges.base import metered, record_usage
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.judges.openai_judge import OpenAIConfig, OpenAIJudge
 from rt4chart.transforms.judges.pricing import Prices
 from rt4chart.transforms.judges.ratelimit import (
@@ -121,7 +122,7 @@ def test_local_worker_processes_share_the_rate_limits():
     from apache_beam.options.pipeline_options import PipelineOptions
 
     from rt4chart.pipeline.run.jobs import share_limits
-    from rt4chart.transforms.judges.base import JudgeSpec
+    from rt4chart.transforms.judges.contract import JudgeSpec
     from rt4chart.transforms.judges.openai_judge import OpenAIConfig
 
     spec = JudgeSpec.of("openai", {"rpm": "600"})

@@ -9,10 +9,11 @@ import pickle
 from rt4chart.transforms.common import tally
 from rt4chart.transforms.common.redact import REDACTED, REGISTRY_ENV, KeyRegistry
 from rt4chart.transforms.judges import runtime
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.judges.provider_limits import retuned
-from rt4chart.transforms.judges.ratelimit import RateLimiter, ThrottleClock, report_throttled
+from rt4chart.transforms.judges.ratelimit import RateLimiter
 from rt4chart.transforms.judges.runtime import JudgeRuntime
+from rt4chart.transforms.judges.throttling import ThrottleClock, report_throttled
 
 KEY = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 

@@ -1,11 +1,12 @@
-"""The one place where a judge's answers become typed values.
+"""How the stages call a judge: :class:`TypedJudge`, every call typed and bounded.
 
-Built-in judges return :class:`Verdict` and :class:`DecomposedClaim`; a custom judge may still
-return the plain forms of the first contract (``(label, quotes)``, ``(label, quotes, p)``, a list
-of strings). Every answer, fresh from a judge or replayed from judge_cache, is converted here and
-validated: a malformed answer is a :class:`JudgeError` (recorded as ``judge_error``), never a
-default label or an empty claim list. Every call made through :class:`TypedJudge` ends: it has
-the judge's deadline (``call_deadline_s``), and a BaseException from the judge is a JudgeError.
+Judges answer with :class:`Verdict` and :class:`DecomposedClaim` (the contract,
+:mod:`.contract`, which converts a custom judge's plain answers once, where it is built). A
+stored answer replayed from judge_cache is converted with the same functions, re-exported here
+(`as_verdict`, `as_verdicts`, `as_claims`): a malformed answer is a :class:`JudgeError`
+(recorded as ``judge_error``), never a default label or an empty claim list. Every call made
+through :class:`TypedJudge` ends: it has the judge's deadline (``call_deadline_s``), and a
+BaseException from the judge is a JudgeError.
 
 A custom judge's call runs in a thread of its own, on an event loop of its own
 (:func:`in_own_thread`): a coroutine that blocks (``time.sleep``, a CPU loop inside ``async
@@ -13,7 +14,8 @@ def``) then holds only its own call, which fails at its deadline as a judge_erro
 worker's shared loop and every other call go on. The built-in judges, which never block and
 share their client, limiter and breaker across calls, run on the shared loop; a custom judge
 that holds loop-bound state across calls (a client session, an ``asyncio.Semaphore``) and never
-blocks may ask for the shared loop too with a class attribute ``shares_event_loop = True``.
+blocks may ask for the shared loop too with a class attribute ``shares_event_loop = True``
+(its traits then say so).
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ from typing import TypeVar
 from rt4chart.transforms.judges.base import (
     DEADLINE_OPTION,
     DecomposedClaim,
-    Judge,
     JudgeError,
     Verdict,
     call_deadline_of,
@@ -36,50 +37,24 @@ from rt4chart.transforms.judges.base import (
     start_deadline,
     stop_deadline,
 )
+from rt4chart.transforms.judges.contract import (
+    Judge,
+    as_claims,
+    as_judge,
+    as_verdict,
+    as_verdicts,
+)
+
+__all__ = ["TypedJudge", "as_claims", "as_verdict", "as_verdicts", "batches_claims", "bounded",
+           "in_own_thread", "runs_in_own_thread"]
 
 T = TypeVar("T")
 
 
-def as_verdict(answer: object) -> Verdict:
-    """A verification answer as a Verdict: a Verdict, or a 2- or 3-element tuple or list."""
-    if isinstance(answer, Verdict):
-        return answer
-    if not isinstance(answer, tuple | list) or len(answer) not in (2, 3):
-        raise JudgeError(f"judge returned {answer!r:.200} instead of a Verdict or "
-                         "(label, quotes[, p])")
-    return Verdict(*answer)
-
-
-def as_verdicts(answer: object, n: int) -> list[Verdict]:
-    """A multi-claim answer: exactly one verdict per claim, in the claims' order."""
-    if not isinstance(answer, tuple | list) or len(answer) != n:
-        got = len(answer) if isinstance(answer, tuple | list) else 0
-        raise JudgeError(f"judge gave {got} verdicts for {n} claims")
-    return [as_verdict(v) for v in answer]
-
-
-def _as_claim(item: object) -> DecomposedClaim:
-    if isinstance(item, DecomposedClaim):
-        return item
-    if isinstance(item, str):
-        return DecomposedClaim(item)
-    if isinstance(item, dict) and "text" in item and set(item) <= {"text", "kind", "fragments"}:
-        return DecomposedClaim(**item)  # the stored form of a claim with a kind or fragments
-    raise JudgeError(f"judge returned an invalid claim {item!r:.200}")
-
-
-def as_claims(answer: object) -> list[DecomposedClaim]:
-    """A decomposition as claims, their text stripped; blank claims are dropped."""
-    if not isinstance(answer, list | tuple):
-        raise JudgeError(f"judge returned invalid claims {answer!r:.200}")
-    claims = [_as_claim(item) for item in answer]
-    return [DecomposedClaim(c.text.strip(), c.kind, c.fragments) for c in claims
-            if c.text.strip()]
-
-
 def batches_claims(judge: object) -> bool:
-    """Whether a judge implements the optional `verify_local_many` (see BatchJudge)."""
-    return callable(getattr(judge, "verify_local_many", None))
+    """Whether a judge checks several claims in one call (its traits; a custom judge: it has
+    a `verify_local_many` method)."""
+    return as_judge(judge).traits.batches_claims
 
 
 async def bounded(call: Callable[[], Awaitable[T]], seconds: float | None) -> T:
@@ -117,17 +92,10 @@ def _forget(task: asyncio.Task) -> None:
         task.exception()
 
 
-# Where a judge's calls run unless it says otherwise: the built-in judges' modules.
-_BUILTIN_PREFIX = "rt4chart."
-
-
 def runs_in_own_thread(judge: object) -> bool:
     """Whether a judge's calls each run in a thread of their own (custom judges), rather than
     on the worker's shared event loop (built-in ones, and judges with shares_event_loop)."""
-    shares = getattr(judge, "shares_event_loop", None)
-    if shares is not None:
-        return not shares
-    return not type(judge).__module__.startswith(_BUILTIN_PREFIX)
+    return not as_judge(judge).traits.shares_event_loop
 
 
 class _ThreadCall:
@@ -195,11 +163,11 @@ async def in_own_thread(call: Callable[[], Awaitable[T]]) -> T:
 
 class TypedJudge:
     """Any judge seen through the typed contract, every call under the judge's deadline.
-    Cheap to build: it holds the judge only."""
+    Cheap to build: it holds the judge only (a custom judge's object is wrapped once)."""
 
-    def __init__(self, judge: Judge):
-        self.judge = judge
-        self._own_thread = runs_in_own_thread(judge)
+    def __init__(self, judge: Judge | object):
+        self.judge = as_judge(judge)
+        self._own_thread = not self.judge.traits.shares_event_loop
 
     async def _call(self, call: Callable[[], Awaitable[T]]) -> T:
         if self._own_thread:
@@ -220,18 +188,18 @@ class TypedJudge:
             lambda: self.judge.verify_global(claim, context, question, local_label, hint)))
 
     async def verify_absence(self, claim: str, context: str, question: str) -> Verdict:
-        """An absence claim's verdict (see AbsenceJudge); a judge that gave an absence claim
-        without the method to check it fails the call."""
-        check = getattr(self.judge, "verify_absence", None)
-        if not callable(check):
+        """An absence claim's verdict (`traits.verifies_absence`); a judge that gave an
+        absence claim without the method to check it fails the call."""
+        if not self.judge.traits.verifies_absence:
             raise JudgeError("judge gave an absence claim but has no verify_absence to check it")
-        return as_verdict(await self._call(lambda: check(claim, context, question)))
+        return as_verdict(await self._call(
+            lambda: self.judge.verify_absence(claim, context, question)))
 
     async def verify_local_many(self, claims: Sequence[str], chunk: str,
                                 question: str) -> list[Verdict]:
         """One verdict per claim: in one call if the judge batches claims, else claim by
         claim, concurrently."""
-        if batches_claims(self.judge):
+        if self.judge.traits.batches_claims:
             answer = await self._call(
                 lambda: self.judge.verify_local_many(list(claims), chunk, question))
             return as_verdicts(answer, len(claims))

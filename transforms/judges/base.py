@@ -1,31 +1,18 @@
-"""The judge contract, usage metering and the judge factory.
+"""The judge's typed answers, usage metering and call deadlines.
 
-A judge is any object with three coroutine methods (the public contract for custom judges), and
-optionally a fourth:
+:class:`Verdict` and :class:`DecomposedClaim` are what a judge answers, validated when built; a
+judge signals failure by raising (:class:`JudgeError` for an answer that cannot be used): the
+pipeline records ``judge_error`` and never turns a failure into a label. A judge may report what
+a call cost with :func:`record_usage`.
 
-- ``async decompose(sentence, answer, question) -> list[DecomposedClaim | str]``
-- ``async verify_local(claim, chunk, question) -> Verdict``
-- ``async verify_global(claim, context, question, local_label, hint) -> Verdict``
-- ``async verify_local_many(claims, chunk, question) -> list[Verdict]`` (optional, see
-  :class:`BatchJudge`: several claims against one window in one call, for
-  ``--claims-per-call``; a judge without it is asked claim by claim)
-- ``async verify_absence(claim, context, question) -> Verdict`` (needed only by a judge whose
-  decompositions contain "absence" claims, see :class:`AbsenceJudge`)
+Every call ends: a call that runs longer than the judge's ``call_deadline_s`` (the option of
+that name for any judge; default 300 s, 0 = none) fails with that reason, and a judge that waits
+in a queue of its own (a concurrency limit, a rate limiter) marks the wait with :func:`queued` so
+that it does not count. A BaseException raised by a judge (KeyboardInterrupt, SystemExit…) is a
+failed call, like any exception.
 
-Labels are "ENT", "CON" or "NIC"; quotes are evidence copied from the text the judge was given.
-Plain answers stay valid: ``(label, quotes)`` or ``(label, quotes, p_unsupported)`` for a
-:class:`Verdict`, a string for a :class:`DecomposedClaim`;
-:mod:`rt4chart.transforms.judges.adapter` converts them, in one place. A judge signals failure
-by raising: the pipeline records ``judge_error`` and never turns a failure into a label, and an
-invalid answer (a label other than the three, quotes that are not strings) is a
-:class:`JudgeError` too. A judge may report what a call cost with :func:`record_usage`; its
-optional ``model`` attribute names it in the outputs.
-
-Every call ends: a call that runs longer than the judge's ``call_deadline_s`` (an attribute, or
-the option of that name for any judge; default 300 s, 0 = none) fails with that reason, and a
-judge that waits in a queue of its own (a concurrency limit, a rate limiter) marks the wait with
-:func:`queued` so that it does not count. A BaseException raised by a judge (KeyboardInterrupt,
-SystemExit…) is a failed call, like any exception.
+The contract a judge implements, its traits and the spec that builds it are in
+:mod:`rt4chart.transforms.judges.contract`.
 """
 
 from __future__ import annotations
@@ -33,17 +20,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import importlib
-import logging
 import math
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, TypeVar
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
-from rt4chart.schemas.records import CLAIM_KINDS, FACT, LABELS, Calibration, Usage
+from rt4chart.schemas.records import CLAIM_KINDS, FACT, LABELS, Usage
 
 T = TypeVar("T")
-logger = logging.getLogger(__name__)
 
 
 class JudgeError(RuntimeError):
@@ -130,55 +114,6 @@ class DecomposedClaim:
 # What a judge may return; the adapter turns each into the typed value.
 VerdictLike = Verdict | tuple[str, Sequence[str]] | tuple[str, Sequence[str], float | None]
 ClaimLike = DecomposedClaim | str
-
-
-class Judge(Protocol):
-    """What the pipeline needs from a judge backend."""
-
-    async def decompose(self, sentence: str, answer: str, question: str) -> Sequence[ClaimLike]:
-        ...
-
-    async def verify_local(self, claim: str, chunk: str, question: str) -> VerdictLike: ...
-
-    async def verify_global(
-        self, claim: str, context: str, question: str, local_label: str, hint: str | None
-    ) -> VerdictLike: ...
-
-
-async def close_judge(judge: object) -> None:
-    """Close a judge's connections (its optional `aclose()`), in the event loop that used
-    them: a client left open is closed by the garbage collector later, in whatever loop then
-    runs, and its connections' loop is closed by then ("Task exception was never retrieved …
-    Event loop is closed"). Never raises: closing is tidying up."""
-    aclose = getattr(judge, "aclose", None)
-    if aclose is None:
-        return
-    try:
-        await aclose()
-    except Exception as exc:  # noqa: BLE001 - a connection that will not close is not a fault
-        logger.debug("closing the judge %r: %r", type(judge).__name__, exc)
-
-
-class BatchJudge(Judge, Protocol):
-    """A judge that can check several claims against one window in one call.
-
-    Optional: `--claims-per-call N` uses `verify_local_many` when the judge has it (one verdict
-    per claim, in the claims' order) and otherwise asks `verify_local` claim by claim,
-    concurrently; :func:`rt4chart.transforms.judges.adapter.batches_claims` is the one check.
-    """
-
-    async def verify_local_many(
-        self, claims: list[str], chunk: str, question: str
-    ) -> Sequence[VerdictLike]: ...
-
-
-class AbsenceJudge(Judge, Protocol):
-    """A judge whose decompositions contain "absence" claims (the sources do not say X) checks
-    them against the full context: ENT with no quotes when the context indeed lacks it, CON
-    quoting the context where it says it. Required of such a judge: an absence claim given to
-    a judge without `verify_absence` is a judge error, never a label."""
-
-    async def verify_absence(self, claim: str, context: str, question: str) -> VerdictLike: ...
 
 
 @dataclass
@@ -387,12 +322,11 @@ def check_deadline(value: object, where: str = DEADLINE_OPTION) -> float | None:
     return seconds or None
 
 
-def call_deadline_of(judge: object) -> float | None:
-    """The judge's per-call deadline: its `call_deadline_s` attribute, else the default
-    (DEFAULT_CALL_DEADLINE_S); None when turned off."""
+def call_deadline_of(judge: Any) -> float | None:
+    """A judge's (contract.Judge's) per-call deadline, its `call_deadline_s` checked; None when
+    turned off."""
     try:
-        return check_deadline(getattr(judge, DEADLINE_OPTION, DEFAULT_CALL_DEADLINE_S),
-                              f"judge {DEADLINE_OPTION}")
+        return check_deadline(judge.call_deadline_s, f"judge {DEADLINE_OPTION}")
     except ValueError as exc:
         raise JudgeError(str(exc)) from exc
 
@@ -400,88 +334,3 @@ def call_deadline_of(judge: object) -> float | None:
 def _at_least_one_call(usage: Usage) -> Usage:
     # A judge that reports no usage (a custom one) still made the call.
     return usage if usage.calls else usage + Usage(calls=1)
-
-
-BUILTIN = {
-    "offline": "rt4chart.transforms.judges.offline:OfflineJudge",
-    "openai": "rt4chart.transforms.judges.openai_judge:OpenAIJudge",
-    "openai-batch": "rt4chart.transforms.judges.openai_batch:BatchOpenAIJudge",
-}
-
-
-@dataclass(frozen=True)
-class JudgeSpec:
-    """Which judge to build and with what options: small, hashable, picklable."""
-
-    name: str = "offline"
-    options: tuple[tuple[str, str], ...] = ()
-
-    @classmethod
-    def of(cls, name: str, options: Mapping[str, str] | None = None) -> JudgeSpec:
-        return cls(name, tuple(sorted((options or {}).items())))
-
-    def build(self) -> Judge:
-        """Import the backend lazily and call its factory with the options."""
-        target = BUILTIN.get(self.name, self.name)
-        module_name, sep, attr = target.partition(":")
-        if not sep or not attr:
-            raise ValueError(
-                f"judge {self.name!r}: expected 'offline', 'openai' or 'package.module:factory'"
-            )
-        try:
-            factory = getattr(importlib.import_module(module_name), attr)
-        except (ImportError, AttributeError) as exc:
-            raise ValueError(f"judge {self.name!r} cannot be imported: {exc}") from exc
-        options = dict(self.options)
-        deadline = options.pop(DEADLINE_OPTION, None)  # every judge's option, handled here
-        options.pop(CALIBRATION_OPTION, None)  # read by `calibration_of`
-        judge = factory(options)
-        missing = [m for m in ("decompose", "verify_local", "verify_global")
-                   if not callable(getattr(judge, m, None))]
-        if missing:
-            raise ValueError(f"judge {self.name!r} lacks the method(s) {', '.join(missing)}")
-        if deadline is not None:
-            _set_deadline(judge, self.name, deadline)
-        return judge
-
-
-def _set_deadline(judge: object, name: str, raw: str) -> None:
-    seconds = check_deadline(raw)
-    try:
-        setattr(judge, DEADLINE_OPTION, seconds or 0.0)
-    except AttributeError as exc:
-        raise ValueError(f"judge {name!r} does not accept {DEADLINE_OPTION}: {exc}") from exc
-
-
-def calibration_of(judge: object, spec: JudgeSpec) -> Calibration:
-    """The calibration of a run: the file of the `calibration` judge option ("identity": none),
-    else the judge's own (`calibration` attribute, e.g. the offline judge's shipped map),
-    else the identity. The judge's `decision_threshold` (default 0.5) is its threshold on the
-    raw score. A given file fitted for another judge model or decision threshold is refused
-    (ValueError); the judge's own, so stale, is replaced by the identity with a warning (the
-    run records which it used), so that a changed judge still runs before its map is refit."""
-    from rt4chart.transforms.common import probability
-
-    model = judge_model(judge, spec)
-    decision = float(getattr(judge, "decision_threshold", probability.DEFAULT_DECISION))
-    given = dict(spec.options).get(CALIBRATION_OPTION)
-    chosen = given or getattr(judge, "calibration", None)
-    if not chosen or chosen == "identity":
-        return probability.identity(model, decision)
-    cal = probability.load(chosen)
-    stale = (f"judge model {cal.judge_model!r}" if cal.judge_model != model
-             else f"decision threshold {cal.decision}"
-             if abs(cal.decision - decision) > 1e-12 else None)
-    if stale is None:
-        return cal
-    why = (f"calibration {chosen} was fitted for {stale}, not for judge model {model!r} "
-           f"deciding at {decision}: refit it with `rt4chart eval calibrate`")
-    if given:
-        raise ValueError(f"{why}, or pass --judge-option {CALIBRATION_OPTION}=identity")
-    logger.warning("%s; using the identity (thresholds from the raw score) meanwhile", why)
-    return replace(probability.identity(model, decision), source=f"identity ({chosen} is stale)")
-
-
-def judge_model(judge: object, spec: JudgeSpec) -> str:
-    """The name recorded in the outputs for a judge."""
-    return str(getattr(judge, "model", None) or spec.name)

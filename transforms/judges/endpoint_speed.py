@@ -22,6 +22,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 # The prompt of a long call (a window of 25 sentences and its instructions): the probe's and
 # check-judge's figures, and the call deadline's measure.
@@ -168,3 +169,19 @@ class EndpointSpeed:
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
+
+
+def speed_report(measured: EndpointSpeed, slots: int, max_output_tokens: int
+                 ) -> dict[str, Any] | None:
+    """The endpoint's speed as a judge measured it (probe and calls), `slots` calls at once,
+    the time of a long call at that speed, and the options that give it to `--estimate` and a
+    run (check-judge prints them); None when nothing was measured."""
+    now = measured.measured(slots)
+    if not now.known:
+        return None
+    long_call = now.seconds(LONG_PROMPT_TOKENS, max_output_tokens)
+    options = {"prompt_tokens_per_s": f"{now.prompt_tps:.4g}",
+               "output_tokens_per_s": f"{now.output_tps:.4g}"}
+    return {**measured.figures(), "calls_at_once": slots,
+            "long_call_seconds": round(long_call, 1), "long_call_prompt_tokens": LONG_PROMPT_TOKENS,
+            "long_call_output_tokens": max_output_tokens, "options": options}

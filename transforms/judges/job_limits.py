@@ -39,7 +39,7 @@ from apache_beam.options.pipeline_options import (
     WorkerOptions,
 )
 
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.judges.openai_config import judge_options
 from rt4chart.transforms.judges.ratelimit import RateLimiter
 
@@ -125,11 +125,16 @@ def _num(value: float) -> str:
 
 
 def share_limits(spec: JudgeSpec, options: PipelineOptions) -> JudgeSpec:
-    """The openai judge's spec with its static share of `--rpm`/`--tpm` (`rate_share`: the
-    job's worker processes), and the limits logged; other judges, and the envoy limiter, as
-    they are. ValueError when the share cannot be bounded."""
-    if spec.name != "openai":
-        return spec
+    """The judge's spec with this worker process's share of the job's limits, as its kind
+    shares them (contract.JudgeKind.share_limits); ValueError when the share cannot be
+    bounded."""
+    return spec.kind().share_limits(spec, options)
+
+
+def share_rate_limits(spec: JudgeSpec, options: PipelineOptions) -> JudgeSpec:
+    """An openai judge's spec with its static share of `--rpm`/`--tpm` (`rate_share`: the
+    job's worker processes), and the limits logged; with the envoy limiter, as it is.
+    ValueError when the share cannot be bounded."""
     given = dict(spec.options)
     config, _ = judge_options(given)
     job = f"{_num(config.rpm)} rpm / {_num(config.tpm)} tpm for the job"

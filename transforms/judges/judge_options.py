@@ -8,9 +8,9 @@ import os
 from dataclasses import dataclass
 
 from rt4chart.transforms.common.options_spec import Flex, option
-from rt4chart.transforms.judges.base import JudgeSpec
+from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.judges.job_limits import LIMITERS
-from rt4chart.transforms.judges.openai_config import OPENAI_JUDGES, azure_from_env
+from rt4chart.transforms.judges.openai_config import azure_from_env
 
 logger = logging.getLogger("rt4chart")
 
@@ -19,7 +19,6 @@ OFFLINE_NOTICE = (
     "AZURE_OPENAI_ENDPOINT and AZURE_OPENAI_API_KEY): using the offline judge. Its verdicts "
     "are a lexical baseline, not a model's judgement."
 )
-OPENAI = OPENAI_JUDGES
 # The openai judge's options as flags of their own (passed to its factory as strings).
 SHORTHAND = ("model", "base_url", "rpm", "tpm", "max_concurrency")
 RATE_AND_PRICE = ("rate_limiter", "rate_limit_service", "rate_limit_domain", "prices")
@@ -159,12 +158,13 @@ class JudgeOptions:
         """The judge's spec; `batch_state_dir` (with `--batch-api`): the openai judge through
         the Batch API, its state there. ValueError on options the judge does not take."""
         options, shorthand, name = self.factory_options(), self.shorthand(), self.judge_name()
+        kind = JudgeSpec(name).kind()
         if batch_state_dir is not None:
-            if name not in OPENAI:
+            if kind.batch_variant is None:
                 raise ValueError(f"--batch-api needs the openai judge, not {name!r}")
-            name = "openai-batch"
+            name = kind.batch_variant
             options.setdefault("batch_state_dir", batch_state_dir)
-        if shorthand and name not in OPENAI:
+        if shorthand and not kind.takes_flags:
             raise ValueError(f"--{', --'.join(shorthand)} apply to the openai judge, not "
                              f"{name!r}")
         return JudgeSpec.of(name, {**options, **shorthand})

@@ -19,10 +19,13 @@ once per language and worker (docs/languages.md).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 
 from rt4chart.transforms.judges import lexical, lexical_claims
 from rt4chart.transforms.judges.base import DecomposedClaim, Verdict
+from rt4chart.transforms.judges.contract import Judge, JudgeKind, JudgeTraits
 from rt4chart.transforms.text.headers import blank_headers
 from rt4chart.transforms.text.language import UNDETERMINED, detect
 
@@ -35,12 +38,37 @@ MODEL = "offline-lexical-v5"
 CALIBRATION = "package:calibration_offline.json"
 
 
-class OfflineJudge:
+class OfflineKind(JudgeKind):
+    """The offline judge before it is built: no endpoint, no prices, its answers reproducible
+    (a calibration map fitted for it checks its fingerprint)."""
+
+    traits = JudgeTraits(model=MODEL, shares_event_loop=True, verifies_absence=True,
+                         decision_threshold=lexical.P_THRESHOLD,  # the raw score below which
+                         calibration=CALIBRATION)                 # it may say ENT
+
+    def fingerprint(self, examples: str) -> str:
+        """A hash of its decompositions and raw scores on the example traces (JSONL: every
+        answer sentence against every context): it changes exactly when its text analysis
+        does, which invalidates a fitted map."""
+        digest = hashlib.sha256(MODEL.encode())
+        for line in examples.splitlines():
+            trace = json.loads(line)
+            context = "\n".join(c["text"] for c in trace.get("contexts") or [])
+            for sentence in (trace.get("answer") or "").split(". "):
+                for claim in lexical_claims.decompose_claims(sentence):
+                    label, quotes, p = lexical.verify_scored(claim.text, context)
+                    absent = lexical_claims.verify_absence_scored(claim.text, context)
+                    digest.update(json.dumps([claim.text, claim.kind, label, quotes,
+                                              round(p, 9), absent[0],
+                                              round(absent[2], 9)]).encode())
+        return digest.hexdigest()[:16]
+
+
+class OfflineJudge(Judge):
     """Lexical judge; options are accepted for symmetry and ignored."""
 
     model = MODEL
-    decision_threshold = lexical.P_THRESHOLD  # the raw score below which it may say ENT
-    calibration = CALIBRATION
+    traits = OfflineKind.traits
 
     def __init__(self, options: dict[str, str] | None = None):
         self.options = dict(options or {})

@@ -23,13 +23,15 @@ import io
 import logging
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import openai
 import orjson
 
 from rt4chart.transforms.judges.base import JudgeError, queued
 from rt4chart.transforms.judges.openai_judge import OpenAIConfig, OpenAIJudge
+from rt4chart.transforms.judges.openai_kind import BATCH_TRAITS
+from rt4chart.transforms.judges.option_values import judge_option, take
 from rt4chart.transforms.judges.pricing import batch_prices
 
 logger = logging.getLogger(__name__)
@@ -41,10 +43,10 @@ ENDED = ("completed", "failed", "expired", "cancelled")
 @dataclass(frozen=True)
 class BatchConfig:
     state_dir: str
-    idle_s: float = 2.0
-    max_requests: int = 5000
-    poll_s: float = 30.0
-    max_wait_s: float = 24 * 3600.0
+    idle_s: float = field(default=2.0, metadata=judge_option("batch_idle_s"))
+    max_requests: int = field(default=5000, metadata=judge_option("batch_max_requests"))
+    poll_s: float = field(default=30.0, metadata=judge_option("batch_poll_s"))
+    max_wait_s: float = field(default=24 * 3600.0, metadata=judge_option("batch_max_wait_s"))
 
     @classmethod
     def pop_from(cls, options: dict[str, str]) -> BatchConfig:
@@ -53,11 +55,7 @@ class BatchConfig:
         if not state:
             raise ValueError("openai-batch judge: batch_state_dir is required (it makes a run "
                              "resumable); the CLI sets it to OUT/_batch_state")
-        kwargs = {k: float(options.pop(f"batch_{k}")) for k in ("idle_s", "poll_s", "max_wait_s")
-                  if f"batch_{k}" in options}
-        if "batch_max_requests" in options:
-            kwargs["max_requests"] = int(options.pop("batch_max_requests"))
-        return cls(state, **kwargs)
+        return cls(state, **take(cls, options, "openai-batch judge"))
 
 
 class BatchState:
@@ -211,6 +209,8 @@ class _Batcher:
 
 class BatchOpenAIJudge(OpenAIJudge):
     """OpenAIJudge whose calls go through the Batch API (see the module docstring)."""
+
+    kind_traits = BATCH_TRAITS
 
     def __init__(self, options: dict[str, str] | None = None):
         options = dict(options or {})

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 
 from rt4chart.transforms.judges.capabilities import LADDER, Capabilities
+from rt4chart.transforms.judges.option_values import convert
 from rt4chart.transforms.judges.throughput import ThroughputOptions
 
-# The judges these options configure: the direct one and the Batch API's.
-OPENAI_JUDGES = ("openai", "openai-batch")
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high")
 # The variables the openai library's AzureOpenAI reads (and the deployment, by convention).
 AZURE_KEY_ENV, AZURE_ENDPOINT_ENV = "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT"
@@ -106,27 +104,12 @@ class OpenAIConfig:
 
     @classmethod
     def from_options(cls, options: dict[str, str]) -> OpenAIConfig:
-        fields = cls.__dataclass_fields__
-        unknown = set(options) - set(fields)
+        """The config of the judge options (strings), each converted to its field's declared
+        type (option_values); ValueError on an unknown option or a bad value."""
+        unknown = set(options) - set(cls.__dataclass_fields__)
         if unknown:
             raise ValueError(f"unknown openai judge option(s): {', '.join(sorted(unknown))}")
-        kwargs: dict[str, Any] = {}
-        for key, raw in options.items():
-            kind = fields[key].type
-            try:
-                if kind == "bool":
-                    if raw.lower() not in ("true", "false", "1", "0", "yes", "no"):
-                        raise ValueError("expected true or false")
-                    kwargs[key] = raw.lower() in ("true", "1", "yes")
-                elif "float" in kind:
-                    kwargs[key] = float(raw)
-                elif "int" in kind:
-                    kwargs[key] = int(raw)
-                else:
-                    kwargs[key] = raw
-            except ValueError as exc:
-                raise ValueError(f"openai judge option {key}={raw!r}: {exc}") from exc
-        config = cls(**kwargs)
+        config = cls(**convert(cls, options, "openai judge"))
         config.check()
         return config
 

@@ -24,6 +24,7 @@ import hashlib
 import logging
 import os
 import random
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -63,7 +64,13 @@ from rt4chart.transforms.judges.capabilities import (
     unstreamed,
     with_reasoning,
 )
-from rt4chart.transforms.judges.endpoint_speed import LONG_PROMPT_TOKENS, EndpointSpeed, Speed
+from rt4chart.transforms.judges.contract import Judge
+from rt4chart.transforms.judges.endpoint_speed import (
+    LONG_PROMPT_TOKENS,
+    EndpointSpeed,
+    Speed,
+    speed_report,
+)
 from rt4chart.transforms.judges.job_limits import limiter_factory
 from rt4chart.transforms.judges.logprobs import p_unsupported
 from rt4chart.transforms.judges.openai_config import (
@@ -81,6 +88,7 @@ from rt4chart.transforms.judges.openai_faults import (
     is_endpoint_failure,
     rejected_request,
 )
+from rt4chart.transforms.judges.openai_kind import OPENAI_TRAITS
 from rt4chart.transforms.judges.prefix_gate import mark_sent
 from rt4chart.transforms.judges.pricing import (
     Prices,
@@ -92,7 +100,6 @@ from rt4chart.transforms.judges.ratelimit import (
     PauseCap,
     RateLimiter,
     exhausted_for,
-    judge_clock,
     retry_after_seconds,
 )
 from rt4chart.transforms.judges.schema_check import (
@@ -103,6 +110,7 @@ from rt4chart.transforms.judges.schema_check import (
 )
 from rt4chart.transforms.judges.secret_key import read_api_key
 from rt4chart.transforms.judges.streamed import Waits, is_event_stream, read, stream_body
+from rt4chart.transforms.judges.throttling import judge_clock
 from rt4chart.transforms.judges.throughput import OUTPUT_KEY, Throughput
 
 logger = logging.getLogger(__name__)
@@ -171,8 +179,10 @@ class _Backoff:
         return self._exp(state)
 
 
-class OpenAIJudge:
+class OpenAIJudge(Judge):
     """Judge contract over ``AsyncOpenAI`` (or ``AsyncAzureOpenAI``)."""
+
+    kind_traits = OPENAI_TRAITS
 
     def __init__(self, options: dict[str, str] | None = None):
         config, tuning = judge_options(options or {})
@@ -180,6 +190,7 @@ class OpenAIJudge:
         self.config = with_endpoint(config, (options or {}).keys(), os.environ)
         self.throughput = Throughput(tuning, self.config)
         self.model = self.config.model
+        self.traits = replace(self.kind_traits, model=self.model)
         self.prices: Prices | None = prices_for(self.config)
         self._new_limiter = limiter_factory(self.config)  # ValueError now, not on a worker
         self._client: openai.AsyncOpenAI | None = None
@@ -241,9 +252,15 @@ class OpenAIJudge:
             self._semaphore = AdaptiveLimit(cfg.max_concurrency)  # backs off when busy
         return self._client
 
+    def endpoint_speed(self) -> dict[str, Any] | None:
+        """The endpoint's speed as measured (the probe's and the calls' replies), for
+        check-judge: see endpoint_speed.speed_report."""
+        return speed_report(self.speed, self.config.max_concurrency,
+                            self.config.max_output_tokens)
+
     async def aclose(self) -> None:
         """Close the client's connections, in the loop that opened them (see
-        `base.close_judge`); the next call opens a new client."""
+        `contract.close_judge`); the next call opens a new client."""
         client, self._client = self._client, None
         if client is not None:
             await client.close()

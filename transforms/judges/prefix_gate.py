@@ -24,9 +24,10 @@ import contextlib
 import contextvars
 import hashlib
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rt4chart.transforms.judges.base import queued
+from rt4chart.transforms.judges.option_values import judge_option
 
 CACHE_MIN_TOKENS = 1024  # the shortest prefix OpenAI caches
 CHARS_PER_TOKEN = 4
@@ -37,10 +38,13 @@ class GateConfig:
     """Judge options `prefix_gate`, `prefix_gate_timeout_s`, `prefix_gate_ttl_s`,
     `prefix_gate_min_tokens`."""
 
-    enabled: bool = True
-    timeout_s: float = 10.0  # after the leader was sent, followers go anyway
-    ttl_s: float = 300.0  # how long a prefix counts as cached after its leader answered
-    min_tokens: int = CACHE_MIN_TOKENS
+    enabled: bool = field(default=True, metadata=judge_option("prefix_gate"))
+    # after the leader was sent, followers go anyway
+    timeout_s: float = field(default=10.0, metadata=judge_option("prefix_gate_timeout_s"))
+    # how long a prefix counts as cached after its leader answered
+    ttl_s: float = field(default=300.0, metadata=judge_option("prefix_gate_ttl_s"))
+    min_tokens: int = field(default=CACHE_MIN_TOKENS,
+                            metadata=judge_option("prefix_gate_min_tokens"))
 
     def __post_init__(self) -> None:
         if self.timeout_s < 0 or self.ttl_s < 0 or self.min_tokens < 0:

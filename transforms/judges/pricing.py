@@ -21,7 +21,8 @@ from typing import Any
 
 import orjson
 
-from rt4chart.transforms.judges.openai_config import OPENAI_JUDGES, config_only, with_endpoint
+from rt4chart.transforms.judges.contract import JudgeSpec
+from rt4chart.transforms.judges.openai_config import config_only, with_endpoint
 
 logger = logging.getLogger("rt4chart")
 
@@ -187,15 +188,19 @@ def cost_of(prices: Prices | None, input_tokens: int, cached_tokens: int,
     return None if prices is None else prices.cost(input_tokens, cached_tokens, output_tokens)
 
 
-def price_warning(name: str, options: Mapping[str, str]) -> str | None:
-    """The warning for a run whose openai judge's model has no price (None otherwise, and for
-    other judges, which report their own costs)."""
-    if name not in OPENAI_JUDGES:
-        return None
+def unpriced_warning(options: Mapping[str, str]) -> str | None:
+    """The warning for a run whose openai judge's model has no price (None: it has one)."""
     config = with_endpoint(config_only(options), options.keys(), os.environ)  # Azure's deployment
     if _resolve(config) is not None:
         return None
     return unpriced_message(config.price_model or config.model)
+
+
+def price_warning(name: str, options: Mapping[str, str]) -> str | None:
+    """The warning for a run whose judge's model has no price (None otherwise, and for judges
+    that report their own costs): its kind's (contract.JudgeKind.price_warning)."""
+    spec = JudgeSpec.of(name, options)
+    return spec.kind().price_warning(spec)
 
 
 def run_warnings(name: str, options: Mapping[str, str]) -> list[str]:

@@ -5,32 +5,25 @@ sent, with tokens estimated from the prompt. When the provider answers 429, or r
 budget is exhausted in its ``x-ratelimit-*`` headers, every call of the worker pauses until the
 provider says the budget is back.
 
-The time calls are held back is reported through Beam's ``ThrottlingSignaler`` (the counter
-``cumulativeThrottlingSeconds``), so that Dataflow's autoscaler does not add workers to a job
-that only waits for its rate budget. Beam's metrics are recorded per bundle-processing thread
-and the calls wait on the judge's event loop thread: the held time is summed on a
-:class:`ThrottleClock`, one per worker process, owned by the judge runtime (`runtime.py`): the
-runtime hands it to the judges it builds (:func:`building_judges`, :func:`judge_clock`), whose
-limiters add to it, and the judge stages report it from their own thread
-(:func:`report_throttled`).
+The time calls are held back is counted on the worker's throttling clock
+(:mod:`.throttling`, owned by the judge runtime), which the judge stages report to Beam, so
+that Dataflow's autoscaler does not add workers to a job that only waits for its rate budget.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import datetime
 import email.utils
 import logging
 import math
 import re
-import threading
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 
 from aiolimiter import AsyncLimiter
-from apache_beam.io.components.adaptive_throttler import ThrottlingSignaler
+
+from rt4chart.transforms.judges.throttling import ThrottleClock
 
 logger = logging.getLogger(__name__)
 
@@ -150,78 +143,12 @@ def exhausted_for(headers: Mapping[str, str]) -> float | None:
 BUCKET_SECONDS = 10.0
 
 
-def _fill(limiter: AsyncLimiter) -> None:
-    """Set a leaky bucket's level to its capacity, now: calls then flow at the steady rate.
-    (aiolimiter has no public knob for the initial level; without these attributes the bucket
-    keeps its default, with an initial burst.)"""
-    if hasattr(limiter, "_level") and hasattr(limiter, "_last_check"):
-        limiter._level = limiter.max_rate
-        limiter._last_check = asyncio.get_running_loop().time()
-
-
-# The namespace of the throttling counter (Dataflow reads `cumulativeThrottlingSeconds` in any).
-THROTTLING_NAMESPACE = "rt4chart"
-
-
-class ThrottleClock:
-    """Seconds calls were held back by a rate limit, summed over calls (as Beam's limiters
-    count them), handed out in whole seconds; thread-safe."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._seconds = 0.0
-        self.total = 0.0
-
-    def add(self, seconds: float) -> None:
-        if seconds > 0:
-            with self._lock:
-                self._seconds += seconds
-                self.total += seconds
-
-    def signal_throttled(self, seconds: int) -> None:
-        """The `ThrottlingSignaler` interface, for limiters that report their own waits."""
-        self.add(float(seconds))
-
-    def take(self) -> int:
-        """The whole seconds held since the last take (the fraction is kept for the next)."""
-        with self._lock:
-            whole = int(self._seconds)
-            self._seconds -= whole
-            return whole
-
-
-# The clock of the judge runtime that is building a judge (set only while it builds one).
-_BUILDING: contextvars.ContextVar[ThrottleClock | None] = contextvars.ContextVar(
-    "rt4chart_throttle_clock", default=None)
-
-
-@contextmanager
-def building_judges(clock: ThrottleClock) -> Iterator[None]:
-    """While inside, the judges built in this thread count their held time on `clock` (the
-    judge runtime's: one per worker process, as the limiters are)."""
-    token = _BUILDING.set(clock)
-    try:
-        yield
-    finally:
-        _BUILDING.reset(token)
-
-
-def judge_clock() -> ThrottleClock:
-    """The clock a judge being built counts its limiters' held time on: its runtime's, or a
-    clock of its own when built outside a runtime (the launcher checking options)."""
-    clock = _BUILDING.get()
-    return clock if clock is not None else ThrottleClock()
-
-
-def report_throttled(clock: ThrottleClock | None,
-                     signaler: ThrottlingSignaler | None = None) -> int:
-    """Report the time held on `clock` since the last report through Beam's
-    ThrottlingSignaler. Call it from a bundle-processing thread (a DoFn method), where Beam
-    records metrics."""
-    seconds = clock.take() if clock is not None else 0
-    if seconds:
-        (signaler or ThrottlingSignaler(THROTTLING_NAMESPACE)).signal_throttled(seconds)
-    return seconds
+async def _fill(limiter: AsyncLimiter) -> None:
+    """Fill a new (empty) leaky bucket to its capacity, now: calls then flow at the steady rate,
+    without an initial burst. Through aiolimiter's public API: acquiring the whole capacity of
+    an empty bucket takes no wait and leaves it full from this moment, as a level set by hand
+    would (its private `_level`/`_last_check` are not ours to write)."""
+    await limiter.acquire(limiter.max_rate)
 
 
 class RateLimiter:
@@ -270,8 +197,8 @@ class RateLimiter:
     async def _acquire(self, estimated_tokens: int) -> None:
         if not self._started:
             self._started = True
-            _fill(self._requests)
-            _fill(self._tokens)
+            await _fill(self._requests)
+            await _fill(self._tokens)
         while (delay := self._pause_until - time.monotonic()) > 0:
             await asyncio.sleep(delay)
         await self._requests.acquire(1)

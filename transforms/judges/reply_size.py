@@ -27,7 +27,7 @@ import functools
 import math
 import re
 
-from rt4chart.transforms.prune import terms
+from rt4chart.transforms.text.terms import terms
 
 CHARS_PER_TOKEN = 4
 QUOTED_SENTENCES = 2  # at most this many sentences count as the likely quote

@@ -33,9 +33,10 @@ import contextlib
 import math
 from collections import deque
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rt4chart.transforms.judges.base import queued
+from rt4chart.transforms.judges.option_values import judge_option
 
 MODES = ("adaptive", "fixed")
 RATIO_UNIT = 1000  # a proportional stage keeps reply / (size + RATIO_OFFSET) in thousandths
@@ -46,14 +47,19 @@ RATIO_OFFSET = 8  # tokens: what a reply writes whatever its subject's size
 class ReservationConfig:
     """How replies' output tokens are reserved (judge options `output_*`)."""
 
-    mode: str = "adaptive"  # "fixed": always max_output_tokens (the Batch API's stable bodies)
-    quantile: float = 0.98
-    margin: float = 0.10  # reserve quantile x (1 + margin) + slack
-    slack: int = 8
+    # "fixed": always max_output_tokens (the Batch API's stable bodies)
+    mode: str = field(default="adaptive", metadata=judge_option("output_reservation"))
+    quantile: float = field(default=0.98, metadata=judge_option("output_quantile"))
+    # reserve quantile x (1 + margin) + slack
+    margin: float = field(default=0.10, metadata=judge_option("output_margin"))
+    slack: int = field(default=8, metadata=judge_option("output_slack"))
     window: int = 256  # replies remembered per stage
-    warmup: int = 16  # replies of a stage before its reservation follows them
-    class_warmup: int = 16  # replies of a size class before it has its own reservation
-    probes: int = 8  # calls of a stage in flight while it warms up (0: no limit)
+    # replies of a stage before its reservation follows them
+    warmup: int = field(default=16, metadata=judge_option("output_warmup"))
+    # replies of a size class before it has its own reservation
+    class_warmup: int = field(default=16, metadata=judge_option("output_class_warmup"))
+    # calls of a stage in flight while it warms up (0: no limit)
+    probes: int = field(default=8, metadata=judge_option("output_probes"))
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

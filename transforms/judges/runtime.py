@@ -11,7 +11,7 @@ the pipeline is built and pickled with each DoFn), so on a worker they all acqui
 runtime. The runtime also owns the process's progress tally (`transforms/common/tally.py`; every
 stage's progress counters reach it through the same handle: Beam keeps only the last acquired
 `Shared` object alive, so a second token would let the runtime go between bundles) and the
-worker's throttling clock (`ratelimit.ThrottleClock`): the
+worker's throttling clock (`throttling.ThrottleClock`): the
 judges it builds count their rate limits' held time on it, and the judge stages report it to
 Beam. It holds the objects of a job that a worker's stages share (`held`: a job's spend
 ledger, `spend_cap.py`), so that no module keeps a registry of them. The runtime lives while
@@ -33,8 +33,8 @@ from typing import Any, TypeVar
 from apache_beam.utils.shared import Shared
 
 from rt4chart.transforms.common.tally import LiveCounter, LiveTally
-from rt4chart.transforms.judges.base import Judge, JudgeSpec, close_judge
-from rt4chart.transforms.judges.ratelimit import ThrottleClock, building_judges
+from rt4chart.transforms.judges.contract import Judge, JudgeSpec, close_judge
+from rt4chart.transforms.judges.throttling import ThrottleClock, building_judges
 
 # How long a runtime that goes waits for its judges' connections to close.
 CLOSE_TIMEOUT_S = 5.0

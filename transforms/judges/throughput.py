@@ -6,11 +6,13 @@
 - rate limits adopted from the provider's `x-ratelimit-limit-*` headers (:mod:`.provider_limits`);
 - prompt token estimates calibrated on the provider's counts (:mod:`.prompt_tokens`).
 
-Their options are judge options (`--judge-option KEY=VALUE`), taken out of the options before
-the judge reads its own: `output_reservation` (adaptive | fixed), `output_quantile` (0.98),
-`output_margin` (0.1), `output_slack` (8), `output_warmup` (16), `output_class_warmup` (16),
-`output_probes` (8), `prefix_gate` (true), `prefix_gate_timeout_s` (10),
-`prefix_gate_ttl_s` (300), `prefix_gate_min_tokens` (1024), `provider_limits` (true).
+Their options are judge options (`--judge-option KEY=VALUE`), declared on the fields they set
+(`option_values.judge_option`) and taken out of the options before the judge reads its own:
+`output_reservation` (adaptive | fixed), `output_quantile` (0.98), `output_margin` (0.1),
+`output_slack` (8), `output_warmup` (16), `output_class_warmup` (16), `output_probes` (8)
+(reservation.ReservationConfig); `prefix_gate` (true), `prefix_gate_timeout_s` (10),
+`prefix_gate_ttl_s` (300), `prefix_gate_min_tokens` (1024) (prefix_gate.GateConfig);
+`provider_limits` (true).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rt4chart.transforms.judges.call_facts import CallFacts
+from rt4chart.transforms.judges.option_values import judge_option, take
 from rt4chart.transforms.judges.prefix_gate import GateConfig, PrefixGate, prefix_of
 from rt4chart.transforms.judges.prompt_tokens import PromptTokens
 from rt4chart.transforms.judges.provider_limits import ProviderLimits, retuned
@@ -32,53 +35,25 @@ from rt4chart.transforms.judges.reservation import (
 )
 
 OUTPUT_KEY = "_output_tokens"  # where the judge's parser puts a reply's output tokens
-
-# option name -> (config, field, type)
-_OPTIONS: dict[str, tuple[str, str, type]] = {
-    "output_reservation": ("reservation", "mode", str),
-    "output_quantile": ("reservation", "quantile", float),
-    "output_margin": ("reservation", "margin", float),
-    "output_slack": ("reservation", "slack", int),
-    "output_warmup": ("reservation", "warmup", int),
-    "output_class_warmup": ("reservation", "class_warmup", int),
-    "output_probes": ("reservation", "probes", int),
-    "prefix_gate": ("gate", "enabled", bool),
-    "prefix_gate_timeout_s": ("gate", "timeout_s", float),
-    "prefix_gate_ttl_s": ("gate", "ttl_s", float),
-    "prefix_gate_min_tokens": ("gate", "min_tokens", int),
-    "provider_limits": ("limits", "adopt", bool),
-}
-
-
-def _value(key: str, raw: str, kind: type) -> Any:
-    if kind is bool:
-        if raw.lower() not in ("true", "false", "1", "0", "yes", "no"):
-            raise ValueError(f"openai judge option {key}={raw!r}: expected true or false")
-        return raw.lower() in ("true", "1", "yes")
-    try:
-        return kind(raw)
-    except ValueError as exc:
-        raise ValueError(f"openai judge option {key}={raw!r}: {exc}") from exc
-
+WHAT = "openai judge"  # whose options these are, in their errors
 
 @dataclass(frozen=True)
 class ThroughputOptions:
     reservation: ReservationConfig = field(default_factory=ReservationConfig)
     gate: GateConfig = field(default_factory=GateConfig)
-    adopt_limits: bool = True
+    adopt_limits: bool = field(default=True, metadata=judge_option("provider_limits"))
     explicit: tuple[tuple[str, float | None], ...] = ()  # --rpm/--tpm as given (None: unset)
 
     @classmethod
     def pop_from(cls, options: dict[str, str]) -> ThroughputOptions:
         """This module's options, removed from `options` (ValueError on a bad value)."""
-        parts: dict[str, dict[str, Any]] = {"reservation": {}, "gate": {}, "limits": {}}
-        for key, (part, name, kind) in _OPTIONS.items():
-            if key in options:
-                parts[part][name] = _value(key, options.pop(key), kind)
+        reservation = take(ReservationConfig, options, WHAT)
+        gate = take(GateConfig, options, WHAT)
+        own = take(cls, options, WHAT)
         explicit = tuple((k, float(options[k]) if options.get(k) else None)
                          for k in ("rpm", "tpm"))
-        return cls(ReservationConfig(**parts["reservation"]), GateConfig(**parts["gate"]),
-                   parts["limits"].get("adopt", True), explicit)
+        return cls(ReservationConfig(**reservation), GateConfig(**gate), explicit=explicit,
+                   **own)
 
 
 class Throughput:

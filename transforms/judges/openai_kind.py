@@ -1,0 +1,143 @@
+"""The OpenAI-compatible judges (`openai`, `openai-batch`) before they are built.
+
+What the launcher, `check-judge`, `--estimate`, the spend cap and the dry run ask of these
+judges, answered from their options alone (no client is opened and no key is needed, except to
+negotiate, which builds the judge and probes its endpoint once: probe.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from rt4chart.transforms.judges import pricing
+from rt4chart.transforms.judges.contract import (
+    Judge,
+    JudgeKind,
+    JudgeSpec,
+    JudgeTraits,
+    close_judge,
+)
+from rt4chart.transforms.judges.endpoint_speed import Speed
+from rt4chart.transforms.judges.job_limits import share_rate_limits
+from rt4chart.transforms.judges.openai_config import OpenAIConfig, config_only, with_endpoint
+
+if TYPE_CHECKING:
+    from rt4chart.transforms.judges.probe import ProbeReport
+
+DEFAULT_KEY_ENV = OpenAIConfig.api_key_env
+STRUCTURED = "json_schema_strict"  # what `structured=auto` starts with
+# What every OpenAI-compatible judge declares (and so each of its built judges, with its model).
+OPENAI_TRAITS = JudgeTraits(shares_event_loop=True, batches_claims=True, verifies_absence=True,
+                            negotiates=True, shares_limits=True)
+# Through the Batch API: its calls wait at the provider, in batches; the provider holds its
+# limits (a pool of their own), so there is no share of rpm/tpm per worker to set.
+BATCH_TRAITS = replace(OPENAI_TRAITS, batch_api=True, shares_limits=False)
+
+
+class OpenAIKind(JudgeKind):
+    """The `openai` judge: an OpenAI-compatible endpoint, called directly."""
+
+    traits = OPENAI_TRAITS
+    batch_variant = "openai-batch"
+    takes_flags = True
+
+    def negotiate(self, spec: JudgeSpec) -> tuple[JudgeSpec, dict[str, Any] | None]:
+        """Probe the endpoint once (unless `probe=false` or the spec was negotiated already):
+        what it accepts travels to every worker as the option `negotiated`, with the timings
+        adapted to a slow server. JudgeUnusable when the endpoint cannot be used."""
+        options = dict(spec.options)
+        config = config_only(options)
+        if not self.traits.negotiates or not config.probe or config.negotiated:
+            return spec, None
+        judge = spec.build()
+        report = asyncio.run(_probe(judge, set(options)))
+        self._adapt(report)
+        return JudgeSpec.of(spec.name, {**options, **report.options}), report.describe()
+
+    def _adapt(self, report: ProbeReport) -> None:
+        """The probe's findings as this judge takes them (all, here)."""
+
+    def share_limits(self, spec: JudgeSpec, options: Any) -> JudgeSpec:
+        if not self.traits.shares_limits:
+            return spec
+        return share_rate_limits(spec, options)
+
+    def limit_lines(self, spec: JudgeSpec) -> list[str]:
+        options = dict(spec.options)
+        lines = []
+        share = int(options.get("rate_share", 1))
+        rpm, tpm = options.get("rpm"), options.get("tpm")
+        if rpm or tpm:
+            per = [f"{float(v) / share:.12g} {unit}" for v, unit in ((rpm, "requests/min"),
+                                                                    (tpm, "tokens/min")) if v]
+            lines.append(f"limits per worker process: {', '.join(per)} (job-wide "
+                         f"{rpm or '-'} rpm, {tpm or '-'} tpm over {share} process(es))")
+        lines.append("judge calls in flight per process: at most "
+                     f"{options.get('max_concurrency', 32)}")
+        return lines
+
+    def worker_key(self, spec: JudgeSpec) -> tuple[str, bool]:
+        options = dict(spec.options)
+        return (options.get("api_key_env", DEFAULT_KEY_ENV),
+                bool(options.get("api_key_secret")))
+
+    def cap_prices(self, spec: JudgeSpec) -> pricing.Prices:
+        options = dict(spec.options)
+        config = with_endpoint(config_only(options), options.keys(), os.environ)
+        prices = pricing.prices_for(config)
+        if prices is None:
+            raise ValueError("a spend cap needs the judge model's price: "
+                             + pricing.unpriced_message(config.price_model or config.model))
+        return self._billed(prices, config)
+
+    def _billed(self, prices: pricing.Prices, config: OpenAIConfig) -> pricing.Prices:
+        """What its calls are billed at (the direct API's prices)."""
+        return prices
+
+    def price_warning(self, spec: JudgeSpec) -> str | None:
+        return pricing.unpriced_warning(dict(spec.options))
+
+    def priced(self, spec: JudgeSpec) -> tuple[str, pricing.Prices | None]:
+        """Priced as its calls are: price_model, --prices, price_* options."""
+        config = config_only(dict(spec.options))
+        return config.price_model or config.model, pricing.prices_for(config)
+
+    def estimate_basis(self, spec: JudgeSpec) -> tuple[int, str, str]:
+        config = config_only(dict(spec.options))
+        structured = STRUCTURED if config.structured == "auto" else config.structured
+        return config.reasoning_chars, structured, config.price_model or config.model
+
+    def speed(self, spec: JudgeSpec) -> Speed | None:
+        """From `prompt_tokens_per_s`, `output_tokens_per_s` (what check-judge prints), calls
+        at once from `max_concurrency`."""
+        config = config_only(dict(spec.options))
+        speed = Speed(config.prompt_tokens_per_s, config.output_tokens_per_s,
+                      config.max_concurrency)
+        return speed if speed.known else None
+
+
+class BatchOpenAIKind(OpenAIKind):
+    """The `openai-batch` judge: the same calls through the OpenAI Batch API."""
+
+    traits = BATCH_TRAITS
+
+    def _adapt(self, report: ProbeReport) -> None:
+        # Its calls wait at the provider, in batches, not in a server's slots: fewer at once
+        # would only mean smaller batches.
+        report.options.pop("max_concurrency", None)
+
+    def _billed(self, prices: pricing.Prices, config: OpenAIConfig) -> pricing.Prices:
+        return pricing.batch_prices(prices, config)
+
+
+async def _probe(judge: Judge, options: set[str]) -> ProbeReport:
+    """The probe's report; the judge's connections closed in the probe's own loop."""
+    from rt4chart.transforms.judges.probe import probe  # the HTTP client: only to negotiate
+
+    try:
+        return await probe(judge, options)
+    finally:
+        await close_judge(judge)
