@@ -38,11 +38,12 @@ from rt4chart.schemas.records import PreparedTrace
 from rt4chart.transforms.common.joins import or_join
 from rt4chart.transforms.common.options_spec import option
 from rt4chart.transforms.decompose import answer_excerpt
-from rt4chart.transforms.judges import lexical, lexical_claims
-from rt4chart.transforms.judges.capabilities import schema_instruction, with_reasoning
-from rt4chart.transforms.judges.pricing import Prices, PriceTable
-from rt4chart.transforms.judges.prompt_tokens import PromptTokens
-from rt4chart.transforms.judges.reply_size import CHARS_PER_TOKEN
+from rt4chart.transforms.judges.offline import claims as lexical_claims
+from rt4chart.transforms.judges.offline import lexical
+from rt4chart.transforms.judges.openai.capabilities import schema_instruction, with_reasoning
+from rt4chart.transforms.judges.openai.pricing import Prices, PriceTable
+from rt4chart.transforms.judges.openai.prompt_tokens import PromptTokens
+from rt4chart.transforms.judges.openai.reply_size import CHARS_PER_TOKEN
 from rt4chart.transforms.prune import relevant
 from rt4chart.transforms.segment import render_context, render_window
 

@@ -20,7 +20,7 @@ from rt4chart.transforms.common.redact import redact_configured
 from rt4chart.transforms.judges.base import JudgeError, metered
 from rt4chart.transforms.judges.contract import Judge, JudgeSpec, close_judge
 from rt4chart.transforms.judges.judge_options import JudgeOptions
-from rt4chart.transforms.judges.probe import (
+from rt4chart.transforms.judges.openai.probe import (
     CLAIM,
     CONTEXT,
     QUESTION,

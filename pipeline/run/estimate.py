@@ -29,8 +29,8 @@ from rt4chart.transforms.estimate import (
     estimate_trace,
 )
 from rt4chart.transforms.judges.contract import JudgeSpec
-from rt4chart.transforms.judges.endpoint_speed import Speed, run_seconds
-from rt4chart.transforms.judges.pricing import Prices, PriceTable, load_table
+from rt4chart.transforms.judges.openai.endpoint_speed import Speed, run_seconds
+from rt4chart.transforms.judges.openai.pricing import Prices, PriceTable, load_table
 from rt4chart.transforms.sampling import Sample
 from rt4chart.transforms.segment import Segment
 from rt4chart.transforms.validate import ValidateTraces

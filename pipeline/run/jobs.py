@@ -47,8 +47,8 @@ from rt4chart.pipeline.stream.pubsub_frontend import local_subscription
 from rt4chart.schemas.records import RunInfo
 from rt4chart.transforms.assemble import NOT_QUERIES
 from rt4chart.transforms.common import probability
-from rt4chart.transforms.judges import job_limits, pricing
 from rt4chart.transforms.judges.contract import JudgeSpec, calibration_of, judge_model
+from rt4chart.transforms.judges.openai import job_limits, pricing
 from rt4chart.transforms.sampling import NO_SAMPLING, SamplingConfig
 from rt4chart.transforms.spend_cap import cap_prices, with_ledger_id
 

@@ -125,7 +125,7 @@ def cli_splits_limits() -> bool:
     """Whether rt4chart itself gives each local worker process 1/W of --rpm/--tpm."""
     import importlib.util
 
-    from rt4chart.transforms.judges.openai_judge import OpenAIConfig
+    from rt4chart.transforms.judges.openai.judge import OpenAIConfig
 
     splits = hasattr(cli, "share_limits") or importlib.util.find_spec(
         "rt4chart.pipeline.run.jobs") is not None

@@ -18,7 +18,7 @@ from rt4chart.schemas.records import Usage
 from rt4chart.transforms.decompose import _DecomposeFn, number_claims
 from rt4chart.transforms.decompose import requests_for as decompose_requests
 from rt4chart.transforms.judges.contract import JudgeSpec
-from rt4chart.transforms.judges.openai_judge import OpenAIJudge
+from rt4chart.transforms.judges.openai.judge import OpenAIJudge
 from rt4chart.transforms.segment import SegmentConfig, prepare
 from rt4chart.transforms.validate import parse_trace
 from rt4chart.transforms.verify_global import _GlobalFn

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from rt4chart import prompts
-from rt4chart.transforms.judges.reservation import (
+from rt4chart.transforms.judges.openai.reservation import (
     OutputReservation,
     ReservationConfig,
     after_cut_off,

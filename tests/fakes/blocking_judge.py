@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import time
 
-from rt4chart.transforms.judges import lexical, lexical_claims
+from rt4chart.transforms.judges.offline import claims as lexical_claims
+from rt4chart.transforms.judges.offline import lexical
 
 
 class BlockingJudge:

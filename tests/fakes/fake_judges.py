@@ -10,8 +10,9 @@ import asyncio
 import os
 import re
 
-from rt4chart.transforms.judges import lexical, lexical_claims
 from rt4chart.transforms.judges.base import DecomposedClaim, Verdict
+from rt4chart.transforms.judges.offline import claims as lexical_claims
+from rt4chart.transforms.judges.offline import lexical
 
 
 class ScriptedJudge:

@@ -27,7 +27,8 @@ import sse_stream
 from sse_stream import Pace
 
 from rt4chart import prompts
-from rt4chart.transforms.judges import lexical, lexical_claims
+from rt4chart.transforms.judges.offline import claims as lexical_claims
+from rt4chart.transforms.judges.offline import lexical
 
 from strict_profiles import (
     AZURE_TEST_KEY,
@@ -134,7 +135,7 @@ class FakeOpenAI:
             reply without one (providers and proxies that send null or negative counts, or
             none).
         probe_faults: whether rt4chart's start-up probe (requests with the X-Rt4chart-Probe
-            header, see transforms/judges/probe.py) goes through `faults`, `every`, `down`,
+            header, see transforms/judges/openai/probe.py) goes through `faults`, `every`, `down`,
             `raw`, `usage`, `latency_s` and `responder` like any request. By default it does
             not: it is answered at once by `lexical_responder` (scripted responders know only
             their traces) and recorded in `probes`, not `requests`, so that a test's fault

@@ -9,8 +9,8 @@ used before the facts were passed down.
 
 from __future__ import annotations
 
-from rt4chart.transforms.judges.reply_size import CHARS_PER_TOKEN, likely_quote_tokens
-from rt4chart.transforms.judges.reservation import stage_of
+from rt4chart.transforms.judges.openai.reply_size import CHARS_PER_TOKEN, likely_quote_tokens
+from rt4chart.transforms.judges.openai.reservation import stage_of
 
 _VERIFY_SCHEMAS = ("verify", "verify_many", "verify_absence")
 

@@ -10,7 +10,7 @@ import pytest
 
 from rt4chart.pipeline.cli import main as cli
 from rt4chart.transforms.judges import runtime
-from rt4chart.transforms.judges.openai_judge import OpenAIJudge
+from rt4chart.transforms.judges.openai.judge import OpenAIJudge
 
 from fake_openai_server import FakeOpenAI, RawReply, lexical_responder, tag
 from testutil import load_traces, read_tables, write_jsonl

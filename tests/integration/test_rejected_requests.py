@@ -8,7 +8,7 @@ import json
 import pytest
 
 from rt4chart.pipeline.cli import main as cli
-from rt4chart.transforms.judges.capabilities import LADDER
+from rt4chart.transforms.judges.openai.capabilities import LADDER
 
 from fake_openai_server import FakeOpenAI, RawReply
 from testutil import write_jsonl

@@ -14,7 +14,7 @@ import pytest
 from sse_stream import Pace
 
 from rt4chart.transforms.judges.base import JudgeError, metered
-from rt4chart.transforms.judges.openai_judge import OpenAIJudge
+from rt4chart.transforms.judges.openai.judge import OpenAIJudge
 
 import fake_judges as fj
 from fake_openai_server import FakeOpenAI

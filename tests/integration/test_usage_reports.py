@@ -114,7 +114,7 @@ class _Usage:
 
 
 def test_token_counts_are_whole_non_negative_numbers_or_unknown():
-    from rt4chart.transforms.judges.pricing import reported_usage, token_count
+    from rt4chart.transforms.judges.openai.pricing import reported_usage, token_count
 
     assert [token_count(v) for v in (0, 12, 12.0, None, -1, 1.5, "12", True, float("nan"))] == [
         0, 12, 12, None, None, None, None, None, None]

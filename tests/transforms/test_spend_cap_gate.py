@@ -14,7 +14,7 @@ from rt4chart.pipeline.run.config import StagesConfig
 from rt4chart.schemas.records import Document, Trace
 from rt4chart.schemas.rows import SkippedRow
 from rt4chart.transforms.judges.contract import JudgeSpec
-from rt4chart.transforms.judges.pricing import Prices
+from rt4chart.transforms.judges.openai.pricing import Prices
 from rt4chart.transforms.segment import SegmentConfig, prepare
 from rt4chart.transforms.spend_cap import (
     PER_HOUR,

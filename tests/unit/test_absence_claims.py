@@ -9,7 +9,7 @@ import pytest
 from rt4chart.schemas.records import PlacedClaim
 from rt4chart.transforms.checks.coverage import check_coverage
 from rt4chart.transforms.decompose import MISLABELLED_NOTE, checked_kind, covering
-from rt4chart.transforms.judges.lexical_claims import decompose_claims
+from rt4chart.transforms.judges.offline.claims import decompose_claims
 from rt4chart.transforms.text.absence import accepted_absence, states_absence
 
 # Sentences written for this test, not taken from any corpus.

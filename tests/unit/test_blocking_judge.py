@@ -11,7 +11,7 @@ from blocking_judge import BlockingJudge
 
 from rt4chart.transforms.judges.adapter import TypedJudge, runs_in_own_thread
 from rt4chart.transforms.judges.base import JudgeError, metered, queued, record_usage
-from rt4chart.transforms.judges.offline import OfflineJudge
+from rt4chart.transforms.judges.offline.judge import OfflineJudge
 
 CHUNK = "Tokyo is the capital of Japan. Kyoto was the capital until 1868."
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from rt4chart.pipeline.eval import metrics
 from rt4chart.transforms.common import probability as prob
-from rt4chart.transforms.judges import offline
+from rt4chart.transforms.judges.offline import judge as offline
 
 # Scores on a grid of 1e-6: distinct raw scores that a float64 map can keep apart (two scores
 # 1e-17 apart cannot stay apart under any map with a slope below 1).

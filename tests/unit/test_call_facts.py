@@ -11,8 +11,8 @@ import asyncio
 
 import pytest
 
-from rt4chart.transforms.judges.call_facts import CallFacts
-from rt4chart.transforms.judges.openai_judge import OpenAIJudge
+from rt4chart.transforms.judges.openai.call_facts import CallFacts
+from rt4chart.transforms.judges.openai.judge import OpenAIJudge
 
 from prompt_facts import _restates, _stage, reply_size
 

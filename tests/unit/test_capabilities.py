@@ -11,7 +11,7 @@ import json
 import pytest
 
 from rt4chart import prompts
-from rt4chart.transforms.judges.capabilities import (
+from rt4chart.transforms.judges.openai.capabilities import (
     LADDER,
     Capabilities,
     corrected,

@@ -19,7 +19,7 @@ from rt4chart.transforms.decompose import _DecomposeFn, number_claims
 from rt4chart.transforms.decompose import requests_for as decompose_requests
 from rt4chart.transforms.judges.base import JudgeError, Verdict
 from rt4chart.transforms.judges.contract import JudgeSpec
-from rt4chart.transforms.judges.offline import OfflineJudge
+from rt4chart.transforms.judges.offline.judge import OfflineJudge
 from rt4chart.transforms.segment import SegmentConfig, prepare
 from rt4chart.transforms.verify_global import ABSENCE_NOTE, _GlobalFn
 from rt4chart.transforms.verify_local import batch_requests_for, plan_global, requests_for

@@ -11,8 +11,8 @@ import pytest
 
 from rt4chart.pipeline.cli.main import main
 from rt4chart.transforms.common.redact import redact_configured
-from rt4chart.transforms.judges import secret_key
-from rt4chart.transforms.judges.openai_judge import OpenAIJudge
+from rt4chart.transforms.judges.openai import secret_key
+from rt4chart.transforms.judges.openai.judge import OpenAIJudge
 
 from fake_openai_server import FakeOpenAI
 

@@ -11,16 +11,16 @@ from hypothesis import strategies as st
 from openai.types.chat import ChatCompletionChunk
 from sse_stream import chunks_of
 
-from rt4chart.transforms.judges.adaptive_limit import AdaptiveLimit
-from rt4chart.transforms.judges.capabilities import Capabilities, corrected
-from rt4chart.transforms.judges.endpoint_speed import (
+from rt4chart.transforms.judges.openai.adaptive_limit import AdaptiveLimit
+from rt4chart.transforms.judges.openai.capabilities import Capabilities, corrected
+from rt4chart.transforms.judges.openai.endpoint_speed import (
     EndpointSpeed,
     RunningRate,
     Speed,
     run_seconds,
 )
-from rt4chart.transforms.judges.openai_faults import NotACompletion
-from rt4chart.transforms.judges.streamed import Assembled
+from rt4chart.transforms.judges.openai.faults import NotACompletion
+from rt4chart.transforms.judges.openai.streamed import Assembled
 
 rates = st.floats(min_value=1e-6, max_value=100.0, allow_nan=False)
 

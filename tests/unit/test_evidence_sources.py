@@ -16,7 +16,7 @@ from rt4chart.transforms.checks.evidence import (
     supported_verdict,
 )
 from rt4chart.transforms.judges.base import Verdict
-from rt4chart.transforms.judges.offline import OfflineJudge
+from rt4chart.transforms.judges.offline.judge import OfflineJudge
 from rt4chart.transforms.segment import SegmentConfig, prepare, render_context, render_window
 from rt4chart.transforms.text.headers import HEADER_RE, blank_headers, document_header
 

@@ -18,14 +18,14 @@ from rt4chart.schemas.records import TraceKey
 from rt4chart.transforms.judge_stage import JudgeCallFn
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.judges.contract import JudgeSpec
-from rt4chart.transforms.judges.envoy_limiter import EnvoyLimiter
-from rt4chart.transforms.judges.job_limits import (
+from rt4chart.transforms.judges.openai.envoy_limiter import EnvoyLimiter
+from rt4chart.transforms.judges.openai.job_limits import (
     machine_vcpus,
     share_limits,
     worker_processes,
 )
-from rt4chart.transforms.judges.openai_judge import OpenAIConfig, OpenAIJudge
-from rt4chart.transforms.judges.ratelimit import RateLimiter
+from rt4chart.transforms.judges.openai.judge import OpenAIConfig, OpenAIJudge
+from rt4chart.transforms.judges.openai.ratelimit import RateLimiter
 from rt4chart.transforms.judges.throttling import ThrottleClock
 
 DATAFLOW = ["--runner", "DataflowRunner", "--project", "p", "--region", "r",

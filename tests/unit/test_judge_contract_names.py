@@ -133,7 +133,7 @@ def test_the_name_check_finds_each_form_it_forbids(code):
 
 
 def test_the_checks_find_imports_and_probes():
-    tree = ast.parse("from rt4chart.transforms.judges.openai_config import OPENAI_JUDGES\n"
+    tree = ast.parse("from rt4chart.transforms.judges.openai.config import OPENAI_JUDGES\n"
                      "mode = getattr(judge, 'request_mode', None)\n"
                      "speed = getattr(runner, 'speed', None)\n"
                      "late = getattr(element, 'late', False)\n"

@@ -16,8 +16,8 @@ from rt4chart.transforms.judges.base import (
     metered,
     queued,
 )
-from rt4chart.transforms.judges.breaker import BreakerOpen, CircuitBreaker
 from rt4chart.transforms.judges.contract import JudgeSpec
+from rt4chart.transforms.judges.openai.breaker import BreakerOpen, CircuitBreaker
 
 import fake_judges as fj
 

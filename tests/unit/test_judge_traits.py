@@ -9,7 +9,6 @@ import dataclasses
 
 import pytest
 
-from rt4chart.transforms.judges import lexical, offline
 from rt4chart.transforms.judges.base import Verdict
 from rt4chart.transforms.judges.contract import (
     Judge,
@@ -19,6 +18,8 @@ from rt4chart.transforms.judges.contract import (
     PlainJudge,
     judge_model,
 )
+from rt4chart.transforms.judges.offline import judge as offline
+from rt4chart.transforms.judges.offline import lexical
 
 LOCAL = {"base_url": "http://127.0.0.1:9/v1", "model": "m"}  # nothing listens: none is called
 

@@ -244,7 +244,7 @@ def test_sentences_are_split_by_the_rules_of_their_language(text, sentences):
 def test_the_offline_judge_warns_once_per_language_it_has_no_vocabulary_for(caplog):
     import asyncio
 
-    from rt4chart.transforms.judges.offline import OfflineJudge
+    from rt4chart.transforms.judges.offline.judge import OfflineJudge
 
     judge = OfflineJudge()
     chunk = "Das Freibad öffnet um 8 Uhr. Der Eintritt kostet 4 Euro."

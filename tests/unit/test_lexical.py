@@ -1,8 +1,8 @@
-"""Tests for the offline judge's lexical heuristics (rt4chart.transforms.judges.lexical)."""
+"""Tests for the offline judge's lexical heuristics (rt4chart.transforms.judges.offline.lexical)."""
 
 import pytest
 
-from rt4chart.transforms.judges import lexical
+from rt4chart.transforms.judges.offline import lexical
 
 CONTEXT = (
     "Keonna Thomas purchased an electronic visa to Turkey in March. "

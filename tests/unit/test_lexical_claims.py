@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rt4chart.transforms.judges import lexical_claims
+from rt4chart.transforms.judges.offline import claims as lexical_claims
 
 
 def test_decompose_keeps_negation_numbers_and_modals() -> None:

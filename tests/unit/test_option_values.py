@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from rt4chart.transforms.judges.openai_batch import BatchConfig
-from rt4chart.transforms.judges.openai_config import OpenAIConfig
+from rt4chart.transforms.judges.openai.batch import BatchConfig
+from rt4chart.transforms.judges.openai.config import OpenAIConfig
+from rt4chart.transforms.judges.openai.prefix_gate import GateConfig
+from rt4chart.transforms.judges.openai.reservation import ReservationConfig
+from rt4chart.transforms.judges.openai.throughput import ThroughputOptions
 from rt4chart.transforms.judges.option_values import convert, declarations
-from rt4chart.transforms.judges.prefix_gate import GateConfig
-from rt4chart.transforms.judges.reservation import ReservationConfig
-from rt4chart.transforms.judges.throughput import ThroughputOptions
 
 
 def test_the_throughput_options_are_the_declared_fields():

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from rt4chart.transforms.judges.ratelimit import (
+from rt4chart.transforms.judges.openai.ratelimit import (
     PauseCap,
     RateLimiter,
     exhausted_for,

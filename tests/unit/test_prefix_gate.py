@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from rt4chart.transforms.judges.prefix_gate import (
+from rt4chart.transforms.judges.openai.prefix_gate import (
     GateConfig,
     PrefixGate,
     mark_sent,

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from rt4chart.schemas.records import Usage, total_cost
-from rt4chart.transforms.judges.openai_batch import BatchOpenAIJudge
-from rt4chart.transforms.judges.openai_judge import OpenAIConfig
-from rt4chart.transforms.judges.pricing import (
+from rt4chart.transforms.judges.openai.batch import BatchOpenAIJudge
+from rt4chart.transforms.judges.openai.judge import OpenAIConfig
+from rt4chart.transforms.judges.openai.pricing import (
     Prices,
     cost_of,
     default_table,

@@ -8,7 +8,7 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from rt4chart.transforms.judges.logprobs import p_unsupported
+from rt4chart.transforms.judges.openai.logprobs import p_unsupported
 
 
 def _tok(text: str, logprob: float = 0.0, top=None) -> NS:

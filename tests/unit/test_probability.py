@@ -11,8 +11,8 @@ import pytest
 from rt4chart.pipeline.eval.calibrate import judge_fingerprint
 from rt4chart.schemas.records import Calibration
 from rt4chart.transforms.common import probability as prob
-from rt4chart.transforms.judges import offline
 from rt4chart.transforms.judges.contract import JudgeSpec, calibration_of
+from rt4chart.transforms.judges.offline import judge as offline
 
 FITTED = Calibration("j", 0.12, ((0.0, 0.0), (0.1, 0.05), (0.12, 0.2), (0.5, 0.6), (1.0, 0.9)),
                      ((0.0, 0.02), (0.2, 0.3), (0.25, 0.55), (1.0, 0.95)))

@@ -8,7 +8,7 @@ from rt4chart.schemas.records import Document, LocalVerdict, Trace, Usage
 from rt4chart.transforms.decompose import _DecomposeFn, number_claims
 from rt4chart.transforms.decompose import requests_for as decompose_requests
 from rt4chart.transforms.judges.contract import JudgeSpec
-from rt4chart.transforms.judges.offline import OfflineJudge
+from rt4chart.transforms.judges.offline.judge import OfflineJudge
 from rt4chart.transforms.prune import PRUNED_NOTE, prune, relevant
 from rt4chart.transforms.segment import SegmentConfig, prepare
 from rt4chart.transforms.verify_local import batch_requests_for, plan_global, requests_for

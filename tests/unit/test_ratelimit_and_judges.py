@@ -7,9 +7,9 @@ import pytest
 
 from rt4chart.transforms.judges.base import metered, record_usage
 from rt4chart.transforms.judges.contract import JudgeSpec
-from rt4chart.transforms.judges.openai_judge import OpenAIConfig, OpenAIJudge
-from rt4chart.transforms.judges.pricing import Prices
-from rt4chart.transforms.judges.ratelimit import (
+from rt4chart.transforms.judges.openai.judge import OpenAIConfig, OpenAIJudge
+from rt4chart.transforms.judges.openai.pricing import Prices
+from rt4chart.transforms.judges.openai.ratelimit import (
     RateLimiter,
     exhausted_for,
     parse_duration,
@@ -123,7 +123,7 @@ def test_local_worker_processes_share_the_rate_limits():
 
     from rt4chart.pipeline.run.jobs import share_limits
     from rt4chart.transforms.judges.contract import JudgeSpec
-    from rt4chart.transforms.judges.openai_judge import OpenAIConfig
+    from rt4chart.transforms.judges.openai.judge import OpenAIConfig
 
     spec = JudgeSpec.of("openai", {"rpm": "600"})
     multi = PipelineOptions(["--direct_num_workers", "3", "--direct_running_mode",

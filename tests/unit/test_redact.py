@@ -16,7 +16,7 @@ from rt4chart.transforms.common.redact import (
 )
 from rt4chart.transforms.judge_stage import short_error
 from rt4chart.transforms.judges.base import JudgeError
-from rt4chart.transforms.judges.openai_faults import (
+from rt4chart.transforms.judges.openai.faults import (
     REASON_CHARS,
     NotACompletion,
     completion_of,

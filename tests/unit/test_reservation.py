@@ -9,10 +9,10 @@ import math
 import pytest
 
 from rt4chart import prompts
-from rt4chart.transforms.judges.openai_judge import OpenAIJudge
-from rt4chart.transforms.judges.prompt_tokens import PromptTokens
-from rt4chart.transforms.judges.reply_size import likely_quote_tokens
-from rt4chart.transforms.judges.reservation import (
+from rt4chart.transforms.judges.openai.judge import OpenAIJudge
+from rt4chart.transforms.judges.openai.prompt_tokens import PromptTokens
+from rt4chart.transforms.judges.openai.reply_size import likely_quote_tokens
+from rt4chart.transforms.judges.openai.reservation import (
     OutputReservation,
     ReservationConfig,
     after_cut_off,

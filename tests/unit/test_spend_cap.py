@@ -9,7 +9,7 @@ from rt4chart.pipeline.run.config import StagesConfig
 from rt4chart.schemas.records import Document, Trace
 from rt4chart.transforms.confirm import ConfirmConfig
 from rt4chart.transforms.judges.contract import JudgeSpec
-from rt4chart.transforms.judges.pricing import Prices
+from rt4chart.transforms.judges.openai.pricing import Prices
 from rt4chart.transforms.segment import SegmentConfig, prepare
 from rt4chart.transforms.spend_cap import (
     JOB,

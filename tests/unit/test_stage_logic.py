@@ -19,7 +19,7 @@ from rt4chart.schemas.records import (
 from rt4chart.transforms.decompose import _DecomposeFn, number_claims, requests_for
 from rt4chart.transforms.judges.base import JudgeError
 from rt4chart.transforms.judges.contract import JudgeSpec
-from rt4chart.transforms.judges.offline import OfflineJudge
+from rt4chart.transforms.judges.offline.judge import OfflineJudge
 from rt4chart.transforms.segment import SegmentConfig, prepare
 from rt4chart.transforms.verify_local import _LocalBatchFn, _LocalFn, plan_global
 from rt4chart.transforms.verify_local import requests_for as local_requests

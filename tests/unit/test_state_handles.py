@@ -10,8 +10,8 @@ from rt4chart.transforms.common import tally
 from rt4chart.transforms.common.redact import REDACTED, REGISTRY_ENV, KeyRegistry
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.judges.contract import JudgeSpec
-from rt4chart.transforms.judges.provider_limits import retuned
-from rt4chart.transforms.judges.ratelimit import RateLimiter
+from rt4chart.transforms.judges.openai.provider_limits import retuned
+from rt4chart.transforms.judges.openai.ratelimit import RateLimiter
 from rt4chart.transforms.judges.runtime import JudgeRuntime
 from rt4chart.transforms.judges.throttling import ThrottleClock, report_throttled
 

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rt4chart.schemas.records import MAX_COUNT, Usage, add_count
-from rt4chart.transforms.judges.pricing import MAX_TOKENS_PER_CALL, token_count
+from rt4chart.transforms.judges.openai.pricing import MAX_TOKENS_PER_CALL, token_count
 
 COUNTS = st.integers(0, MAX_COUNT)
 

@@ -331,15 +331,15 @@ class JudgeKind:
 
 
 BUILTIN = {
-    "offline": "rt4chart.transforms.judges.offline:OfflineJudge",
-    "openai": "rt4chart.transforms.judges.openai_judge:OpenAIJudge",
-    "openai-batch": "rt4chart.transforms.judges.openai_batch:BatchOpenAIJudge",
+    "offline": "rt4chart.transforms.judges.offline.judge:OfflineJudge",
+    "openai": "rt4chart.transforms.judges.openai.judge:OpenAIJudge",
+    "openai-batch": "rt4chart.transforms.judges.openai.batch:BatchOpenAIJudge",
 }
 # The built-in judges' kinds, imported when asked (the spec stays small and picklable).
 KINDS = {
-    "offline": "rt4chart.transforms.judges.offline:OfflineKind",
-    "openai": "rt4chart.transforms.judges.openai_kind:OpenAIKind",
-    "openai-batch": "rt4chart.transforms.judges.openai_kind:BatchOpenAIKind",
+    "offline": "rt4chart.transforms.judges.offline.judge:OfflineKind",
+    "openai": "rt4chart.transforms.judges.openai.kind:OpenAIKind",
+    "openai-batch": "rt4chart.transforms.judges.openai.kind:BatchOpenAIKind",
 }
 
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 from rt4chart.transforms.common.options_spec import Flex, option
 from rt4chart.transforms.judges.contract import JudgeSpec
-from rt4chart.transforms.judges.job_limits import LIMITERS
-from rt4chart.transforms.judges.openai_config import azure_from_env
+from rt4chart.transforms.judges.openai.config import azure_from_env
+from rt4chart.transforms.judges.openai.job_limits import LIMITERS
 
 logger = logging.getLogger("rt4chart")
 

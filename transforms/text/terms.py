@@ -1,6 +1,6 @@
 """A text's terms: the stems of its content words and its numbers, the unit of "about the same
 thing" for `--prune-windows` (transforms/prune.py), the estimate's prune count and the judges'
-reply-size classes (transforms/judges/reply_size.py). Pure functions, no Beam."""
+reply-size classes (transforms/judges/openai/reply_size.py). Pure functions, no Beam."""
 
 from __future__ import annotations
 

@@ -38,7 +38,6 @@ from tenacity import (
 
 from rt4chart import prompts
 from rt4chart.transforms.common.redact import redact, register_key_env
-from rt4chart.transforms.judges.adaptive_limit import AdaptiveLimit
 from rt4chart.transforms.judges.base import (
     DecomposedClaim,
     JudgeError,
@@ -47,14 +46,16 @@ from rt4chart.transforms.judges.base import (
     queued,
     record_usage,
 )
-from rt4chart.transforms.judges.breaker import CircuitBreaker
-from rt4chart.transforms.judges.call_facts import (
+from rt4chart.transforms.judges.contract import Judge
+from rt4chart.transforms.judges.openai.adaptive_limit import AdaptiveLimit
+from rt4chart.transforms.judges.openai.breaker import CircuitBreaker
+from rt4chart.transforms.judges.openai.call_facts import (
     READS_CONTEXT,
     READS_QUESTION,
     READS_WINDOW,
     CallFacts,
 )
-from rt4chart.transforms.judges.capabilities import (
+from rt4chart.transforms.judges.openai.capabilities import (
     MAX_CORRECTIONS,
     corrected,
     error_text,
@@ -64,21 +65,18 @@ from rt4chart.transforms.judges.capabilities import (
     unstreamed,
     with_reasoning,
 )
-from rt4chart.transforms.judges.contract import Judge
-from rt4chart.transforms.judges.endpoint_speed import (
+from rt4chart.transforms.judges.openai.config import (
+    OpenAIConfig,
+    judge_options,
+    with_endpoint,
+)
+from rt4chart.transforms.judges.openai.endpoint_speed import (
     LONG_PROMPT_TOKENS,
     EndpointSpeed,
     Speed,
     speed_report,
 )
-from rt4chart.transforms.judges.job_limits import limiter_factory
-from rt4chart.transforms.judges.logprobs import p_unsupported
-from rt4chart.transforms.judges.openai_config import (
-    OpenAIConfig,
-    judge_options,
-    with_endpoint,
-)
-from rt4chart.transforms.judges.openai_faults import (
+from rt4chart.transforms.judges.openai.faults import (
     DEADLINE_TIMEOUTS,
     MESSAGE_CHARS,
     NotACompletion,
@@ -88,30 +86,32 @@ from rt4chart.transforms.judges.openai_faults import (
     is_endpoint_failure,
     rejected_request,
 )
-from rt4chart.transforms.judges.openai_kind import OPENAI_TRAITS
-from rt4chart.transforms.judges.prefix_gate import mark_sent
-from rt4chart.transforms.judges.pricing import (
+from rt4chart.transforms.judges.openai.job_limits import limiter_factory
+from rt4chart.transforms.judges.openai.kind import OPENAI_TRAITS
+from rt4chart.transforms.judges.openai.logprobs import p_unsupported
+from rt4chart.transforms.judges.openai.prefix_gate import mark_sent
+from rt4chart.transforms.judges.openai.pricing import (
     Prices,
     prices_for,
     reported_usage,
     token_count,
 )
-from rt4chart.transforms.judges.ratelimit import (
+from rt4chart.transforms.judges.openai.ratelimit import (
     PauseCap,
     RateLimiter,
     exhausted_for,
     retry_after_seconds,
 )
+from rt4chart.transforms.judges.openai.secret_key import read_api_key
+from rt4chart.transforms.judges.openai.streamed import Waits, is_event_stream, read, stream_body
+from rt4chart.transforms.judges.openai.throughput import OUTPUT_KEY, Throughput
 from rt4chart.transforms.judges.schema_check import (
     OUT_OF_BOUNDS_ATTEMPTS,
     OutOfBounds,
     SchemaMismatch,
     validate,
 )
-from rt4chart.transforms.judges.secret_key import read_api_key
-from rt4chart.transforms.judges.streamed import Waits, is_event_stream, read, stream_body
 from rt4chart.transforms.judges.throttling import judge_clock
-from rt4chart.transforms.judges.throughput import OUTPUT_KEY, Throughput
 
 logger = logging.getLogger(__name__)
 

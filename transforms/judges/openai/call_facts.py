@@ -13,8 +13,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from rt4chart.transforms.judges.reply_size import quote_tokens, sentence_tokens
-from rt4chart.transforms.judges.reservation import stage_of
+from rt4chart.transforms.judges.openai.reply_size import quote_tokens, sentence_tokens
+from rt4chart.transforms.judges.openai.reservation import stage_of
 
 VERIFY_SCHEMAS = ("verify", "verify_many", "verify_absence")
 # What a prompt reads first (its first block), by the kind of call.

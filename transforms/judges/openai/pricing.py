@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from rt4chart.transforms.judges.contract import JudgeSpec
-from rt4chart.transforms.judges.openai_config import config_only, with_endpoint
+from rt4chart.transforms.judges.openai.config import config_only, with_endpoint
 
 logger = logging.getLogger("rt4chart")
 

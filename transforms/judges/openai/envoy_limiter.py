@@ -24,7 +24,7 @@ import grpc
 from apache_beam.io.components.rate_limiter import EnvoyRateLimiter
 
 from rt4chart.transforms.judges.base import JudgeError
-from rt4chart.transforms.judges.ratelimit import RateLimiter
+from rt4chart.transforms.judges.openai.ratelimit import RateLimiter
 from rt4chart.transforms.judges.throttling import ThrottleClock
 
 DEFAULT_DOMAIN = "rt4chart"

@@ -6,7 +6,7 @@ nothing when it asserts nothing checkable: the one assertion classifier
 (`rt4chart.transforms.text.assertion`), which decomposition coverage asks too, decides.
 Each claim carries the verbatim words of the sentence it restates (its fragments), so that its
 span in the answer is exact. Standard
-library only, like :mod:`rt4chart.transforms.judges.lexical`, whose tokens it reads.
+library only, like :mod:`rt4chart.transforms.judges.offline.lexical`, whose tokens it reads.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from rt4chart.transforms.judges.lexical import (
+from rt4chart.transforms.judges.offline.lexical import (
     _LABEL_WORDS,
     P_THRESHOLD,
     _credits,

@@ -1,9 +1,9 @@
 """The offline judge: deterministic, no network, a lexical baseline.
 
 It implements the judge contract with content-word coverage, number, negation and antonym
-checks (see :mod:`rt4chart.transforms.judges.lexical`), and returns with each verification a
+checks (see :mod:`rt4chart.transforms.judges.offline.lexical`), and returns with each verification a
 graded p_unsupported fitted on the dev part of the bundled RAGTruth records. Its decompositions
-give kinds and fragments (:mod:`rt4chart.transforms.judges.lexical_claims`): no claim for a
+give kinds and fragments (:mod:`rt4chart.transforms.judges.offline.claims`): no claim for a
 sentence that asserts nothing, an absence claim for "the passages do not mention X", checked
 lexically against the context. Its verdicts are a
 baseline for runs with no endpoint configured, not a model's judgement; it quotes only text it
@@ -23,9 +23,10 @@ import hashlib
 import json
 import logging
 
-from rt4chart.transforms.judges import lexical, lexical_claims
 from rt4chart.transforms.judges.base import DecomposedClaim, Verdict
 from rt4chart.transforms.judges.contract import Judge, JudgeKind, JudgeTraits
+from rt4chart.transforms.judges.offline import claims as lexical_claims
+from rt4chart.transforms.judges.offline import lexical
 from rt4chart.transforms.text.headers import blank_headers
 from rt4chart.transforms.text.language import UNDETERMINED, detect
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 
-from rt4chart.transforms.judges.capabilities import LADDER, Capabilities
+from rt4chart.transforms.judges.openai.capabilities import LADDER, Capabilities
+from rt4chart.transforms.judges.openai.throughput import ThroughputOptions
 from rt4chart.transforms.judges.option_values import convert
-from rt4chart.transforms.judges.throughput import ThroughputOptions
 
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high")
 # The variables the openai library's AzureOpenAI reads (and the deployment, by convention).

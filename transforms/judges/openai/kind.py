@@ -12,7 +12,6 @@ import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from rt4chart.transforms.judges import pricing
 from rt4chart.transforms.judges.contract import (
     Judge,
     JudgeKind,
@@ -20,12 +19,13 @@ from rt4chart.transforms.judges.contract import (
     JudgeTraits,
     close_judge,
 )
-from rt4chart.transforms.judges.endpoint_speed import Speed
-from rt4chart.transforms.judges.job_limits import share_rate_limits
-from rt4chart.transforms.judges.openai_config import OpenAIConfig, config_only, with_endpoint
+from rt4chart.transforms.judges.openai import pricing
+from rt4chart.transforms.judges.openai.config import OpenAIConfig, config_only, with_endpoint
+from rt4chart.transforms.judges.openai.endpoint_speed import Speed
+from rt4chart.transforms.judges.openai.job_limits import share_rate_limits
 
 if TYPE_CHECKING:
-    from rt4chart.transforms.judges.probe import ProbeReport
+    from rt4chart.transforms.judges.openai.probe import ProbeReport
 
 DEFAULT_KEY_ENV = OpenAIConfig.api_key_env
 STRUCTURED = "json_schema_strict"  # what `structured=auto` starts with
@@ -135,7 +135,7 @@ class BatchOpenAIKind(OpenAIKind):
 
 async def _probe(judge: Judge, options: set[str]) -> ProbeReport:
     """The probe's report; the judge's connections closed in the probe's own loop."""
-    from rt4chart.transforms.judges.probe import probe  # the HTTP client: only to negotiate
+    from rt4chart.transforms.judges.openai.probe import probe  # the HTTP client: only to negotiate
 
     try:
         return await probe(judge, options)

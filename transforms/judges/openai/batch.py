@@ -29,10 +29,10 @@ import openai
 import orjson
 
 from rt4chart.transforms.judges.base import JudgeError, queued
-from rt4chart.transforms.judges.openai_judge import OpenAIConfig, OpenAIJudge
-from rt4chart.transforms.judges.openai_kind import BATCH_TRAITS
+from rt4chart.transforms.judges.openai.judge import OpenAIConfig, OpenAIJudge
+from rt4chart.transforms.judges.openai.kind import BATCH_TRAITS
+from rt4chart.transforms.judges.openai.pricing import batch_prices
 from rt4chart.transforms.judges.option_values import judge_option, take
-from rt4chart.transforms.judges.pricing import batch_prices
 
 logger = logging.getLogger(__name__)
 

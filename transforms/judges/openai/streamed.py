@@ -28,7 +28,7 @@ import openai
 import pydantic
 from openai.types.chat import ChatCompletion
 
-from rt4chart.transforms.judges.openai_faults import (
+from rt4chart.transforms.judges.openai.faults import (
     REASON_CHARS,
     NotACompletion,
     Stalled,

@@ -37,10 +37,15 @@ import openai
 
 from rt4chart import prompts
 from rt4chart.transforms.common.redact import redact
-from rt4chart.transforms.judges.capabilities import error_text, json_in, loads_lenient, step_down
-from rt4chart.transforms.judges.endpoint_speed import LONG_PROMPT_TOKENS
-from rt4chart.transforms.judges.openai_faults import MESSAGE_CHARS
-from rt4chart.transforms.judges.pricing import token_count
+from rt4chart.transforms.judges.openai.capabilities import (
+    error_text,
+    json_in,
+    loads_lenient,
+    step_down,
+)
+from rt4chart.transforms.judges.openai.endpoint_speed import LONG_PROMPT_TOKENS
+from rt4chart.transforms.judges.openai.faults import MESSAGE_CHARS
+from rt4chart.transforms.judges.openai.pricing import token_count
 from rt4chart.transforms.judges.schema_check import SchemaMismatch, validate
 
 PROBE_HEADER = "X-Rt4chart-Probe"

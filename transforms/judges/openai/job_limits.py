@@ -40,8 +40,8 @@ from apache_beam.options.pipeline_options import (
 )
 
 from rt4chart.transforms.judges.contract import JudgeSpec
-from rt4chart.transforms.judges.openai_config import judge_options
-from rt4chart.transforms.judges.ratelimit import RateLimiter
+from rt4chart.transforms.judges.openai.config import judge_options
+from rt4chart.transforms.judges.openai.ratelimit import RateLimiter
 
 logger = logging.getLogger("rt4chart")
 
@@ -68,7 +68,7 @@ def limiter_factory(config: Any) -> Callable[[], RateLimiter]:
                                  config.tpm / config.rate_share)
     if not config.rate_limit_service:
         raise ValueError("--rate-limiter envoy needs --rate-limit-service HOST:PORT")
-    from rt4chart.transforms.judges.envoy_limiter import EnvoyLimiter, EnvoySettings
+    from rt4chart.transforms.judges.openai.envoy_limiter import EnvoyLimiter, EnvoySettings
 
     settings = EnvoySettings(config.rate_limit_service, config.rate_limit_domain)
     return functools.partial(EnvoyLimiter, config.rpm, config.tpm, settings,
