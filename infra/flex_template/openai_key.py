@@ -13,7 +13,7 @@ import logging
 import os
 from collections.abc import Callable, MutableMapping
 
-from rt4chart.transforms.judges import secret_key
+from rt4chart.transforms.judges.openai import secret_key
 
 logger = logging.getLogger(__name__)
 
@@ -23,7 +23,7 @@ KEY_ENV = "OPENAI_API_KEY"
 
 def version_name(secret: str, project: str | None) -> str:
     """The resource name of the secret version to read (the judge option `api_key_secret`'s
-    rule, rt4chart.transforms.judges.secret_key).
+    rule, rt4chart.transforms.judges.openai.secret_key).
 
     Raises:
         ValueError: the name is malformed, or a bare id is given and no project is known.
