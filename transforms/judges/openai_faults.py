@@ -15,6 +15,7 @@ from typing import Any
 import openai
 
 from rt4chart.transforms.judges.base import JudgeError
+from rt4chart.transforms.judges.reply_view import view
 from rt4chart.transforms.judges.schema_check import OutOfBounds, SchemaMismatch
 from rt4chart.transforms.redact import redact
 
@@ -52,7 +53,7 @@ def completion_of(raw: Any) -> Any:
     """The chat completion in a raw HTTP 200 response, or NotACompletion saying what came
     instead (the `openai` client returns a non-JSON body as a string)."""
     try:
-        parsed = raw.parse()
+        parsed = view(raw)  # raw.parse()'s completion, without building the client's models
     except ValueError:  # a JSON content type on a body that is not JSON
         parsed = None
     choices = None if isinstance(parsed, str | bytes | dict | list) else getattr(

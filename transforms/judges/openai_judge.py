@@ -94,6 +94,7 @@ from rt4chart.transforms.judges.ratelimit import (
     judge_clock,
     retry_after_seconds,
 )
+from rt4chart.transforms.judges.reply_view import split_request
 from rt4chart.transforms.judges.schema_check import (
     OUT_OF_BOUNDS_ATTEMPTS,
     OutOfBounds,
@@ -186,6 +187,7 @@ class OpenAIJudge:
         self._limiter: RateLimiter | None = None
         self._throttled = judge_clock()  # its runtime's: the judge stages report it to Beam
         self._semaphore = None
+        self._schemas: dict[str, dict] = {}  # see schema()
         self.base_url = self.config.base_url or os.environ.get("OPENAI_BASE_URL")
         self._api_key = os.environ.get(self.config.api_key_env)
         if not self._api_key and self.config.api_key_secret:
@@ -249,8 +251,13 @@ class OpenAIJudge:
             await client.close()
 
     def schema(self, name: str) -> dict:
-        """A reply's JSON schema as this judge asks for it and checks it."""
-        return with_reasoning(prompts.schema(name), self.config.reasoning_chars)
+        """A reply's JSON schema as this judge asks for it and checks it (built once per name:
+        it depends on the name and the configured reasoning length only, and is only read)."""
+        built = self._schemas.get(name)
+        if built is None:
+            built = self._schemas[name] = with_reasoning(prompts.schema(name),
+                                                         self.config.reasoning_chars)
+        return built
 
     def _checked_schema(self, name: str) -> dict:
         """The schema a reply is held to: every bound of `schema(name)` (a reply beyond one is
@@ -380,13 +387,14 @@ class OpenAIJudge:
         create = functools.partial(client.chat.completions.with_raw_response.create,
                                    extra_headers=headers)
         if whole or not self.capabilities.stream:
-            return await create(**body, **({"timeout": timeout_s} if timeout_s else {})), None
+            return await create(**split_request(body),
+                                **({"timeout": timeout_s} if timeout_s else {})), None
         prompt = self.throughput.prompt_tokens.estimate([m["content"] for m in body["messages"]])
         floor = timeout_s or self.config.timeout_s
         waits = Waits(self.speed.first_token_s(prompt, floor),
                       self.speed.idle_s(self.config.idle_timeout_s))
         # No read timeout of httpx's: the waits above are the stream's (streamed.read)
-        sent = functools.partial(create, **stream_body(body),
+        sent = functools.partial(create, **split_request(stream_body(body)),
                                  timeout=httpx.Timeout(None, connect=floor, write=floor))
         try:
             raw, timing, completion = await read(client, sent, waits, self._token)
