@@ -94,7 +94,7 @@ from rt4chart.transforms.judges.ratelimit import (
     judge_clock,
     retry_after_seconds,
 )
-from rt4chart.transforms.judges.reply_view import split_request
+from rt4chart.transforms.judges.reply_view import post_whole, read_body, split_request
 from rt4chart.transforms.judges.schema_check import (
     OUT_OF_BOUNDS_ATTEMPTS,
     OutOfBounds,
@@ -377,7 +377,9 @@ class OpenAIJudge:
         pause = self.pause_cap(exhausted_for(raw.headers), "x-ratelimit-reset")
         if pause:
             self._limiter.pause(pause)
-        return completion if completion is not None else completion_of(raw)
+        if completion is None:  # a whole reply (reply_view.post_whole)
+            completion = completion_of(raw, functools.partial(read_body, raw))
+        return completion
 
     async def _request(self, client: openai.AsyncOpenAI, body: dict[str, Any],
                        headers: dict[str, str] | None, timeout_s: float | None,
@@ -386,9 +388,8 @@ class OpenAIJudge:
         from the raw response)."""
         create = functools.partial(client.chat.completions.with_raw_response.create,
                                    extra_headers=headers)
-        if whole or not self.capabilities.stream:
-            return await create(**split_request(body),
-                                **({"timeout": timeout_s} if timeout_s else {})), None
+        if whole or not self.capabilities.stream:  # sent and read as plain JSON (reply_view)
+            return await post_whole(client, body, headers, timeout_s or None), None
         prompt = self.throughput.prompt_tokens.estimate([m["content"] for m in body["messages"]])
         floor = timeout_s or self.config.timeout_s
         waits = Waits(self.speed.first_token_s(prompt, floor),

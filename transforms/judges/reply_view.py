@@ -1,25 +1,29 @@
-"""A whole chat completion read without the `openai` client's model construction, and its
-request sent without the client's parameter transform: the two per-call costs of the client
-that the judge pays on every call and does not need.
+"""A whole chat completion requested and read without the `openai` client's parameter
+transform and model construction: the two per-call costs of the client that the judge paid on
+every call and does not need (its profile in tests/bench/bench_call_overhead.py).
 
-`view(raw)` is what ``raw.parse()`` gives for a JSON object body (a ``ChatCompletion`` built
-with ``construct``: no validation, values as sent), as attribute access over the parsed JSON,
-built lazily (only the fields the judge reads are ever wrapped). A field the body lacks reads
-as None when the `openai` model gives it a None default (`OPTIONAL`), and raises
-AttributeError otherwise, as the constructed model does; so every ``getattr(x, name, None)``
-and every direct read of the judge sees the same value. Any other body (not JSON by its
-content type, JSON that orjson refuses, JSON that is not an object) goes through the client's
-own ``raw.parse()``, whose answer for it is unchanged.
+`post_whole(client, body, ...)` sends the request body as given through the client's own
+``post`` (its documented way to call an endpoint with a body of one's own; the same headers,
+auth, timeout and HTTP error classes as ``create``: the transform it skips is the identity on
+plain JSON) and returns the raw HTTP response. `read_body(response)` is what the client's
+``parse()`` gives for it: for a JSON object, a `Fields` view, attribute access over the parsed
+JSON built lazily (only the fields read are wrapped) instead of a ``ChatCompletion`` built with
+``construct`` (which does not validate either: the same values); JSON that is not an object as
+is; a body that is not JSON, its text, unless its content type says JSON (ValueError then).
+A field the body lacks reads as None where the `openai` model gives it a None default
+(`OPTIONAL`), and raises AttributeError otherwise, as on the constructed model: every
+``getattr(x, name, None)`` and every direct read of the judge sees the same value.
 
-`split_request(body)` sends the request body's fields other than ``model``, ``messages`` and
-``stream`` as ``extra_body``: the client then sends them as given (they are plain JSON: the
-transform is the identity on them) instead of walking the whole JSON schema on every call.
+`split_request(body)` is for streamed requests, which stay with ``create`` (its stream class):
+the fields other than ``model``, ``messages`` and ``stream`` go as ``extra_body``, sent as given.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import httpx
 import orjson
 
 # Fields of the chat completion models (ChatCompletion, Choice, ChatCompletionMessage,
@@ -66,18 +70,31 @@ def wrap(value: Any) -> Any:
     return value
 
 
-def view(raw: Any) -> Any:
-    """The completion in a raw (whole, non-streamed) response: a `Fields` view of a JSON
-    object body, else what ``raw.parse()`` makes of the body."""
-    content_type = raw.headers.get("content-type", "*").split(";")[0]
-    if content_type.endswith("json"):
-        try:
-            data = orjson.loads(raw.content)
-        except orjson.JSONDecodeError:
-            data = None  # json's own reading (NaN, lone surrogates...) decides, below
-        if isinstance(data, dict):
-            return Fields(data)
-    return raw.parse()
+def read_body(response: Any) -> Any:
+    """What the client's ``parse()`` makes of a whole response's body (module docstring)."""
+    try:
+        data = orjson.loads(response.content)
+    except orjson.JSONDecodeError:
+        try:  # what orjson refuses and json reads (NaN, UTF-16...), as the client reads it
+            data = json.loads(response.content)
+        except ValueError:
+            if response.headers.get("content-type", "*").split(";")[0].endswith("json"):
+                raise
+            return response.text
+    return Fields(data) if isinstance(data, dict) else data
+
+
+async def post_whole(client: Any, body: dict[str, Any], headers: dict[str, str] | None,
+                     timeout: Any) -> Any:
+    """The raw response to a non-streamed chat completion request (module docstring);
+    `timeout` None: the client's."""
+    options: dict[str, Any] = {}
+    if headers:
+        options["headers"] = headers
+    if timeout is not None:
+        options["timeout"] = timeout
+    return await client.post("/chat/completions", cast_to=httpx.Response, body=body,
+                             options=options)
 
 
 def split_request(body: dict[str, Any]) -> dict[str, Any]:
