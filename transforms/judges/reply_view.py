@@ -10,9 +10,9 @@ plain JSON) and returns the raw HTTP response. `read_body(response)` is what the
 JSON built lazily (only the fields read are wrapped) instead of a ``ChatCompletion`` built with
 ``construct`` (which does not validate either: the same values); JSON that is not an object as
 is; a body that is not JSON, its text, unless its content type says JSON (ValueError then).
-A field the body lacks reads as None where the `openai` model gives it a None default
-(`OPTIONAL`), and raises AttributeError otherwise, as on the constructed model: every
-``getattr(x, name, None)`` and every direct read of the judge sees the same value.
+A field the body lacks reads as None, as on the constructed model (``construct`` leaves every
+missing field None, required ones included): every ``getattr(x, name, None)`` and every direct
+read of the judge sees the same value.
 
 `split_request(body)` is for streamed requests, which stay with ``create`` (its stream class):
 the fields other than ``model``, ``messages`` and ``stream`` go as ``extra_body``, sent as given.
@@ -26,16 +26,6 @@ from typing import Any
 import httpx
 import orjson
 
-# Fields of the chat completion models (ChatCompletion, Choice, ChatCompletionMessage,
-# ChoiceLogprobs, ChatCompletionTokenLogprob, CompletionUsage and its details) whose default
-# is None: missing from a body, they read as None; any other missing field is an
-# AttributeError, as on the constructed model.
-OPTIONAL = frozenset({
-    "usage", "service_tier", "system_fingerprint", "logprobs", "content", "refusal",
-    "annotations", "audio", "function_call", "tool_calls", "bytes", "prompt_tokens_details",
-    "completion_tokens_details", "cached_tokens", "audio_tokens", "reasoning_tokens",
-    "accepted_prediction_tokens", "rejected_prediction_tokens",
-})
 # What stays a keyword of `create` (it decides the call: the model and deployment, the
 # messages, and whether the reply is a stream).
 KEYWORDS = ("model", "messages", "stream")
@@ -53,9 +43,9 @@ class Fields:
         try:
             value = self._data[name]
         except KeyError:
-            if name in OPTIONAL:
-                return None
-            raise AttributeError(name) from None
+            if name.startswith("_"):  # Python's protocols (copy, pickle), not reply fields
+                raise AttributeError(name) from None
+            return None  # a field the body lacks: None, as on the constructed model
         return wrap(value)
 
     def __repr__(self) -> str:
