@@ -324,6 +324,7 @@ class SimConfig:
     cache_ttl_s: float = 600.0
     tokenizer: str = "chars4"
     record_replies: bool = False  # keep (schema, user message, reply tokens) of each answer
+    record_requests: bool = False  # keep every admitted request's body (to replay it elsewhere)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -355,6 +356,7 @@ class SimCore:
         # one row per request: arrival, done, status, prompt, cached, completion, admitted tokens
         self.timeline: list[list[Any]] = []
         self.replies: list[list[Any]] = []  # with record_replies
+        self.requests: list[dict] = []  # with record_requests
         self.label_probs = lambda body, label: {x: 0.9 if x == label else 0.05
                                                 for x in ("ENT", "CON", "NIC")}
 
@@ -375,6 +377,8 @@ class SimCore:
             ok_t = self._tokens.fits(now, cost)
             admitted = (ok_r and ok_t) or not cfg.enforce
             if admitted:
+                if cfg.record_requests:
+                    self.requests.append(body)
                 self._requests.add(now, 1)
                 self._tokens.add(now, cost)
                 self.in_flight += 1
@@ -486,7 +490,8 @@ class SimCore:
 
     # -- counters
 
-    def stats(self, timeline: bool = False, replies: bool = False) -> dict:
+    def stats(self, timeline: bool = False, replies: bool = False,
+              requests: bool = False) -> dict:
         with self._lock:
             rows = [list(r[:len(TIMELINE_COLUMNS)]) for r in self.timeline]
         ok = [r for r in rows if r[2] == 200]
@@ -527,6 +532,9 @@ class SimCore:
         if replies:
             with self._lock:
                 out["replies"] = [list(r) for r in self.replies]
+        if requests:
+            with self._lock:
+                out["requests_bodies"] = list(self.requests)
         return out
 
     def _rejections(self, rows: list[list]) -> dict[str, int]:
@@ -621,7 +629,8 @@ def _handler(core: SimCore) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:  # noqa: N802 - http.server API
             if self.path.startswith("/sim/stats"):
                 self._send(200, core.stats(timeline="timeline=1" in self.path,
-                                           replies="replies=1" in self.path), {})
+                                           replies="replies=1" in self.path,
+                                           requests="requests=1" in self.path), {})
             else:
                 self._send(404, {"error": {"message": "not found"}}, {})
 
@@ -642,14 +651,15 @@ class SimProvider:
                  latency: LatencyModel | None = None, cache: bool = True, *,
                  window_s: float = 60.0, enforce: bool = True, cache_ttl_s: float = 600.0,
                  tokenizer: str = "chars4", process: bool = False, responder=None,
-                 record_replies: bool = False):
+                 record_replies: bool = False, record_requests: bool = False):
         if rpm <= 0 or tpm <= 0 or window_s <= 0:
             raise ValueError("rpm, tpm and window_s must be positive")
         token_ends("", tokenizer) if tokenizer != "chars4" else None
         self.config = SimConfig(rpm=rpm, tpm=tpm, latency=latency or LatencyModel(),
                                 window_s=window_s, enforce=enforce, cache=cache,
                                 cache_ttl_s=cache_ttl_s, tokenizer=tokenizer,
-                                record_replies=record_replies)
+                                record_replies=record_replies,
+                                record_requests=record_requests)
         if process and responder is not None:
             raise ValueError("a custom responder needs process=False")
         self.process = process
@@ -697,10 +707,12 @@ class SimProvider:
             self._thread.join(timeout=5)
             self._server = None
 
-    def stats(self, timeline: bool = False, replies: bool = False) -> dict:
+    def stats(self, timeline: bool = False, replies: bool = False,
+              requests: bool = False) -> dict:
         if self.core is not None:
-            return self.core.stats(timeline, replies)
-        query = "&".join(k for k, on in (("timeline=1", timeline), ("replies=1", replies)) if on)
+            return self.core.stats(timeline, replies, requests)
+        query = "&".join(k for k, on in (("timeline=1", timeline), ("replies=1", replies),
+                                         ("requests=1", requests)) if on)
         url = f"http://127.0.0.1:{self.port}/sim/stats" + (f"?{query}" if query else "")
         with urllib.request.urlopen(url, timeout=60) as resp:  # noqa: S310 - 127.0.0.1 only
             return json.loads(resp.read())

@@ -10,6 +10,7 @@ headers, the key included, in its error message).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import openai
@@ -48,11 +49,12 @@ MESSAGE_CHARS = 200
 REASON_CHARS = 300
 
 
-def completion_of(raw: Any) -> Any:
+def completion_of(raw: Any, read: Callable[[], Any] | None = None) -> Any:
     """The chat completion in a raw HTTP 200 response, or NotACompletion saying what came
-    instead (the `openai` client returns a non-JSON body as a string)."""
+    instead (the `openai` client returns a non-JSON body as a string). `read` parses the body
+    (by default `raw.parse()`, the client's; reply_view.read_body reads it as that does)."""
     try:
-        parsed = raw.parse()
+        parsed = (read or raw.parse)()
     except ValueError:  # a JSON content type on a body that is not JSON
         parsed = None
     choices = None if isinstance(parsed, str | bytes | dict | list) else getattr(

@@ -102,6 +102,7 @@ from rt4chart.transforms.judges.openai.ratelimit import (
     exhausted_for,
     retry_after_seconds,
 )
+from rt4chart.transforms.judges.openai.reply_view import post_whole, read_body, split_request
 from rt4chart.transforms.judges.openai.secret_key import read_api_key
 from rt4chart.transforms.judges.openai.streamed import Waits, is_event_stream, read, stream_body
 from rt4chart.transforms.judges.openai.throughput import OUTPUT_KEY, Throughput
@@ -197,6 +198,7 @@ class OpenAIJudge(Judge):
         self._limiter: RateLimiter | None = None
         self._throttled = judge_clock()  # its runtime's: the judge stages report it to Beam
         self._semaphore = None
+        self._schemas: dict[str, dict] = {}  # see schema()
         self.base_url = self.config.base_url or os.environ.get("OPENAI_BASE_URL")
         self._api_key = os.environ.get(self.config.api_key_env)
         if not self._api_key and self.config.api_key_secret:
@@ -266,8 +268,13 @@ class OpenAIJudge(Judge):
             await client.close()
 
     def schema(self, name: str) -> dict:
-        """A reply's JSON schema as this judge asks for it and checks it."""
-        return with_reasoning(prompts.schema(name), self.config.reasoning_chars)
+        """A reply's JSON schema as this judge asks for it and checks it (built once per name:
+        it depends on the name and the configured reasoning length only, and is only read)."""
+        built = self._schemas.get(name)
+        if built is None:
+            built = self._schemas[name] = with_reasoning(prompts.schema(name),
+                                                         self.config.reasoning_chars)
+        return built
 
     def _checked_schema(self, name: str) -> dict:
         """The schema a reply is held to: every bound of `schema(name)` (a reply beyond one is
@@ -387,7 +394,9 @@ class OpenAIJudge(Judge):
         pause = self.pause_cap(exhausted_for(raw.headers), "x-ratelimit-reset")
         if pause:
             self._limiter.pause(pause)
-        return completion if completion is not None else completion_of(raw)
+        if completion is None:  # a whole reply (reply_view.post_whole)
+            completion = completion_of(raw, functools.partial(read_body, raw))
+        return completion
 
     async def _request(self, client: openai.AsyncOpenAI, body: dict[str, Any],
                        headers: dict[str, str] | None, timeout_s: float | None,
@@ -396,14 +405,14 @@ class OpenAIJudge(Judge):
         from the raw response)."""
         create = functools.partial(client.chat.completions.with_raw_response.create,
                                    extra_headers=headers)
-        if whole or not self.capabilities.stream:
-            return await create(**body, **({"timeout": timeout_s} if timeout_s else {})), None
+        if whole or not self.capabilities.stream:  # sent and read as plain JSON (reply_view)
+            return await post_whole(client, body, headers, timeout_s or None), None
         prompt = self.throughput.prompt_tokens.estimate([m["content"] for m in body["messages"]])
         floor = timeout_s or self.config.timeout_s
         waits = Waits(self.speed.first_token_s(prompt, floor),
                       self.speed.idle_s(self.config.idle_timeout_s))
         # No read timeout of httpx's: the waits above are the stream's (streamed.read)
-        sent = functools.partial(create, **stream_body(body),
+        sent = functools.partial(create, **split_request(stream_body(body)),
                                  timeout=httpx.Timeout(None, connect=floor, write=floor))
         try:
             raw, timing, completion = await read(client, sent, waits, self._token)
