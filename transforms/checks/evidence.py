@@ -21,7 +21,13 @@ from rt4chart.transforms.checks.support import check_support
 from rt4chart.transforms.judges.adapter import as_verdict
 from rt4chart.transforms.judges.base import VerdictLike
 from rt4chart.transforms.text.quantities import read
-from rt4chart.transforms.text.words import content_terms, content_words, json_key_paths, same_stem
+from rt4chart.transforms.text.words import (
+    content_terms,
+    content_words,
+    fold,
+    json_key_paths,
+    same_stem,
+)
 
 # A fragment shorter than this (in letters and digits) is too unspecific to be evidence: "the"
 # or "a 1" occurs in almost any context.
@@ -46,6 +52,7 @@ class Normalised:
     origin: tuple[int, ...]
 
 
+@functools.lru_cache(maxsize=16384)  # frozen; the context's sentences, once per claim
 def normalise(text: str) -> Normalised:
     """Lower-case letters and digits; any other run of characters becomes one space."""
     chars: list[str] = []
@@ -186,6 +193,12 @@ def covers_most(spans: tuple[Evidence, ...], rendered: RenderedText) -> bool:
     return sum(e.end - e.start for e in spans) > WIDE_QUOTE_SHARE * total
 
 
+def _says(quote: str, claim: str) -> bool:
+    """Whether the quote holds the claim's folded words, in order."""
+    said = fold(claim)
+    return bool(said) and f" {said} " in f" {fold(quote)} "
+
+
 def _about(word: str, pool: set[str]) -> bool:
     return any(same_stem(word, p) for p in pool)
 
@@ -250,7 +263,10 @@ def ground(
     if not evidence:
         return "NIC", (), (f"judge said {label} but its quotes are too short to be evidence "
                            f"(fewer than {least} content words each)")
-    if claim and not any(_about(w, claim_words) for e in evidence for w in words_of(e)):
+    # A claim without a content word (short tokens only: "AA: AA") has none to share: a quote
+    # is about it only if it says the claim's words themselves.
+    if claim and not (any(_about(w, claim_words) for e in evidence for w in words_of(e))
+                      if claim_words else any(_says(e.text, claim) for e in evidence)):
         return "NIC", (), (
             f"judge said {label} but its quotes share no content word with the claim: "
             "not evidence for or against it"

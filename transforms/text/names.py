@@ -63,7 +63,9 @@ def _is_initial(text: str, start: int, prev_end: int | None) -> bool:
     return bool(_INITIAL_GAP_RE.search(text[prev_end:start]))
 
 
-def _runs(text: str, connectors: frozenset[str] = _CONNECTORS) -> list[list[tuple[str, bool]]]:
+@functools.lru_cache(maxsize=16384)  # an evidence sentence is read once per claim it supports
+def _runs(text: str, connectors: frozenset[str] = _CONNECTORS
+          ) -> tuple[tuple[tuple[str, bool], ...], ...]:
     """Runs of capitalised words (connectors like "of" inside), each word with whether it
     starts a sentence, a line or a list item."""
     runs: list[list[tuple[str, bool]]] = []
@@ -83,7 +85,7 @@ def _runs(text: str, connectors: frozenset[str] = _CONNECTORS) -> list[list[tupl
         else:
             current = []
         prev_end = match.end()
-    return [trimmed for trimmed in map(_trim, runs) if trimmed]
+    return tuple(tuple(trimmed) for trimmed in map(_trim, runs) if trimmed)
 
 
 def _common(word: str) -> bool:

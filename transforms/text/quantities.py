@@ -11,6 +11,7 @@ function of the text keeps verdicts reproducible.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, replace
@@ -417,6 +418,7 @@ def locale_numbers(text: str) -> str:
     return _DECIMAL_COMMA_RE.sub(r"\1.\2", text)
 
 
+@functools.lru_cache(maxsize=16384)  # frozen: evidence is read once per claim it supports
 def read(text: str) -> Specifics:
     """The quantities, dates, weekdays and times in `text`.
 

@@ -102,7 +102,8 @@ def _spaced_cjk(text: str) -> str:
     return CJK_RUN_RE.sub(lambda m: " " + " ".join(cjk_units(m.group())) + " ", text)
 
 
-def word_forms(text: str) -> set[str]:
+@functools.lru_cache(maxsize=16384)  # a trace's sentences are read once per claim
+def word_forms(text: str) -> frozenset[str]:
     """Every lower-cased word form of a text: plain runs, their parts and the glued parts
     (Han, Kana and Hangul runs as their bigrams)."""
     text = normalize_width(text)
@@ -115,7 +116,7 @@ def word_forms(text: str) -> set[str]:
         forms.update(runs)
         forms.update(parts)
         forms.update(_glued(parts))
-    return {f.lower() for f in forms}
+    return frozenset(f.lower() for f in forms)
 
 
 @functools.lru_cache(maxsize=64)
@@ -153,11 +154,12 @@ def _content_word(word: str, stopwords: frozenset[str]) -> bool:
     return len(word) >= 3 and word not in stopwords
 
 
-def content_words(text: str) -> set[str]:
+@functools.lru_cache(maxsize=16384)  # a trace's sentences are read once per claim
+def content_words(text: str) -> frozenset[str]:
     """Word forms of 3+ characters (Han, Kana, Hangul bigrams and single characters) that are
     not stopwords, and all numbers."""
     stopwords = stopwords_of(text)
-    return {w for w in word_forms(_cjk_numbers(text)) if _content_word(w, stopwords)}
+    return frozenset(w for w in word_forms(_cjk_numbers(text)) if _content_word(w, stopwords))
 
 
 def same_stem(a: str, b: str) -> bool:
@@ -212,6 +214,7 @@ def stem(word: str) -> str:
     return word[:-1] if len(word) >= 3 and word.endswith("e") else word
 
 
+@functools.lru_cache(maxsize=16384)
 def fold(text: str) -> str:
     """Lower-case words and digits separated by single spaces; possessives dropped; camelCase,
     snake_case, hyphens and letter/digit boundaries split ("RestaurantsTakeOut" -> "restaurants
@@ -223,12 +226,13 @@ def fold(text: str) -> str:
     return " ".join(re.findall(r"[^\W_]+", text.lower()))
 
 
-def content_terms(text: str) -> set[str]:
+@functools.lru_cache(maxsize=16384)  # a trace's sentences are read once per claim
+def content_terms(text: str) -> frozenset[str]:
     """Stems of the words of `text` that are not stopwords or single letters (Han, Kana and
     Hangul bigrams that are not stopwords)."""
     stopwords = stopwords_of(text)
-    return {stem(w) for w in fold(_cjk_numbers(text)).split() if len(w) > 1 and not w.isdigit()
-            and not is_stopword(w, stopwords)}
+    return frozenset(stem(w) for w in fold(_cjk_numbers(text)).split()
+                     if len(w) > 1 and not w.isdigit() and not is_stopword(w, stopwords))
 
 
 def _cjk_numbers(text: str) -> str:
