@@ -205,7 +205,7 @@ def test_local_worker_processes_write_their_tally_for_the_launcher(tmp_path):
     with tally.recording(str(tmp_path), own) as live:
         # A counter pickled while the launcher records, as a job's DoFns are when it starts.
         counter = pickle.dumps(runtime.counter("rt4chart", "traces_read"))
-        code = ("from rt4chart.transforms import tally; import pickle, time; "
+        code = ("from rt4chart.transforms.common import tally; import pickle, time; "
                 f"c = pickle.loads({counter!r}); "
                 "c.inc(3); c.inc(2); time.sleep(3 * tally.FLUSH_EVERY_S)")
         subprocess.run([sys.executable, "-c", code], env=dict(os.environ), check=True,
