@@ -36,7 +36,7 @@ from rt4chart.pipeline.cli import parsers as cli_args
 from rt4chart.pipeline.cli.beam_options import KnownOptionsParser, with_command_options
 from rt4chart.pipeline.cli.flags import AUDIT
 from rt4chart.pipeline.results.runs import AuditResult, read_run_tables, result_of
-from rt4chart.pipeline.run import jobs
+from rt4chart.pipeline.run import graph, jobs
 from rt4chart.pipeline.run.config import AuditConfig
 from rt4chart.pipeline.run.judge_probe import negotiate
 from rt4chart.transforms.common.options_spec import Option
@@ -226,7 +226,7 @@ class Auditor:
         args = namespace(inputs, out, given)
         with _values_errors():
             config = cli_args.audit_config(args)
-        return config, with_command_options(self._beam(), args)
+        return config, with_command_options(self._beam(), args, graph.run_keys(config.stages))
 
     def _prepared(self, config: AuditConfig) -> AuditConfig:
         if self._spec is None:

@@ -23,7 +23,7 @@ from apache_beam.utils.windowed_value import WindowedValue
 
 from rt4chart.schemas.records import RunInfo, TraceKey, Usage, UsageRecord
 from rt4chart.transforms.common.guard import GuardedDoFn
-from rt4chart.transforms.common.redact import KeyRegistry
+from rt4chart.transforms.common.redact import Redactor, redact_configured
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.judges.base import metered
 from rt4chart.transforms.judges.contract import Judge, JudgeSpec, judge_model
@@ -47,11 +47,11 @@ class JudgeOutputs(NamedTuple):
     cache: beam.PCollection[dict]  # judge_cache rows of the successful calls
 
 
-def short_error(exc: BaseException, keys: KeyRegistry | None = None) -> str:
+def short_error(exc: BaseException, keys: Redactor | None = None) -> str:
     """A one-line reason for a failed call (exception type and message, bounded), without the
-    keys of `keys` (by default the process's registry)."""
+    configured keys and those of `keys` (a worker's: its judge runtime's)."""
     text = str(exc).replace("\n", " ").strip()
-    reason = (keys or KeyRegistry()).redact(f"{type(exc).__name__}: {text}") or ""
+    reason = redact_configured(f"{type(exc).__name__}: {text}", keys or Redactor()) or ""
     return reason[:300]  # redact, then cut
 
 
@@ -100,7 +100,12 @@ class JudgeCallFn(GuardedDoFn):
         self._judge = self._runtime.judge(self._spec)
         self._model = judge_model(self._judge, self._spec)
         self._counters.throttled = self._runtime.throttled
-        self._keys = KeyRegistry()  # the key variables its error reasons are cleaned of
+
+    @property
+    def _keys(self) -> Redactor:
+        """The keys its error reasons are cleaned of: those of the judges of its runtime (their
+        key variables and the keys they hold), asked when a reason is made."""
+        return self._runtime.keys
 
     def teardown(self) -> None:
         # Let the runtime (loop and judges) go once no DoFn of this process holds it.

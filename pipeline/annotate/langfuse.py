@@ -2,7 +2,8 @@
 written): `POST /api/public/scores` and the trace's generation observation.
 
 The keys are Langfuse SDK's variables (`LANGFUSE_PUBLIC_KEY`, `LANGFUSE_SECRET_KEY`, HTTP basic
-auth) and are registered for redaction; the host is found as the SDK finds it. 429 (waiting its
+auth), well-known key variables of `transforms/common/redact.py`, and the client's errors are
+redacted of the keys it sends; the host is found as the SDK finds it. 429 (waiting its
 `Retry-After`), 408, 5xx and connection errors are retried (tenacity, bounded); a refused
 request (400, 404, 409, 422, ...) is not retried and raises `ScoreRejected` with Langfuse's
 message; bad keys (401/403) or an unreachable host raise `LangfuseError`, which stops the
@@ -20,7 +21,7 @@ import httpx
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from rt4chart.pipeline.sources.phoenix_client import DEFAULT_NAME
-from rt4chart.transforms.common.redact import redact_configured, register_key_env
+from rt4chart.transforms.common.redact import Redactor
 
 HOST_ENV = "LANGFUSE_HOST"
 BASE_URL_ENV = "LANGFUSE_BASE_URL"  # the SDK's name since its v4 (2026); LANGFUSE_HOST before
@@ -87,9 +88,7 @@ class LangfuseTarget:
 
 
 def check_keys(public: str | None = None, secret: str | None = None) -> None:
-    """Register the key variables for redaction; ValueError when a key is missing."""
-    for env in (PUBLIC_KEY_ENV, SECRET_KEY_ENV):
-        register_key_env(env)
+    """ValueError when a key is missing (given, or else in its variable)."""
     public = public if public is not None else os.environ.get(PUBLIC_KEY_ENV)
     secret = secret if secret is not None else os.environ.get(SECRET_KEY_ENV)
     if not public or not secret:
@@ -120,6 +119,8 @@ class LangfuseClient:
         public = public_key if public_key is not None else os.environ.get(PUBLIC_KEY_ENV)
         secret = secret_key if secret_key is not None else os.environ.get(SECRET_KEY_ENV)
         check_keys(public, secret)
+        # Its errors are cleaned of the keys it sends (the variables' or those it was given).
+        self._keys = Redactor((PUBLIC_KEY_ENV, SECRET_KEY_ENV), (public, secret))
         self._http = httpx.Client(base_url=target.base_url, timeout=target.timeout_s,
                                   transport=transport, auth=httpx.BasicAuth(public, secret))
 
@@ -156,20 +157,20 @@ class LangfuseClient:
         try:
             response = retrying(self._send, method, url, **kwargs)
         except httpx.TransportError as exc:
-            raise LangfuseError(redact_configured(
+            raise LangfuseError(self._keys.redact(
                 f"{method} {t.base_url}{url} failed after {t.attempts} attempt(s): "
                 f"{type(exc).__name__}: {exc}")) from None
         except _Transient as exc:
-            raise ScoreRejected(redact_configured(
+            raise ScoreRejected(self._keys.redact(
                 f"{method} {url}: still {exc} after {t.attempts} attempt(s): "
                 f"{_message(exc.response)}"), exc.response.status_code) from None
         if response.status_code in _FATAL_STATUS:
-            raise LangfuseError(redact_configured(
+            raise LangfuseError(self._keys.redact(
                 f"{method} {t.base_url}{url}: {response.status_code} "
                 f"{response.reason_phrase}: {_message(response)} (check ${PUBLIC_KEY_ENV}, "
                 f"${SECRET_KEY_ENV} and the host)"))
         if response.status_code >= 400:
-            raise ScoreRejected(redact_configured(
+            raise ScoreRejected(self._keys.redact(
                 f"{method} {url}: {response.status_code} {response.reason_phrase}: "
                 f"{_message(response)}"), response.status_code)
         return response

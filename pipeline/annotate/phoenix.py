@@ -11,7 +11,8 @@ position of each cited document, and `POST /v1/document_annotations?sync=true` w
 annotation per such document (name "<name> evidence"; Phoenix keeps one per span, position
 and name, so it too is replaced, never added). Transport errors, 429 and 5xx are retried
 (tenacity, with exponential back-off); the key (`PHOENIX_API_KEY`) is sent as a bearer token
-and registered for redaction, so that no log line or error shows it.
+and redacted from the client's errors (and, a well-known key variable, from every log line), so
+that no log line or error shows it.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from rt4chart.pipeline.cli.flags import (
     add_stream_args,
     option_strings,
 )
-from rt4chart.transforms.common.redact import redact_configured
+from rt4chart.transforms.common.redact import NO_EXTRA_KEYS, Redactor
 
 _NUMBER = re.compile(r"^-\.?\d")  # a negative number is a value, not an option
 
@@ -100,16 +100,18 @@ COMMAND_OPTIONS: dict[str, type[CommandOptions]] = {
     "audit": AuditOptions, "stream": StreamOptions, "eval": EvalCommandOptions}
 
 
-def with_command_options(options: PipelineOptions, args: argparse.Namespace) -> PipelineOptions:
-    """`options` holding the command's parsed values as well (text redacted: a job's options
-    are shown in the Dataflow console; the job itself runs from the typed config)."""
+def with_command_options(options: PipelineOptions, args: argparse.Namespace,
+                         keys: Redactor = NO_EXTRA_KEYS) -> PipelineOptions:
+    """`options` holding the command's parsed values as well (text redacted, of the run's
+    `keys` too: a job's options are shown in the Dataflow console; the job itself runs from
+    the typed config)."""
     view = options.view_as(COMMAND_OPTIONS[args.command])
     for dest in view.dests():
         value = getattr(args, dest, None)
         if isinstance(value, str):
-            value = redact_configured(value)
+            value = keys.redact(value)
         elif isinstance(value, list):
-            value = [redact_configured(v) if isinstance(v, str) else v for v in value]
+            value = [keys.redact(v) if isinstance(v, str) else v for v in value]
         setattr(view, dest, value)
     return options
 

@@ -16,9 +16,8 @@ import orjson
 from rt4chart.pipeline.cli.flags import add_options
 from rt4chart.pipeline.run.judge_probe import negotiate
 from rt4chart.transforms.common.options_spec import from_values
-from rt4chart.transforms.common.redact import redact_configured
 from rt4chart.transforms.judges.base import JudgeError, metered
-from rt4chart.transforms.judges.contract import Judge, JudgeSpec, close_judge
+from rt4chart.transforms.judges.contract import Judge, JudgeSpec, close_judge, judge_keys
 from rt4chart.transforms.judges.judge_options import JudgeOptions
 from rt4chart.transforms.judges.openai.probe import (
     CLAIM,
@@ -52,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         spec, found = negotiate(spec)
     except (JudgeUnusable, ValueError) as exc:
-        print(f"rt4chart: the judge cannot be used: {redact_configured(str(exc))}",
+        print(f"rt4chart: the judge cannot be used: {judge_keys(spec).redact(str(exc))}",
               file=sys.stderr)
         return 1
     calls, speed = asyncio.run(_example_calls(spec))
@@ -79,6 +78,7 @@ async def _example_calls(spec: JudgeSpec) -> tuple[list[dict[str, Any]], dict | 
     """One decomposition and one verification through the negotiated judge; a failed one
     says why (the other is still made). And the endpoint's measured speed (see `speed`)."""
     judge = spec.build()
+    keys = judge_keys(spec).with_values(*judge.held_keys())  # a key it read from Secret Manager
     sentence = ANSWER.split(". ")[0] + "."
     examples = {
         "decompose": (lambda: judge.decompose(sentence, ANSWER, QUESTION),
@@ -94,7 +94,7 @@ async def _example_calls(spec: JudgeSpec) -> tuple[list[dict[str, Any]], dict | 
                 result, usage = await metered(call)
                 entry = {**shown(result), **_tokens(usage)}
             except JudgeError as exc:
-                entry = {"error": redact_configured(str(exc))}
+                entry = {"error": keys.redact(str(exc))}
             out.append({"call": name, "seconds": round(time.monotonic() - started, 3), **entry})
         return out, speed(judge)
     finally:

@@ -29,10 +29,10 @@ from rt4chart.pipeline.cli.beam_options import (
 )
 from rt4chart.pipeline.cli.commands import root_parser
 from rt4chart.pipeline.report import export
-from rt4chart.pipeline.run import deploy, jobs
+from rt4chart.pipeline.run import deploy, graph, jobs
 from rt4chart.pipeline.run import estimate as estimate_run
 from rt4chart.pipeline.storage import gcp_extra, run_folder
-from rt4chart.transforms.common.redact import redact_configured
+from rt4chart.transforms.common.redact import NO_EXTRA_KEYS, Redactor
 
 logger = logging.getLogger("rt4chart")
 MAX_ERROR_CHARS = 500
@@ -63,7 +63,8 @@ def parser() -> argparse.ArgumentParser:
 def audit(args: argparse.Namespace, beam_args: list[str]) -> int:
     with jobs.usage_errors():
         config = cli_args.audit_config(args, jobs.example_traces())
-        options = with_command_options(jobs.beam_options(beam_args), args)
+        use_keys(graph.run_keys(config.stages))
+        options = with_command_options(jobs.beam_options(beam_args), args, launcher_keys())
         if args.estimate and config.phoenix:
             raise ValueError("--estimate counts input files; with --input-format phoenix-api "
                              "there are none (audit a phoenix-api run's _phoenix/spans.jsonl)")
@@ -111,7 +112,9 @@ def stream(args: argparse.Namespace, beam_args: list[str]) -> int:
                              "(or --estimate SAMPLE_FILE to estimate a stream without one)")
         gcp_extra.require("pubsub", "rt4chart stream (it reads a Pub/Sub subscription)")
         config = cli_args.stream_config(args, cli_args.judge_spec(args))
-        options = with_command_options(jobs.beam_options(beam_args, streaming=True), args)
+        use_keys(graph.run_keys(config.stages))
+        options = with_command_options(jobs.beam_options(beam_args, streaming=True), args,
+                                       launcher_keys())
         _require_gcp([config.out or ""], config.bigquery, options)
         phoenix = annotate_cli.target(args)
         deploy.check_remote((), config.out, config.stages.judge, options)
@@ -153,17 +156,41 @@ def _require_gcp(paths: list[str], bigquery: str | None, options) -> None:
 
 
 def _plan(lines: list[str]) -> int:
+    keys = launcher_keys()
     for line in lines:
-        print(redact_configured(line))
+        print(keys.redact(line))
     return 0
 
 
 class RedactingFormatter(logging.Formatter):
     """Log lines (tracebacks included) without the configured keys or key-like strings: a
-    failed call's message may hold what an endpoint echoed back."""
+    failed call's message may hold what an endpoint echoed back. `keys`: the run's (its
+    judges' key variables, see `use_keys`), besides the well-known ones."""
+
+    def __init__(self, fmt: str, keys: Redactor = NO_EXTRA_KEYS):
+        super().__init__(fmt)
+        self.keys = keys
 
     def format(self, record: logging.LogRecord) -> str:
-        return redact_configured(super().format(record)) or ""
+        return self.keys.redact(super().format(record)) or ""
+
+
+def _formatters() -> list[RedactingFormatter]:
+    return [h.formatter for h in logging.getLogger().handlers
+            if isinstance(h.formatter, RedactingFormatter)]
+
+
+def use_keys(keys: Redactor) -> None:
+    """Have the launcher's log lines (its handlers' RedactingFormatter) and error lines also
+    redact `keys` (a run's, from its config), once the command's options are parsed."""
+    for formatter in _formatters():
+        formatter.keys = formatter.keys.joined(keys)
+
+
+def launcher_keys() -> Redactor:
+    """The keys the launcher's lines are redacted of (its log formatter's; none besides the
+    well-known ones when logging was set up otherwise)."""
+    return next((f.keys for f in _formatters()), Redactor())
 
 
 def _logging(argv: list[str]) -> None:
@@ -193,7 +220,7 @@ def main_error(exc: BaseException) -> str:
     step = re.search(r"\[while running '[^']*'\]", str(exc))
     if step and step.group(0) not in text:  # the stage, when the runner named it further down
         text = f"{text[:MAX_ERROR_CHARS - len(step.group(0)) - 1]} {step.group(0)}"
-    return redact_configured(text[:MAX_ERROR_CHARS]) or ""
+    return launcher_keys().redact(text[:MAX_ERROR_CHARS]) or ""
 
 
 # The arguments that name a run folder a command reads, by command.
@@ -252,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _command(args, beam_args)
     except jobs.UsageError as exc:
-        print(f"rt4chart: error: {redact_configured(str(exc))}", file=sys.stderr)
+        print(f"rt4chart: error: {launcher_keys().redact(str(exc))}", file=sys.stderr)
         return 2
     except Exception as exc:  # noqa: BLE001 - report a failed run with a non-zero exit code
         logger.debug("run failed", exc_info=True)  # the traceback with -v (redacted)

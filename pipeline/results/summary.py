@@ -22,7 +22,7 @@ from rt4chart.schemas.rows import (
     usage_of,
 )
 from rt4chart.schemas.tables import TABLES, arrow_schema
-from rt4chart.transforms.common.redact import redact_configured
+from rt4chart.transforms.common.redact import NO_EXTRA_KEYS, Redactor, redact_configured
 
 
 def read_parquet(path: str) -> pa.Table:
@@ -165,7 +165,9 @@ def usd(cost: float | None) -> str:
     return "cost unknown" if cost is None else f"${cost:.4f}"
 
 
-def summarise(out: str, seconds: float) -> Summary:
+def summarise(out: str, seconds: float, keys: Redactor = NO_EXTRA_KEYS) -> Summary:
+    """The run's summary from its tables under `out`; reasons redacted (of `keys` too: the
+    run's key variables)."""
     answers: list[AnswerRow] = read_rows(out, "answers")
     costs: list[CostRow] = read_rows(out, "costs")
     dead: list[DeadLetterRow] = read_rows(out, "dead_letters")
@@ -182,11 +184,11 @@ def summarise(out: str, seconds: float) -> Summary:
         dead_letters=len(dead),
         # Redacted, then cut: a key cut in two would no longer be recognised.
         dead_letter_reasons=dict(Counter(
-            f"{d.stage}: {(redact_configured(d.reason) or '')[:80]}" for d in dead)),
+            f"{d.stage}: {(redact_configured(d.reason, keys) or '')[:80]}" for d in dead)),
         **usage_columns(Summary, usage),
         seconds=seconds,
         cached_share_by_task=cached_share_by_task(answers),
-        incomplete_reason=most_common_reason(answers),
+        incomplete_reason=most_common_reason(answers, keys),
         skipped=len(read_rows(out, "skipped")),
         by_judge_model=by_judge_model(costs),
         **traffic_totals(read_table(out, "route_rates").to_pylist()),
@@ -215,9 +217,11 @@ def traffic_totals(rates: list[dict]) -> dict[str, int]:
     return {k: sum(r[k] or 0 for r in last.values()) for k in TRAFFIC}
 
 
-def most_common_reason(answers: list[AnswerRow]) -> str | None:
-    """The reason most incomplete answers give (redacted), None when none is incomplete."""
-    reasons = Counter(redact_configured(a.reason) for a in answers
+def most_common_reason(answers: list[AnswerRow],
+                       keys: Redactor = NO_EXTRA_KEYS) -> str | None:
+    """The reason most incomplete answers give (redacted, `keys` too), None when none is
+    incomplete."""
+    reasons = Counter(redact_configured(a.reason, keys) for a in answers
                       if a.status != "ok" and a.reason)
     return reasons.most_common(1)[0][0] if reasons else None
 

@@ -21,7 +21,9 @@ from rt4chart.schemas.records import Message, RunInfo
 from rt4chart.transforms.aggregate import REDO_STAGE, AggregateAnswers
 from rt4chart.transforms.alerts import RouteAlerts
 from rt4chart.transforms.common.guard import GuardedDoFn
+from rt4chart.transforms.common.redact import Redactor
 from rt4chart.transforms.decompose import DecomposeClaims
+from rt4chart.transforms.judges.contract import judge_keys
 from rt4chart.transforms.rates import (
     CostsByRoute,
     RatesByRoute,
@@ -194,6 +196,12 @@ def build(pipeline: beam.Pipeline, config: AuditConfig, run: RunInfo,
 def judge_key_envs(stages: StagesConfig) -> tuple[str, ...]:
     """The key variables of the run's judges (the first, and a confirming one)."""
     return key_envs(stages.judge, stages.confirm.judge_spec())
+
+
+def run_keys(stages: StagesConfig) -> Redactor:
+    """What the run's launcher redacts besides the well-known keys: its judges' key
+    variables (the first, and a confirming one)."""
+    return judge_keys(stages.judge, stages.confirm.judge_spec())
 
 
 def write_tables(tables: dict, config: AuditConfig, bigquery_client=None,

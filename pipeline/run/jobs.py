@@ -317,7 +317,7 @@ def _run_staged(config: AuditConfig, run: RunInfo, redo: list[str], folder: RunF
             _run_pipelines(part, run, options, config.progress_every_s, temp)))
     if redoes_into_itself(config):  # keep the rows of OUT the redo does not replace
         carry_earlier_rows(folder.out, folder.staging, staged, options)
-    summary = summarise(folder.staging, time.monotonic() - started)
+    summary = summarise(folder.staging, time.monotonic() - started, graph.run_keys(config.stages))
     summary.cached_share_by_stage, summary.pruned_calls = job_figures(results)
     summary.not_queries = counter_total(results, NOT_QUERIES)
     summary.spend_cap = cap_record(staged, folder.staging, rounds)

@@ -6,7 +6,6 @@ Rows stay rows (`rt4chart.schemas.rows`) up to here; each sink turns them into w
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -19,8 +18,9 @@ from rt4chart.pipeline.storage.table_files import WriteTable, WriteTableStreamin
 from rt4chart.schemas.tables import TABLES
 from rt4chart.transforms.alerts import alert_message
 from rt4chart.transforms.common.guard import GuardedDoFn
-from rt4chart.transforms.common.redact import configured_secrets, redact
-from rt4chart.transforms.judges.contract import JudgeSpec
+from rt4chart.transforms.common.redact import KEY_ENV_NAMES, Redactor, redact
+from rt4chart.transforms.judges import runtime
+from rt4chart.transforms.judges.contract import JudgeSpec, judge_keys
 
 if TYPE_CHECKING:
     from rt4chart.pipeline.stream.pubsub_leases import LeaseHandle
@@ -52,9 +52,8 @@ class Sinks:
 
 def key_envs(*specs: JudgeSpec | None) -> tuple[str, ...]:
     """The environment variables the judges (the first, a confirming one) read their keys
-    from, when their options name them."""
-    envs = (dict(spec.options).get("api_key_env") for spec in specs if spec is not None)
-    return tuple(dict.fromkeys(env for env in envs if env))
+    from (`JudgeKind.key_envs`), besides the well-known ones that are always redacted."""
+    return tuple(n for n in judge_keys(*specs).names if n not in KEY_ENV_NAMES)
 
 
 def redact_value(value: Any, secrets: Iterable[str]) -> Any:
@@ -93,8 +92,10 @@ def redact_row(row: Any, secrets: Iterable[str]) -> Any:
 
 
 class _RedactFn(GuardedDoFn):
-    """Rows -> rows without keys: the secrets are read from the worker's environment. A row
-    the redaction fails on is written with its redacted columns withheld, never as it was."""
+    """Rows -> rows without keys: the values of the run's key variables (read from the worker's
+    environment) and the keys the worker's judges hold (its judge runtime's, e.g. one read from
+    Secret Manager). A row the redaction fails on is written with its redacted columns
+    withheld, never as it was."""
 
     stage = "redact"
 
@@ -105,13 +106,21 @@ class _RedactFn(GuardedDoFn):
         yield dataclasses.replace(row, **withheld) if withheld else row
 
     def __init__(self, env_names: tuple[str, ...]):
-        self._env_names = env_names
+        self._names = Redactor(env_names)  # pickled with the DoFn: names only
+        self._shared = runtime.runtime_handle()
 
     def setup(self) -> None:
-        extra = (os.environ.get(name) for name in self._env_names)
-        self._secrets = (*configured_secrets(), *(v for v in extra if v))
+        self._runtime = runtime.acquire(self._shared)
+        self._held: Redactor | None = None
+        self._secrets: tuple[str, ...] = ()
+
+    def teardown(self) -> None:
+        self._runtime = None  # the runtime goes once no DoFn of this process holds it
 
     def process(self, row: Any) -> Iterator[Any]:
+        held = self._runtime.keys  # grows as this process builds judges
+        if held is not self._held:
+            self._held, self._secrets = held, self._names.joined(held).secrets()
         yield redact_row(row, self._secrets)
 
 

@@ -3,8 +3,8 @@
 gold labels of `eval` (`eval/phoenix_labels.py`).
 
 Transport errors, 429 and 5xx are retried (tenacity, with exponential back-off); the key
-(`PHOENIX_API_KEY`) is sent as a bearer token and registered for redaction, so that no log
-line or error shows it.
+(`PHOENIX_API_KEY`, a well-known key variable of `transforms/common/redact.py`) is sent as a
+bearer token and redacted from the client's errors, so that no log line or error shows it.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_expo
 from rt4chart.pipeline.sources.common import SpanDecodeError
 from rt4chart.pipeline.sources.phoenix import row_span
 from rt4chart.schemas.spans import SourceSpan
-from rt4chart.transforms.common.redact import redact_configured, register_key_env
+from rt4chart.transforms.common.redact import Redactor
 
 logger = logging.getLogger(__name__)
 
@@ -89,8 +89,8 @@ class PhoenixClient:
                  transport: httpx.BaseTransport | None = None):
         self._target = target
         key = api_key if api_key is not None else os.environ.get(API_KEY_ENV)
-        if key:
-            register_key_env(API_KEY_ENV)
+        # Its errors are cleaned of the key it sends (a variable's or one it was given).
+        self._keys = Redactor((API_KEY_ENV,), (key,) if key else ())
         self._http = httpx.Client(
             base_url=target.base_url, timeout=target.timeout_s, transport=transport,
             headers={"Authorization": f"Bearer {key}"} if key else {})
@@ -121,10 +121,10 @@ class PhoenixClient:
         try:
             response = retrying(self._send, method, url, **kwargs)
         except (_Transient, httpx.TransportError) as exc:
-            raise PhoenixError(redact_configured(
+            raise PhoenixError(self._keys.redact(
                 f"{method} {url} failed after {t.attempts} attempt(s): {exc}")) from None
         if response.status_code >= 400:
-            raise PhoenixError(redact_configured(
+            raise PhoenixError(self._keys.redact(
                 f"{method} {url}: {response.status_code} {response.reason_phrase}: "
                 f"{response.text[:300]}"), response.status_code)
         return response
@@ -139,7 +139,7 @@ class PhoenixClient:
             body = None
         if not isinstance(body, dict):
             raise PhoenixError(f"GET {url}: the answer is not a JSON object: "
-                               f"{redact_configured(response.text[:200])}")
+                               f"{self._keys.redact(response.text[:200])}")
         return body
 
     def _spans(self, trace_ids: Sequence[str], **params: str) -> Iterator[dict]:

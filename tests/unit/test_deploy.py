@@ -162,5 +162,6 @@ def test_a_judge_without_the_key_in_its_environment_reads_it_from_the_secret(mon
         auth = [r.headers.get("authorization") for r in server.received]
     assert asked == ["projects/proj/secrets/judge-key/versions/latest"]
     assert auth and set(auth) == {f"Bearer {key}"}
-    assert os.environ["OPENAI_API_KEY"] == key  # the process's environment, never a file
+    assert "OPENAI_API_KEY" not in os.environ  # held by the judge: never a file nor the env
+    assert judge.held_keys() == (key,)  # its runtime redacts it from what the stages write
     assert key not in (redact_configured(f"upstream said: bad key {key}") or "")

@@ -3,6 +3,7 @@ messages), the summary's reasons, the report's data and a failed run's error lin
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 from datetime import UTC, datetime
@@ -18,7 +19,9 @@ from rt4chart.pipeline.results.summary import read_table, summarise
 from rt4chart.pipeline.sinks.fanout import Sinks, WriteTables, key_envs, redact_row
 from rt4chart.schemas.rows import DeadLetterRow, to_dict
 from rt4chart.schemas.tables import TABLES, arrow_schema
-from rt4chart.transforms.judges.contract import JudgeSpec
+from rt4chart.transforms.judges import runtime
+from rt4chart.transforms.judges.contract import JudgeSpec, judge_keys
+from rt4chart.transforms.judges.openai import secret_key
 
 from testutil import answer_row
 
@@ -146,3 +149,38 @@ def test_a_failed_runs_error_line_and_log_lines_are_redacted(monkeypatch):
     formatted = cli.RedactingFormatter(cli.LOG_FORMAT).format(record)
     assert OWN_KEY not in formatted and "Traceback" in formatted
     assert cli.main_error(RuntimeError()) == "RuntimeError"
+
+
+def test_write_tables_redacts_a_key_the_workers_judge_read_from_secret_manager(tmp_path,
+                                                                               monkeypatch):
+    """No variable holds it: the judge holds it, and its runtime tells the sinks."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setattr(secret_key, "access_secret", lambda name: OWN_KEY)
+    spec = JudgeSpec.of("openai", {"base_url": "http://127.0.0.1:9/v1", "probe": "false",
+                                   "api_key_secret": "projects/p/secrets/only-here"})
+    worker = runtime.acquire(runtime.runtime_handle())  # this process's, as the stages'
+    worker.judge(spec)  # as a judge stage's setup builds it
+    out = tmp_path / "out"
+    with TestPipeline() as p:
+        dead = p | "Dead" >> beam.Create([_dead(f"echo {OWN_KEY}", f'{{"k": "{OWN_KEY}"}}')])
+        {"dead_letters": dead} | WriteTables(Sinks(str(out)))
+    written = read_table(str(out), "dead_letters").to_pylist()
+    assert [(d["reason"], d["raw"]) for d in written] == [
+        ("echo [REDACTED]", '{"k": "[REDACTED]"}')]
+
+
+def test_the_launchers_lines_redact_the_key_variable_its_run_names(monkeypatch):
+    monkeypatch.setenv("MY_JUDGE_KEY", OWN_KEY)
+    handler = logging.StreamHandler(io.StringIO())
+    handler.setFormatter(cli.RedactingFormatter(cli.LOG_FORMAT))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        assert cli.main_error(RuntimeError(OWN_KEY)) == f"RuntimeError: {OWN_KEY}"
+        cli.use_keys(judge_keys(JudgeSpec.of("openai", {"api_key_env": "MY_JUDGE_KEY"})))
+        logging.getLogger("rt4chart.test").warning("endpoint said %s", OWN_KEY)
+        assert cli.main_error(RuntimeError(OWN_KEY)) == "RuntimeError: [REDACTED]"
+    finally:
+        root.removeHandler(handler)
+    logged = handler.stream.getvalue()
+    assert OWN_KEY not in logged and "endpoint said [REDACTED]" in logged

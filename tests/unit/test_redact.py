@@ -8,11 +8,10 @@ import pytest
 
 from rt4chart.transforms.common.redact import (
     REDACTED,
-    REGISTRY_ENV,
+    Redactor,
     configured_secrets,
     redact,
     redact_configured,
-    register_key_env,
 )
 from rt4chart.transforms.judge_stage import short_error
 from rt4chart.transforms.judges.base import JudgeError
@@ -66,14 +65,13 @@ def test_ordinary_reasons_are_left_alone():
     assert redact(None) is None and redact("") == ""
 
 
-def test_configured_secrets_read_the_key_variables_and_the_registered_ones(monkeypatch):
-    monkeypatch.setenv(REGISTRY_ENV, "")  # the registry this test fills, emptied when it ends
+def test_configured_secrets_read_the_key_variables_and_the_run_s_ones(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.setenv("RT4CHART_TEST_KEY_VAR", AZURE_KEY)
     assert AZURE_KEY not in configured_secrets()
-    register_key_env("RT4CHART_TEST_KEY_VAR")
-    assert set(configured_secrets()) >= {KEY, AZURE_KEY}
-    assert redact_configured(f"k={AZURE_KEY}") == f"k={REDACTED}"
+    run = Redactor(("RT4CHART_TEST_KEY_VAR",))  # the run's judge's api_key_env
+    assert set(configured_secrets(keys=run)) >= {KEY, AZURE_KEY}
+    assert redact_configured(f"k={AZURE_KEY}", run) == f"k={REDACTED}"
     assert configured_secrets({"OPENAI_API_KEY": "a"}) == ("a",)
 
 

@@ -1,5 +1,5 @@
 """The per-process state the stages share lives in objects, not module globals (issue 22): the
-tally, the throttling clock and the key registry can each be made fresh in a test."""
+tally, the throttling clock and the keys redacted can each be made fresh in a test."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import asyncio
 import pickle
 
 from rt4chart.transforms.common import tally
-from rt4chart.transforms.common.redact import REDACTED, REGISTRY_ENV, KeyRegistry
+from rt4chart.transforms.common.redact import REDACTED, Redactor
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.judges.openai.provider_limits import retuned
@@ -37,7 +37,6 @@ def test_a_counter_is_picklable_and_counts_in_the_tally_of_the_process_it_runs_i
 
 def test_judges_a_runtime_builds_count_on_its_clock_and_retuning_keeps_it(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdef")
-    monkeypatch.setenv(REGISTRY_ENV, "")  # the judge registers its key variable
     runtime = JudgeRuntime()
     judge = runtime.judge(JudgeSpec.of("openai", {"base_url": "http://127.0.0.1:9/v1"}))
     assert judge._throttled is runtime.throttled
@@ -64,12 +63,30 @@ def test_judges_a_runtime_builds_count_on_its_clock_and_retuning_keeps_it(monkey
     assert report_throttled(None, signaler) == 0 and report_throttled(ThrottleClock()) == 0
 
 
-def test_a_key_registry_over_an_environment_of_its_own():
+def test_the_keys_redacted_are_a_value_over_an_environment_of_its_own():
     env = {"MY_KEY": KEY}
-    keys = KeyRegistry(env)
-    assert keys.redact(f"echo {KEY}") == f"echo {KEY}"
-    keys.register("MY_KEY")
-    keys.register("MY_KEY")
-    assert keys.registered() == ("MY_KEY",) and keys.secrets() == (KEY,)
-    assert keys.redact(f"echo {KEY}") == f"echo {REDACTED}"
-    assert KeyRegistry({}).registered() == ()  # another environment, another registry
+    keys = Redactor()
+    assert keys.redact(f"echo {KEY}", env) == f"echo {KEY}"
+    keys = keys.with_names("MY_KEY").with_names("MY_KEY")
+    assert keys.names == ("MY_KEY",) and keys.secrets(env) == (KEY,)
+    assert keys.redact(f"echo {KEY}", env) == f"echo {REDACTED}"
+    assert Redactor().names == ()  # another run, other keys
+    assert keys.secrets({}) == ()  # names only: the values are the environment's
+
+
+def test_a_held_key_is_redacted_in_its_process_and_never_pickled():
+    keys = Redactor(("MY_KEY",)).with_values(KEY)
+    assert keys.redact(f"echo {KEY}", {}) == f"echo {REDACTED}"
+    assert KEY not in repr(keys)
+    travelled = pickle.loads(pickle.dumps(keys))  # what a DoFn carries to a worker process
+    assert travelled == Redactor(("MY_KEY",)) and KEY.encode() not in pickle.dumps(keys)
+
+
+def test_a_runtime_redacts_the_keys_its_judges_read(monkeypatch):
+    monkeypatch.setenv("MY_JUDGE_KEY", KEY)
+    worker = JudgeRuntime()
+    assert "MY_JUDGE_KEY" not in worker.keys.names
+    worker.judge(JudgeSpec.of("openai", {"base_url": "http://127.0.0.1:9/v1",
+                                         "api_key_env": "MY_JUDGE_KEY"}))
+    assert worker.keys.names == ("MY_JUDGE_KEY",)
+    assert worker.keys.redact(f"echo {KEY}") == f"echo {REDACTED}"

@@ -17,15 +17,16 @@ removes, from any text:
   ``x-api-key: …``, ``Authorization: …``, ``api_key=…``, ``Ocp-Apim-Subscription-Key: …``.
 
 :func:`redact` is pure; :func:`redact_configured` adds the keys configured in the environment
-(``OPENAI_API_KEY``, ``AZURE_OPENAI_API_KEY`` and any variable a judge registered with
-:func:`register_key_env`).
+(the well-known variables of KEY_ENV_NAMES, read only) and those of a run's :class:`Redactor`.
 
-Which variables hold keys is a :class:`KeyRegistry` over an environment: the registered names
-are kept there (``RT4CHART_KEY_ENVS``), next to the keys themselves, so that a registration
-lasts as long as the process (a judge registers its key variable when it is built, the
-launcher's log lines and every stage's error path read it), local worker processes started
-afterwards inherit it, and a test passes an environment of its own. A DoFn makes its registry
-in `setup()`.
+Which variables hold keys is part of a run's configuration, not of the process: a
+:class:`Redactor` (frozen, small) names the variables a run's judges and clients read their
+keys from (``JudgeKind.key_envs``: a judge's ``api_key_env``) and holds the key values a
+component keeps itself (a key its judge read from Secret Manager). The launcher builds one from
+the run's config (its log lines, its error lines), the pipeline passes its names to the stages
+and sinks that redact (pickled with them, so that local worker processes have them too), and a
+worker's judge runtime adds the keys its judges hold. A held value is never pickled: it stays in
+the process that read it. Nothing here writes the environment.
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ import base64
 import functools
 import os
 import re
-import threading
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from rt4chart.transforms.common.redact_views import (
     Span,
@@ -46,7 +47,11 @@ from rt4chart.transforms.common.redact_views import (
 )
 
 REDACTED = "[REDACTED]"
-KEY_ENV_NAMES = ("OPENAI_API_KEY", "AZURE_OPENAI_API_KEY")
+# The well-known key variables, always redacted when set: the OpenAI and Azure OpenAI judges'
+# defaults, the Phoenix client's (pipeline/sources/phoenix_client.py) and the Langfuse
+# client's (pipeline/annotate/langfuse.py), whose modules name them too.
+KEY_ENV_NAMES = ("OPENAI_API_KEY", "AZURE_OPENAI_API_KEY", "PHOENIX_API_KEY",
+                 "LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY")
 # A configured value shorter than this is not a real key ("x", "none", "not-needed" for a local
 # endpoint): replacing it everywhere would garble reasons without hiding anything.
 MIN_SECRET_CHARS = 12
@@ -59,9 +64,6 @@ _HEADER = re.compile(
     r"(?i)\b(api[-_]?key|x-api-key|authorization|ocp-apim-subscription-key|access[-_]token)"
     r"(\"?'?\s*[:=]\s*[\"']?)"
     r"((?:(?:bearer|basic|token)\s+)?[^\s\"',;&}\]]+)")
-
-# The registered variable names, comma-separated, in the environment a KeyRegistry reads.
-REGISTRY_ENV = "RT4CHART_KEY_ENVS"
 
 
 def redact(text: str | None, secrets: Iterable[str] = ()) -> str | None:
@@ -160,48 +162,60 @@ def _compiled(secrets: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(secrets_pattern(secrets))
 
 
-class KeyRegistry:
-    """The variables whose values :meth:`redact` removes: KEY_ENV_NAMES and the registered
-    ones, kept in `environ` (the process's environment by default) under REGISTRY_ENV."""
+@dataclass(frozen=True)
+class Redactor:
+    """The keys a run's texts are cleaned of, besides the well-known ones (KEY_ENV_NAMES).
 
-    _lock = threading.Lock()  # registrations of one process's threads, one at a time
+    Attributes:
+        names: the variables holding keys (a judge's ``api_key_env``), read when redacting.
+        values: keys a component holds itself (read from Secret Manager); never pickled.
+    """
 
-    def __init__(self, environ: MutableMapping[str, str] | None = None):
-        self._env = os.environ if environ is None else environ
+    names: tuple[str, ...] = ()
+    values: tuple[str, ...] = field(default=(), repr=False)
 
-    def registered(self) -> tuple[str, ...]:
-        """The names registered so far, sorted."""
-        return tuple(sorted(n for n in self._env.get(REGISTRY_ENV, "").split(",") if n))
+    def __reduce__(self) -> tuple:
+        # What travels to workers is the names; a held key stays in the process that read it.
+        return (Redactor, (self.names,))
 
-    def register(self, name: str) -> None:
-        """Also redact the value of environment variable `name` (a judge's ``api_key_env``)."""
-        with self._lock:
-            names = self.registered()
-            if name and name not in names:
-                self._env[REGISTRY_ENV] = ",".join(sorted({*names, name}))
+    def with_names(self, *names: str) -> Redactor:
+        """Also the values of the variables `names` (each name once, in order)."""
+        return Redactor(tuple(dict.fromkeys((*self.names, *(n for n in names if n)))),
+                        self.values)
+
+    def with_values(self, *values: str) -> Redactor:
+        """Also the key values `values` (each once, in order)."""
+        return Redactor(self.names,
+                        tuple(dict.fromkeys((*self.values, *(v for v in values if v)))))
+
+    def joined(self, other: Redactor) -> Redactor:
+        """The names and values of both."""
+        return self.with_names(*other.names).with_values(*other.values)
 
     def secrets(self, environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
-        """The values of the key variables in `environ` (by default the registry's own)."""
-        env = self._env if environ is None else environ
-        names = dict.fromkeys((*KEY_ENV_NAMES, *self.registered()))  # each name once
-        return tuple(value for value in (env.get(name) for name in names) if value)
+        """The key values: those of KEY_ENV_NAMES and `names` in `environ` (by default the
+        process's environment, read only), then the held ones."""
+        env = os.environ if environ is None else environ
+        names = dict.fromkeys((*KEY_ENV_NAMES, *self.names))  # each name once
+        found = (value for value in (env.get(name) for name in names) if value)
+        return tuple(dict.fromkeys((*found, *self.values)))
 
-    def redact(self, text: str | None) -> str | None:
-        """:func:`redact` with the keys configured in the environment."""
-        return redact(text, self.secrets())
-
-
-def register_key_env(name: str) -> None:
-    """Have :func:`redact_configured` also remove the value of environment variable `name` (a
-    judge's configured ``api_key_env``), in this process and the workers it starts."""
-    KeyRegistry().register(name)
+    def redact(self, text: str | None, environ: Mapping[str, str] | None = None) -> str | None:
+        """:func:`redact` with these keys."""
+        return redact(text, self.secrets(environ))
 
 
-def configured_secrets(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """The values of the key variables: KEY_ENV_NAMES and the registered ones."""
-    return KeyRegistry().secrets(environ)
+NO_EXTRA_KEYS = Redactor()
 
 
-def redact_configured(text: str | None) -> str | None:
-    """:func:`redact` with the keys configured in the environment."""
-    return KeyRegistry().redact(text)
+def configured_secrets(environ: Mapping[str, str] | None = None,
+                       keys: Redactor = NO_EXTRA_KEYS) -> tuple[str, ...]:
+    """The values of the key variables: KEY_ENV_NAMES and those `keys` names, and the values
+    `keys` holds."""
+    return keys.secrets(environ)
+
+
+def redact_configured(text: str | None, keys: Redactor = NO_EXTRA_KEYS) -> str | None:
+    """:func:`redact` with the keys configured in the environment (KEY_ENV_NAMES) and `keys`'s
+    (a run's own variables and held values)."""
+    return keys.redact(text)

@@ -33,6 +33,7 @@ from typing import Any
 
 from rt4chart.schemas.records import Calibration
 from rt4chart.transforms.common import probability
+from rt4chart.transforms.common.redact import Redactor
 from rt4chart.transforms.judges.base import (
     CALIBRATION_OPTION,
     DEADLINE_OPTION,
@@ -125,6 +126,11 @@ class Judge(abc.ABC):
     def endpoint_speed(self) -> dict[str, Any] | None:
         """The endpoint's speed as this judge measured it (check-judge), None when unknown."""
         return None
+
+    def held_keys(self) -> tuple[str, ...]:
+        """The keys this judge holds that its process's environment does not (one it read from
+        Secret Manager): its runtime redacts them from what its stages write."""
+        return ()
 
 
 # --- a custom judge's answers, converted in one place --------------------------------------
@@ -297,6 +303,12 @@ class JudgeKind:
         from Secret Manager themselves; None when the judge needs no key."""
         return None
 
+    def key_envs(self, spec: JudgeSpec) -> tuple[str, ...]:
+        """The variables the judge reads its keys from, whose values are redacted wherever the
+        run writes: the `api_key_env` option when given (a custom judge may take one too)."""
+        name = dict(spec.options).get("api_key_env")
+        return (name,) if name else ()
+
     def cap_prices(self, spec: JudgeSpec) -> Any:
         """The prices a spend cap is reckoned in; ValueError when the judge has none (a cap
         never runs uncapped)."""
@@ -381,6 +393,13 @@ class JudgeSpec:
         """What this judge is before it is built (the default for a custom judge)."""
         target = KINDS.get(self.name)
         return JudgeKind() if target is None else _imported(self.name, target)()
+
+
+def judge_keys(*specs: JudgeSpec | None) -> Redactor:
+    """The keys the judges of `specs` (None: no judge, e.g. no confirming one) read, by
+    variable name (`JudgeKind.key_envs`): what a run redacts besides the well-known ones."""
+    names = (name for spec in specs if spec is not None for name in spec.kind().key_envs(spec))
+    return Redactor().with_names(*names)
 
 
 def _set_deadline(judge: Judge, name: str, raw: str) -> None:

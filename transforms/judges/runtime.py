@@ -14,7 +14,9 @@ stage's progress counters reach it through the same handle: Beam keeps only the 
 worker's throttling clock (`throttling.ThrottleClock`): the
 judges it builds count their rate limits' held time on it, and the judge stages report it to
 Beam. It holds the objects of a job that a worker's stages share (`held`: a job's spend
-ledger, `spend_cap.py`), so that no module keeps a registry of them. The runtime lives while
+ledger, `spend_cap.py`), so that no module keeps a registry of them, and the keys its judges
+read (`keys`: the variables their specs name and the keys they hold, e.g. one read from Secret
+Manager), which the judge stages and the sinks of this process redact. The runtime lives while
 a DoFn holds it (and Beam keeps the last acquired object alive); when it is collected, its loop
 stops and its thread ends.
 """
@@ -32,8 +34,9 @@ from typing import Any, TypeVar
 
 from apache_beam.utils.shared import Shared
 
+from rt4chart.transforms.common.redact import Redactor
 from rt4chart.transforms.common.tally import LiveCounter, LiveTally
-from rt4chart.transforms.judges.contract import Judge, JudgeSpec, close_judge
+from rt4chart.transforms.judges.contract import Judge, JudgeSpec, close_judge, judge_keys
 from rt4chart.transforms.judges.throttling import ThrottleClock, building_judges
 
 # How long a runtime that goes waits for its judges' connections to close.
@@ -52,6 +55,7 @@ class JudgeRuntime:
         self.tally = LiveTally()  # the progress counters' tally of this process
         self._held: dict[str, Any] = {}  # a job's objects in this worker, see `held`
         self._held_lock = threading.Lock()
+        self._keys = Redactor()  # its judges' keys, see `keys`
         self._loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=_run_loop, args=(self._loop,),
                                        name="rt4chart-judge-loop", daemon=True)
@@ -65,7 +69,14 @@ class JudgeRuntime:
             if judge is None:
                 with building_judges(self.throttled):
                     judge = self._judges[spec] = spec.build()
+                self._keys = self._keys.joined(judge_keys(spec).with_values(*judge.held_keys()))
             return judge
+
+    @property
+    def keys(self) -> Redactor:
+        """The keys of the judges built so far: the variables their specs name and the keys
+        they hold (a key read from Secret Manager never leaves its judge's process)."""
+        return self._keys
 
     def submit(self, coro: Awaitable[Any]) -> concurrent.futures.Future:
         """Schedule a coroutine on the loop; the future resolves in the caller's thread."""

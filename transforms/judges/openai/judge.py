@@ -37,7 +37,7 @@ from tenacity import (
 )
 
 from rt4chart import prompts
-from rt4chart.transforms.common.redact import redact, register_key_env
+from rt4chart.transforms.common.redact import redact
 from rt4chart.transforms.judges.base import (
     DecomposedClaim,
     JudgeError,
@@ -201,11 +201,12 @@ class OpenAIJudge(Judge):
         self._schemas: dict[str, dict] = {}  # see schema()
         self.base_url = self.config.base_url or os.environ.get("OPENAI_BASE_URL")
         self._api_key = os.environ.get(self.config.api_key_env)
+        self._fetched: tuple[str, ...] = ()  # a key read from Secret Manager (held_keys)
         if not self._api_key and self.config.api_key_secret:
-            # Into this process's environment (memory, never a file), where redaction finds it.
-            self._api_key = os.environ[self.config.api_key_env] = read_api_key(
-                self.config.api_key_secret)
-        register_key_env(self.config.api_key_env)  # reasons made elsewhere are redacted too
+            # Held by this judge (memory, never a file nor the environment): its runtime
+            # redacts it from what the stages write (held_keys).
+            self._api_key = read_api_key(self.config.api_key_secret)
+            self._fetched = (self._api_key,)
         self._deadline_s: float | None = None  # call_deadline_s when set (see the property)
         self._breaker = CircuitBreaker(self.config.breaker_after_s, self.config.breaker_probe_s)
         # The endpoint's running speed (endpoint_speed): the waits of streamed replies.
@@ -446,6 +447,9 @@ class OpenAIJudge(Judge):
         if fix is not None:
             self.capabilities, change = fix
             logger.warning("%s (timeout_s=%g)", change, self.config.timeout_s)
+
+    def held_keys(self) -> tuple[str, ...]:
+        return self._fetched
 
     def _secrets(self) -> tuple[str, ...]:
         return (self._api_key,) if self._api_key else ()

@@ -84,6 +84,11 @@ class OpenAIKind(JudgeKind):
         return (options.get("api_key_env", DEFAULT_KEY_ENV),
                 bool(options.get("api_key_secret")))
 
+    def key_envs(self, spec: JudgeSpec) -> tuple[str, ...]:
+        """`api_key_env`, else the default (OPENAI_API_KEY; Azure's AZURE_OPENAI_API_KEY is a
+        well-known key variable too: transforms/common/redact.py)."""
+        return (dict(spec.options).get("api_key_env") or DEFAULT_KEY_ENV,)
+
     def cap_prices(self, spec: JudgeSpec) -> pricing.Prices:
         options = dict(spec.options)
         config = with_endpoint(config_only(options), options.keys(), os.environ)

@@ -6,9 +6,10 @@ reads ``OPENAI_API_KEY`` there finds nothing. Two ways get the key to them witho
 - the rt4chart image (infra/flex_template), whose entrypoint reads the secret named in
   ``RT4CHART_OPENAI_SECRET`` into the environment before Beam starts (infra/.../openai_key.py);
 - the judge option ``api_key_secret`` (any runner, stock workers included): each worker's judge
-  reads the secret version when it is built and puts it into its process's environment under
-  ``api_key_env`` (memory, never a file), where redaction finds it. The launcher reads it
-  too, so a wrong name or a missing permission stops the launch rather than every worker.
+  reads the secret version when it is built and holds it (memory, never a file nor the
+  environment); its judge runtime redacts it from what the stages write (``held_keys``).
+  The launcher reads it too, so a wrong name or a missing permission stops the launch rather
+  than every worker.
 
 A name is a secret id in the job's project, ``projects/P/secrets/S`` (version ``latest``) or
 ``projects/P/secrets/S/versions/V``.
