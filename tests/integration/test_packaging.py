@@ -21,7 +21,7 @@ def test_wheel_holds_only_the_rt4chart_namespace(tmp_path):
     assert tops == {"rt4chart", next(t for t in tops if t.endswith(".dist-info"))}
     for expected in ("rt4chart/prompts/verify_system.txt", "rt4chart/prompts/verify.schema.json",
                      "rt4chart/pipeline/examples/traces.jsonl",
-                     "rt4chart/transforms/judges/openai_judge.py",
+                     "rt4chart/transforms/judges/openai/judge.py",
                      "rt4chart/schemas/tables.py", "rt4chart/prompts/verify_many.schema.json",
                      "rt4chart/pipeline/eval/metrics.py",
                      "rt4chart/pipeline/report/static/report.js",
