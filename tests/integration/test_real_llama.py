@@ -63,6 +63,7 @@ def _direct(server: LlamaServer, **fields) -> httpx.Response:
 def test_check_judge_negotiates_a_request_the_server_takes_and_honours(server, capsys):
     code = cli.main(["check-judge", *_judge(server), "--json"])
     out, err = capsys.readouterr()
+    assert out, err[-2000:]  # nothing printed: the negotiation failed, and stderr says why
     findings = json.loads(out)  # printed whether or not the example calls succeed
     assert code == (0 if findings["usable"] else 1), err[-2000:]
     for call in findings["calls"]:  # each example call answered or says why not
