@@ -6,7 +6,7 @@ labels are stable verbs: a runner's in-place update of a streaming job depends o
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import apache_beam as beam
 
@@ -16,6 +16,7 @@ from rt4chart.pipeline.run.config import AuditConfig, StagesConfig, StreamConfig
 from rt4chart.pipeline.run.progress import DeadLetterRows
 from rt4chart.pipeline.sinks.fanout import Sinks, WriteTables, key_envs
 from rt4chart.pipeline.sources.traces import ReadTraces
+from rt4chart.pipeline.stream.pubsub_frontend import LocalPubSub, LocalSource
 from rt4chart.schemas import rows
 from rt4chart.schemas.records import Message, RunInfo
 from rt4chart.transforms.aggregate import REDO_STAGE, AggregateAnswers
@@ -36,9 +37,6 @@ from rt4chart.transforms.spend_cap import CapGate, SettleFn, cap_prices
 from rt4chart.transforms.validate import ValidateTraces
 from rt4chart.transforms.verify_global import VerifyGlobal
 from rt4chart.transforms.verify_local import VerifyLocal
-
-if TYPE_CHECKING:
-    from rt4chart.pipeline.stream.pubsub_leases import LeaseHandle
 
 
 class AuditTables(NamedTuple):
@@ -270,19 +268,23 @@ class StreamTables(NamedTuple):
 
 
 def build_stream(pipeline: beam.Pipeline, config: StreamConfig, run: RunInfo,
-                 bigquery_client=None, settle: LeaseHandle | None = None) -> StreamTables:
+                 bigquery_client=None, local: LocalPubSub | None = None) -> StreamTables:
     """Add the streaming audit, from a Pub/Sub subscription to the sinks, to a pipeline.
 
     Rows BigQuery rejects become dead letters: in the Parquet dead_letters table with --out and
     on the dead-letter topic. A message over `config.max_message_bytes` is a dead letter
-    (stage `receive`) without being parsed. `settle`: the local runner's Pub/Sub leases that
-    the Parquet files settle once durable (pipeline/stream/pubsub_leases.py).
+    (stage `receive`) without being parsed. `local`: the local runner's Pub/Sub, read from
+    its front-end and settled by the Parquet files once durable (pipeline/stream/); without
+    it, Beam's ReadFromPubSub reads the subscription (Dataflow).
     """
-    read = beam.io.ReadFromPubSub(subscription=config.subscription, with_attributes=True,
-                                  id_label=config.id_attribute)
-    sized = (pipeline | "ReadMessages" >> read | "Messages" >> beam.Map(to_message)
-             | "CheckSize" >> beam.ParDo(_CheckSizeFn(config.max_message_bytes)).with_outputs(
-                 "dead", main="ok"))
+    if local is not None:
+        received = pipeline | "ReadMessages" >> LocalSource(local)
+    else:
+        read = beam.io.ReadFromPubSub(subscription=config.subscription, with_attributes=True,
+                                      id_label=config.id_attribute)
+        received = pipeline | "ReadMessages" >> read | "Messages" >> beam.Map(to_message)
+    sized = received | "CheckSize" >> beam.ParDo(
+        _CheckSizeFn(config.max_message_bytes)).with_outputs("dead", main="ok")
     messages, unread = sized.ok, [sized.dead | "OversizeRows" >> beam.Map(
         rows.DeadLetterRow.of)]
     if config.input_format == "otlp":  # spans -> one message per trace (pipeline/sources)
@@ -301,6 +303,7 @@ def build_stream(pipeline: beam.Pipeline, config: StreamConfig, run: RunInfo,
         alerts = (alerts, cap_alerts) | "WithCapAlerts" >> beam.Flatten()
     sinks = Sinks(config.out, streaming=True, bigquery=config.bigquery,
                   dead_letter_topic=config.dead_letter_topic, alerts_topic=config.alerts_topic,
-                  key_envs=judge_key_envs(config.stages), tables=config.tables, settle=settle)
+                  key_envs=judge_key_envs(config.stages), tables=config.tables,
+                  settle=local.settle if local is not None else None)
     {**tables.written(), "alerts": alerts} | "WriteTables" >> WriteTables(sinks, bigquery_client)
     return StreamTables(tables, alerts)

@@ -445,9 +445,9 @@ def _run_local_stream(config: StreamConfig, run: RunInfo, options: PipelineOptio
                       every_s: float = PROGRESS_EVERY_S) -> StreamRun:
     """The local runner's stream: messages stay unacknowledged until their rows are written
     (pubsub_frontend.py, pubsub_leases.py)."""
-    with local_subscription(config) as settle:
+    with local_subscription(config) as local:
         pipeline = beam.Pipeline(options=options)
-        graph.build_stream(pipeline, config, run, settle=settle)
+        graph.build_stream(pipeline, config, run, local=local)
         result, ended = run_with_progress(pipeline, stop, every_s, streaming=True)
         if not ended:
             result.cancel()

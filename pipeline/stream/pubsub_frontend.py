@@ -1,29 +1,42 @@
-"""A loopback Pub/Sub front-end for the local runner, so that acknowledgements wait for sinks.
+"""The local runner's Pub/Sub source: a loopback event server for Beam's TestStream, so that
+acknowledgements wait for sinks and the endpoint is passed, not exported.
 
-The DirectRunner's only unbounded source that keeps a real clock is its ReadFromPubSub, which
-acknowledges on receipt (a splittable DoFn such as PeriodicImpulse does not run on the
-bundle-based runner, and TestStream swaps in a test clock). So locally `rt4chart stream` points
-Beam's Pub/Sub clients at this front-end on 127.0.0.1 (through PUBSUB_EMULATOR_HOST, for the
-run only): Beam pulls and "acknowledges" here, while `pubsub_leases.Leases` holds the real
-subscription's messages until their rows are written. Publishes (dead-letter and alerts topics)
-are forwarded to the real service unchanged.
+Beam's local ReadFromPubSub acknowledges on receipt, and it builds its client with no arguments
+(`pubsub.SubscriberClient()`), so it could only be pointed anywhere through the process
+environment. The local runner's other unbounded source is TestStream, which reads its events
+from a TestStreamService at the `endpoint` it is given. So locally `rt4chart stream` reads
+through `LocalSource` (a TestStream on this front-end's address, on 127.0.0.1), while
+`pubsub_leases.Leases` pulls the real subscription and holds its messages until their rows are
+written. Publishes (dead-letter and alerts topics) go through Beam's WriteToPubSub, to the
+service the client library is configured for, as on Dataflow.
 
-The front-end answers Pull (at most FRONT_BYTES per response: Beam's own client keeps gRPC's
-4 MB receive limit), Acknowledge and ModifyAckDeadline (no-ops: the real leases are elsewhere)
-and Publish; any other call is UNIMPLEMENTED.
+The front-end's event stream keeps the clock the Pub/Sub read kept:
+- before each batch the watermark moves to now, as Beam's local Pub/Sub read moved it with each
+  pull (so a message older than its window's lateness is late, as it was there);
+- each batch of messages (at most FRONT_MESSAGES, as Beam's local read pulled, and FRONT_BYTES:
+  the TestStream's gRPC client keeps the 4 MB receive limit) is an element event, each
+  message at its publish time;
+- and, at least every PULL_WAIT_S, processing time moves to now: the TestStream runs the
+  runner's timers on its own clock, which the front-end keeps at the wall clock (the stages'
+  timeouts are set from `time.time()`).
+- At most MAX_IN_FLIGHT messages are sent and not yet taken by the pipeline (`FrontHandle`):
+  the TestStream's reader queues what it receives without bound.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import logging
 import os
 import queue
 import threading
+import time
 from collections.abc import Iterator
-from concurrent import futures
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import apache_beam as beam
+from apache_beam.utils.shared import Shared
 
 from rt4chart.schemas.records import Message
 
@@ -32,147 +45,215 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-FRONT_BYTES = 3 * 1024 * 1024  # per Pull response, under Beam's client's 4 MiB limit
-MAX_QUEUED = 2000  # messages waiting for Beam's next pull
-PULL_WAIT_S = 1.0  # an empty Pull returns after this: Beam's watermark follows each pull
+FRONT_BYTES = 3 * 1024 * 1024  # per element event, under the TestStream client's 4 MiB limit
+FRONT_MESSAGES = 10  # per element event: what Beam's local Pub/Sub read pulls at a time
+MAX_QUEUED = 2000  # messages waiting for the event stream
+MAX_IN_FLIGHT = 2000  # messages sent to the pipeline and not yet taken from its event queue
+PULL_WAIT_S = 1.0  # the longest the clock and the watermark stand still
 
 
-def publisher_api(emulator_host: str | None = None):
-    """The unbatched GAPIC publisher on the real service (or emulator at `emulator_host`)."""
-    import grpc
-    from google.pubsub_v1.services.publisher import PublisherClient
-    from google.pubsub_v1.services.publisher.transports import PublisherGrpcTransport
+def encode(message: Message) -> tuple:
+    """A message as the TestStream's coder carries it (primitives only)."""
+    return (message.data, message.attributes, message.publish_time_us, message.message_id)
 
-    host = emulator_host or os.environ.get("PUBSUB_EMULATOR_HOST")
-    if host:
-        channel = grpc.insecure_channel(host, options=[
-            ("grpc.max_send_message_length", 20 * 1024 * 1024)])
-        return PublisherClient(transport=PublisherGrpcTransport(channel=channel))
-    return PublisherClient()
+
+def decode(fields: tuple) -> Message:
+    data, attributes, publish_time_us, message_id = fields
+    return Message(data, tuple(tuple(pair) for pair in attributes), publish_time_us, message_id)
 
 
 class Frontend:
-    """The front-end server: `deliver` queues a message for Beam; `address` is host:port."""
+    """The event server: `deliver` queues a message for the pipeline; `address` is host:port;
+    `handle()` is what the pipeline reports taken messages through."""
 
-    def __init__(self, publisher=None):
-        # Bounded: with acknowledgement on receipt nothing else stops the pull outrunning Beam
-        # (leased messages are bounded by Leases.max_outstanding, below this).
+    def __init__(self):
         self._queue: queue.Queue[Message] = queue.Queue(maxsize=MAX_QUEUED)
-        self._held: Message | None = None  # the message that did not fit the last response
-        self._publisher = publisher
-        self._ids = itertools.count()
+        self._held: Message | None = None  # the message that did not fit the last event
         self._server = None
-        self._lock = threading.Lock()  # one Pull at a time: `_held` is shared
+        self._stopping = threading.Event()
+        self._taken = threading.Condition()
+        self._sent = self._taken_count = 0
+        self._streams = 0
         self.address = ""
 
     def deliver(self, message: Message, _key: str = "") -> None:
         self._queue.put(message)
 
+    def took(self, count: int) -> None:
+        """`count` more messages left the pipeline's event queue (`FrontHandle.took`)."""
+        with self._taken:
+            self._taken_count += count
+            self._taken.notify_all()
+
     def start(self) -> Frontend:
         import grpc
+        from apache_beam.portability.api import beam_interactive_api_pb2_grpc as api
 
-        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=8), options=[
-            ("grpc.max_receive_message_length", 20 * 1024 * 1024),
+        front = self
+
+        class _Service(api.TestStreamServiceServicer):
+            def Events(self, request, context):  # noqa: N802 - the service's method name
+                return front.events(context.is_active)
+
+        self._server = grpc.server(futures_pool(), options=[
             ("grpc.max_send_message_length", 20 * 1024 * 1024)])
-        self._server.add_generic_rpc_handlers([self._handlers()])
+        api.add_TestStreamServiceServicer_to_server(_Service(), self._server)
         port = self._server.add_insecure_port("127.0.0.1:0")
         self._server.start()
         self.address = f"127.0.0.1:{port}"
         return self
 
     def stop(self) -> None:
+        self._stopping.set()
+        with self._taken:
+            self._taken.notify_all()
         if self._server is not None:
             self._server.stop(grace=1).wait(5)
 
-    def _handlers(self):
-        import grpc
-        from google.protobuf import empty_pb2
-        from google.pubsub_v1 import types
+    def events(self, active=lambda: True) -> Iterator:
+        """The event stream (module docstring): element batches, the watermark after each, and
+        processing time at least every PULL_WAIT_S, until the front-end stops or the reader
+        goes. One reader at a time: a second stream gets no elements."""
+        from apache_beam.portability.api import beam_runner_api_pb2
 
-        def unary(fn, request_type, response_type):
-            return grpc.unary_unary_rpc_method_handler(
-                fn, request_deserializer=request_type.deserialize,
-                response_serializer=response_type.serialize)
+        event = beam_runner_api_pb2.TestStreamPayload.Event
+        with self._taken:
+            self._streams += 1
+            first = self._streams == 1
+        if not first:
+            logger.warning("a second reader of the local Pub/Sub front-end gets no messages")
+        coder = beam.coders.FastPrimitivesCoder()
+        clock_us = watermark_us = 0
+        while not self._stopping.is_set() and active():
+            now = now_us()  # first: the batch is behind it, as behind the Pub/Sub read's
+            if now > watermark_us:
+                watermark_us = now
+                yield event(watermark_event=event.AdvanceWatermark(new_watermark=now))
+            if now > clock_us:
+                yield event(processing_time_event=event.AdvanceProcessingTime(
+                    advance_duration=now - clock_us))
+                clock_us = now
+            batch = self._batch() if first and self._room() else []
+            if batch:
+                self._sent += len(batch)
+                yield event(element_event=event.AddElements(elements=[
+                    beam_runner_api_pb2.TestStreamPayload.TimestampedElement(
+                        encoded_element=coder.encode(encode(m)),
+                        timestamp=m.publish_time_us or now) for m in batch]))
+            elif first:
+                self._wait_for_work()
+            else:
+                self._stopping.wait(PULL_WAIT_S)
 
-        def empty(_request, _context):
-            return empty_pb2.Empty()
+    def _room(self) -> bool:
+        with self._taken:
+            return self._sent - self._taken_count < MAX_IN_FLIGHT
 
-        nothing = grpc.unary_unary_rpc_method_handler(
-            empty, request_deserializer=lambda b: b,
-            response_serializer=empty_pb2.Empty.SerializeToString)
-        subscriber = grpc.method_handlers_generic_handler("google.pubsub.v1.Subscriber", {
-            "Pull": unary(self._pull, types.PullRequest, types.PullResponse),
-            "Acknowledge": nothing, "ModifyAckDeadline": nothing})
-        publisher = grpc.method_handlers_generic_handler("google.pubsub.v1.Publisher", {
-            "Publish": unary(self._publish, types.PublishRequest, types.PublishResponse)})
-        return _Both(subscriber, publisher)
+    def _wait_for_work(self) -> None:
+        """Wait, at most PULL_WAIT_S, for a message while there is room, or for room."""
+        if self._room():
+            try:
+                self._held = self._held or self._queue.get(timeout=PULL_WAIT_S)
+            except queue.Empty:
+                pass
+            return
+        with self._taken:
+            self._taken.wait(PULL_WAIT_S)
 
-    def _pull(self, request, _context):
-        with self._lock:
-            return self._pull_locked(request)
-
-    def _pull_locked(self, request):
-        from google.pubsub_v1 import types
-
+    def _batch(self) -> list[Message]:
         batch, size = [], 0
-        limit = max(1, request.max_messages or 1)
-        while len(batch) < limit:
-            message = self._next(wait=not batch)
+        while len(batch) < FRONT_MESSAGES:
+            message = self._next()
             if message is None:
-                break
+                return batch
             if batch and size + len(message.data) > FRONT_BYTES:
                 self._held = message
-                break
+                return batch
             batch.append(message)
             size += len(message.data)
-        return types.PullResponse(received_messages=[
-            types.ReceivedMessage(ack_id=f"front-{next(self._ids)}",
-                                  message=_to_pubsub(m)) for m in batch])
+        return batch
 
-    def _next(self, wait: bool) -> Message | None:
+    def _next(self) -> Message | None:
         if self._held is not None:
             message, self._held = self._held, None
             return message
         try:
-            return self._queue.get(timeout=PULL_WAIT_S) if wait else self._queue.get_nowait()
+            return self._queue.get_nowait()
         except queue.Empty:
             return None
 
-    def _publish(self, request, _context):
-        return self._publisher.publish(request=request, timeout=60)
+
+def futures_pool():
+    from concurrent import futures
+
+    return futures.ThreadPoolExecutor(max_workers=4)
 
 
-class _Both:
-    """One generic handler over the Subscriber and Publisher services."""
-
-    def __init__(self, *handlers):
-        self._handlers = handlers
-
-    def service(self, details):
-        for handler in self._handlers:
-            found = handler.service(details)
-            if found is not None:
-                return found
-        return None
+def now_us() -> int:
+    return int(time.time() * 1_000_000)
 
 
-def _to_pubsub(message: Message):
-    from google.protobuf import timestamp_pb2
-    from google.pubsub_v1 import types
+class FrontHandle:
+    """What the pipeline reports taken messages through: a picklable handle to the run's
+    `Frontend`, held through Beam's `Shared` (as `pubsub_leases.LeaseHandle` is). In another
+    process, or once the run has let it go, it reports nothing."""
 
-    stamp = timestamp_pb2.Timestamp()
-    stamp.FromMicroseconds(message.publish_time_us or 0)
-    return types.PubsubMessage(data=message.data, attributes=dict(message.attributes),
-                               message_id=message.message_id or "", publish_time=stamp)
+    def __init__(self, front: Frontend):
+        self._shared = Shared()
+        self._shared.acquire(lambda: front)
+
+    def __getstate__(self) -> dict:
+        return {"_shared": self._shared}
+
+    def took(self, count: int) -> None:
+        front = self._shared.acquire(lambda: None)
+        if front is not None:
+            front.took(count)
+
+
+@dataclass(frozen=True)
+class LocalPubSub:
+    """A local stream's Pub/Sub, as the graph needs it: the front-end's `address` and
+    `handle` (the source), and the leases the sinks settle (None: acknowledged on receipt)."""
+
+    address: str
+    handle: FrontHandle
+    settle: LeaseHandle | None
+
+
+class _TookFn(beam.DoFn):
+    """Decodes the events' messages and reports them taken (MAX_IN_FLIGHT)."""
+
+    def __init__(self, handle: FrontHandle):
+        self._handle = handle
+
+    def process(self, fields: tuple) -> Iterator[Message]:
+        self._handle.took(1)
+        yield decode(fields)
+
+
+class LocalSource(beam.PTransform):
+    """The local stream's messages: a TestStream on the front-end (module docstring)."""
+
+    def __init__(self, local: LocalPubSub):
+        super().__init__()
+        self._local = local
+
+    def expand(self, pbegin: beam.pvalue.PBegin) -> beam.PCollection[Message]:
+        from apache_beam.testing.test_stream import TestStream
+
+        return (pbegin
+                | "ReadFrontEnd" >> TestStream(coder=beam.coders.FastPrimitivesCoder(),
+                                               endpoint=self._local.address)
+                | "TakeMessages" >> beam.ParDo(_TookFn(self._local.handle)))
 
 
 @contextlib.contextmanager
-def local_subscription(config) -> Iterator[LeaseHandle | None]:
+def local_subscription(config) -> Iterator[LocalPubSub]:
     """Run a local stream's Pub/Sub through the front-end (module docstring): pulls
-    `config.subscription` with `Leases`, points Beam's Pub/Sub clients at the front-end while
-    inside (`beam_clients_at`), and yields the handle the sinks settle under, or None when
-    nothing can be waited for (no --out, or OTLP, whose traces span messages): then messages
-    are acknowledged on receipt, as Beam's local read does, and a warning says so.
+    `config.subscription` with `Leases` and yields what the graph reads and settles under.
+    Without --out, or with OTLP (whose traces span messages), nothing can be waited for:
+    messages are acknowledged on receipt, as Beam's local read does, and a warning says so.
     """
     from rt4chart.pipeline.stream import pubsub_leases
 
@@ -181,35 +262,16 @@ def local_subscription(config) -> Iterator[LeaseHandle | None]:
         logger.warning("local stream without --out (or with OTLP input): messages are "
                        "acknowledged on receipt, so a killed process loses those in flight; "
                        "Dataflow does not")
-    upstream = os.environ.get("PUBSUB_EMULATOR_HOST")
-    front = Frontend(publisher_api(upstream)).start()
+    upstream = os.environ.get("PUBSUB_EMULATOR_HOST")  # read, as the client library reads it
+    front = Frontend().start()
     leases = pubsub_leases.Leases(
         config.subscription, front.deliver, client=pubsub_leases.subscriber_client(upstream),
         lease_s=config.lease_s, ack_on_receipt=not durable,
         max_message_bytes=config.max_message_bytes)
-    handle = pubsub_leases.LeaseHandle(leases) if durable else None
+    settle = pubsub_leases.LeaseHandle(leases) if durable else None
     try:
-        with beam_clients_at(front.address):
-            leases.start()
-            yield handle
+        leases.start()
+        yield LocalPubSub(front.address, FrontHandle(front), settle)
     finally:
         leases.stop()  # its handle settles nothing from now on
         front.stop()
-
-
-@contextlib.contextmanager
-def beam_clients_at(address: str) -> Iterator[None]:
-    """Beam's own Pub/Sub clients (the local runner's ReadFromPubSub and WriteToPubSub) at
-    `address` while inside. Beam builds them with no arguments (`pubsub.SubscriberClient()`),
-    so their endpoint can only be given the way the client library reads it: the
-    PUBSUB_EMULATOR_HOST variable, set for this run only and restored after. rt4chart's own
-    clients are given their endpoint (`publisher_api`, `pubsub_leases.subscriber_client`)."""
-    saved = os.environ.get("PUBSUB_EMULATOR_HOST")
-    os.environ["PUBSUB_EMULATOR_HOST"] = address
-    try:
-        yield
-    finally:
-        if saved is None:
-            os.environ.pop("PUBSUB_EMULATOR_HOST", None)
-        else:
-            os.environ["PUBSUB_EMULATOR_HOST"] = saved

@@ -195,21 +195,12 @@ def test_the_package_has_modules_to_check():
             "transforms/judges/openai/judge.py"} <= names
 
 
-# Writes not yet replaced (issue 35), by file and what: each must go, and no other may come.
-# - pubsub_frontend.beam_clients_at: Beam's local ReadFromPubSub/WriteToPubSub build their
-#   clients with no arguments (`pubsub.SubscriberClient()`), which read only this variable.
-PENDING = {
-    ("pipeline/stream/pubsub_frontend.py", "os.environ[...] written"): 2,
-    ("pipeline/stream/pubsub_frontend.py", "os.environ.pop()"): 1,
-}
-
-
 def test_no_package_code_writes_the_process_environment():
     found: dict[tuple[str, str], int] = {}
     for finding in _findings(environment_writes):
         path, _line, what = finding.split(":", 2)
         found[path, what.strip()] = found.get((path, what.strip()), 0) + 1
-    assert found == PENDING
+    assert found == {}
 
 
 def test_no_module_level_container_is_mutated_by_a_function():
