@@ -11,16 +11,23 @@ written. Publishes (dead-letter and alerts topics) go through Beam's WriteToPubS
 service the client library is configured for, as on Dataflow.
 
 The front-end's event stream keeps the clock the Pub/Sub read kept:
-- before each batch the watermark moves to now, as Beam's local Pub/Sub read moved it with each
-  pull (so a message older than its window's lateness is late, as it was there);
+- the watermark moves to now at the start, before any message (so a message older than its
+  window's lateness is late, as it was behind the Pub/Sub read's watermark), then at least
+  every PULL_WAIT_S;
 - each batch of messages (at most FRONT_MESSAGES, as Beam's local read pulled, and FRONT_BYTES:
   the TestStream's gRPC client keeps the 4 MB receive limit) is an element event, each
   message at its publish time;
-- and, at least every PULL_WAIT_S, processing time moves to now: the TestStream runs the
-  runner's timers on its own clock, which the front-end keeps at the wall clock (the stages'
-  timeouts are set from `time.time()`).
-- At most MAX_IN_FLIGHT messages are sent and not yet taken by the pipeline (`FrontHandle`):
-  the TestStream's reader queues what it receives without bound.
+- and with it, processing time moves to now: the TestStream runs the runner's timers on its own
+  clock, which the front-end keeps at the wall clock (the stages' timeouts are set from
+  `time.time()`).
+- A batch is sent once the pipeline has taken the one before (`FrontHandle`): the TestStream's
+  reader queues whatever it receives, without bound, and hands the runner one event per
+  evaluation of its root. Sent ahead, batches of one message each would queue up behind a busy
+  pipeline (the latency grew by a second per trace at 4 traces/s); held back, the messages that
+  arrive meanwhile go out together in the next batch, as each pull of Beam's Pub/Sub read took
+  what had arrived since the last. The price is about 2 s more latency from publish to verdict
+  than the Pub/Sub read had (docs/benchmarks.md, "Streaming latency"): a message that arrives
+  just after a batch has gone waits for that batch to be taken.
 """
 
 from __future__ import annotations
@@ -48,7 +55,6 @@ logger = logging.getLogger(__name__)
 FRONT_BYTES = 3 * 1024 * 1024  # per element event, under the TestStream client's 4 MiB limit
 FRONT_MESSAGES = 10  # per element event: what Beam's local Pub/Sub read pulls at a time
 MAX_QUEUED = 2000  # messages waiting for the event stream
-MAX_IN_FLIGHT = 2000  # messages sent to the pipeline and not yet taken from its event queue
 PULL_WAIT_S = 1.0  # the longest the clock and the watermark stand still
 
 
@@ -111,9 +117,10 @@ class Frontend:
             self._server.stop(grace=1).wait(5)
 
     def events(self, active=lambda: True) -> Iterator:
-        """The event stream (module docstring): element batches, the watermark after each, and
-        processing time at least every PULL_WAIT_S, until the front-end stops or the reader
-        goes. One reader at a time: a second stream gets no elements."""
+        """The event stream (module docstring): the watermark and the clock at the start and
+        then at least every PULL_WAIT_S, and each batch once the one before is taken, until the
+        front-end stops or the reader goes. One reader at a time: a second one gets no
+        messages."""
         from apache_beam.portability.api import beam_runner_api_pb2
 
         event = beam_runner_api_pb2.TestStreamPayload.Event
@@ -123,42 +130,44 @@ class Frontend:
         if not first:
             logger.warning("a second reader of the local Pub/Sub front-end gets no messages")
         coder = beam.coders.FastPrimitivesCoder()
-        clock_us = watermark_us = 0
+        clock_us = beat_us = 0
         while not self._stopping.is_set() and active():
-            now = now_us()  # first: the batch is behind it, as behind the Pub/Sub read's
-            if now > watermark_us:
-                watermark_us = now
+            now = now_us()
+            if now - beat_us >= PULL_WAIT_S * 1e6:  # first of all: the first batch is behind it
+                beat_us = now
                 yield event(watermark_event=event.AdvanceWatermark(new_watermark=now))
-            if now > clock_us:
                 yield event(processing_time_event=event.AdvanceProcessingTime(
                     advance_duration=now - clock_us))
                 clock_us = now
             batch = self._batch() if first and self._room() else []
             if batch:
-                self._sent += len(batch)
+                with self._taken:
+                    self._sent += len(batch)
                 yield event(element_event=event.AddElements(elements=[
                     beam_runner_api_pb2.TestStreamPayload.TimestampedElement(
                         encoded_element=coder.encode(encode(m)),
                         timestamp=m.publish_time_us or now) for m in batch]))
-            elif first:
-                self._wait_for_work()
+                continue
+            wait_s = max(0.0, PULL_WAIT_S - (now_us() - beat_us) / 1e6)
+            if first:
+                self._wait_for_work(wait_s)
             else:
-                self._stopping.wait(PULL_WAIT_S)
+                self._stopping.wait(wait_s)
 
     def _room(self) -> bool:
         with self._taken:
-            return self._sent - self._taken_count < MAX_IN_FLIGHT
+            return self._sent == self._taken_count
 
-    def _wait_for_work(self) -> None:
-        """Wait, at most PULL_WAIT_S, for a message while there is room, or for room."""
+    def _wait_for_work(self, wait_s: float) -> None:
+        """Wait, at most `wait_s`, for a message while there is room, or for room."""
         if self._room():
             try:
-                self._held = self._held or self._queue.get(timeout=PULL_WAIT_S)
+                self._held = self._held or self._queue.get(timeout=wait_s)
             except queue.Empty:
                 pass
             return
         with self._taken:
-            self._taken.wait(PULL_WAIT_S)
+            self._taken.wait(wait_s)
 
     def _batch(self) -> list[Message]:
         batch, size = [], 0
@@ -222,7 +231,7 @@ class LocalPubSub:
 
 
 class _TookFn(beam.DoFn):
-    """Decodes the events' messages and reports them taken (MAX_IN_FLIGHT)."""
+    """Decodes the events' messages and reports them taken (the front-end sends the next batch)."""
 
     def __init__(self, handle: FrontHandle):
         self._handle = handle

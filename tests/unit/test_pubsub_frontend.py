@@ -1,8 +1,8 @@
 """The local stream's event server (pipeline/stream/pubsub_frontend.py), read through Beam's own
 TestStreamService client on 127.0.0.1: the clock and the watermark move before each batch, a
-batch holds at most FRONT_MESSAGES and FRONT_BYTES, messages keep their publish times, no more
-than MAX_IN_FLIGHT are sent until the pipeline reports them taken, and the process environment
-is left alone."""
+batch holds at most FRONT_MESSAGES and FRONT_BYTES, messages keep their publish times, a batch
+goes out only once the pipeline has taken the one before (what arrived meanwhile goes out
+together), and the process environment is left alone."""
 
 from __future__ import annotations
 
@@ -32,8 +32,9 @@ def _message(i: int, size: int = 10) -> Message:
 class _Reader:
     """Beam's TestStream client side: collects the events of one stream in a thread."""
 
-    def __init__(self, address: str):
-        self._channel = grpc.insecure_channel(address)
+    def __init__(self, front: Frontend, take: bool = True):
+        self._front, self.take = front, take  # take: report each batch taken, as the pipeline
+        self._channel = grpc.insecure_channel(front.address)
         stub = beam_interactive_api_pb2_grpc.TestStreamServiceStub(self._channel)
         self._stream = stub.Events(beam_interactive_api_pb2.EventsRequest(output_ids=["None"]))
         self.events: list = []
@@ -44,6 +45,8 @@ class _Reader:
         try:
             for event in self._stream:
                 self.events.append(event)
+                if self.take and event.HasField("element_event"):
+                    self._front.took(len(event.element_event.elements))
         except grpc.RpcError:
             pass
 
@@ -81,7 +84,7 @@ def test_a_message_survives_the_event_coding(data, attributes, publish_us, messa
 
 def test_the_clock_and_the_watermark_move_before_each_batch_to_the_wall_clock(front):
     before_us = int(time.time() * 1e6)
-    reader = _Reader(front.address)
+    reader = _Reader(front)
     try:
         for i in range(25):
             front.deliver(_message(i))
@@ -108,7 +111,7 @@ def test_the_clock_and_the_watermark_move_before_each_batch_to_the_wall_clock(fr
 
 
 def test_an_idle_stream_still_moves_the_clock(front):
-    reader = _Reader(front.address)
+    reader = _Reader(front)
     try:
         reader.wait(lambda: sum(e.HasField("processing_time_event") for e in reader.events) >= 3,
                     timeout_s=30)
@@ -119,7 +122,7 @@ def test_an_idle_stream_still_moves_the_clock(front):
 
 def test_a_batch_stays_under_the_byte_limit(front, monkeypatch):
     monkeypatch.setattr(pubsub_frontend, "FRONT_BYTES", 100)
-    reader = _Reader(front.address)
+    reader = _Reader(front)
     try:
         for i in range(6):
             front.deliver(_message(i, size=40))
@@ -133,28 +136,32 @@ def test_a_batch_stays_under_the_byte_limit(front, monkeypatch):
         reader.close()
 
 
-def test_no_more_than_the_in_flight_bound_is_sent_until_taken(front, monkeypatch):
-    monkeypatch.setattr(pubsub_frontend, "MAX_IN_FLIGHT", 12)
-    reader = _Reader(front.address)
+def test_a_batch_goes_out_once_the_one_before_is_taken(front):
+    reader = _Reader(front, take=False)
     handle = FrontHandle(front)
     try:
-        for i in range(30):
+        front.deliver(_message(0))
+        reader.wait(lambda: len(reader.messages()) == 1)
+        for i in range(1, 26):
             front.deliver(_message(i))
-        reader.wait(lambda: len(reader.messages()) >= 12)
-        time.sleep(2.5)  # more than two idle rounds: still nothing beyond the bound
-        sent = len(reader.messages())
-        assert 12 <= sent < 12 + pubsub_frontend.FRONT_MESSAGES
-        handle.took(sent)  # the pipeline took them: the rest follows
-        reader.wait(lambda: len(reader.messages()) == 30)
-        assert reader.messages() == [_message(i) for i in range(30)]
+        time.sleep(2.5)  # more than two idle rounds: nothing more until the first is taken
+        assert len(reader.messages()) == 1
+        assert sum(e.HasField("processing_time_event") for e in reader.events) >= 3  # clock on
+        reader.take = True
+        handle.took(1)  # the pipeline took it: what arrived meanwhile follows, in full batches
+        reader.wait(lambda: len(reader.messages()) == 26)
+        batches = [len(e.element_event.elements) for e in reader.events
+                   if e.HasField("element_event")]
+        assert batches == [1, pubsub_frontend.FRONT_MESSAGES, pubsub_frontend.FRONT_MESSAGES, 5]
+        assert reader.messages() == [_message(i) for i in range(26)]
     finally:
         reader.close()
 
 
 def test_a_second_reader_gets_no_messages(front):
-    first = _Reader(front.address)
+    first = _Reader(front)
     first.wait(lambda: first.events)
-    second = _Reader(front.address)
+    second = _Reader(front)
     try:
         second.wait(lambda: second.events)
         front.deliver(_message(0))
@@ -167,7 +174,7 @@ def test_a_second_reader_gets_no_messages(front):
 
 def test_the_stream_ends_when_the_front_end_stops():
     front = Frontend().start()
-    reader = _Reader(front.address)
+    reader = _Reader(front)
     reader.wait(lambda: reader.events)
     front.stop()
     reader._thread.join(15)
@@ -177,7 +184,7 @@ def test_the_stream_ends_when_the_front_end_stops():
 
 def test_reading_the_local_stream_leaves_the_environment_alone(front):
     before = dict(os.environ)
-    reader = _Reader(front.address)
+    reader = _Reader(front)
     try:
         front.deliver(_message(0))
         reader.wait(lambda: len(reader.messages()) == 1)
