@@ -39,6 +39,7 @@ import queue
 import threading
 import time
 from collections.abc import Iterator
+from concurrent import futures
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -101,7 +102,7 @@ class Frontend:
             def Events(self, request, context):  # noqa: N802 - the service's method name
                 return front.events(context.is_active)
 
-        self._server = grpc.server(futures_pool(), options=[
+        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=4), options=[
             ("grpc.max_send_message_length", 20 * 1024 * 1024)])
         api.add_TestStreamServiceServicer_to_server(_Service(), self._server)
         port = self._server.add_insecure_port("127.0.0.1:0")
@@ -190,12 +191,6 @@ class Frontend:
             return self._queue.get_nowait()
         except queue.Empty:
             return None
-
-
-def futures_pool():
-    from concurrent import futures
-
-    return futures.ThreadPoolExecutor(max_workers=4)
 
 
 def now_us() -> int:
