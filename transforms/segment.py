@@ -46,6 +46,10 @@ MAX_SENTENCE_CHARS = 1500
 # boundary pysbd itself chose. Lines up to PIECE_CHARS are segmented whole, as they always were.
 PIECE_CHARS = 3000
 PIECE_MARGIN = 500
+# Retrieved passages recur (the same chunks answer many questions; a backfill reads a corpus many
+# times over), and pysbd takes about a millisecond a line: a line's sentences are kept for the
+# next time it comes, in a bounded cache (lines are at most PIECE_CHARS: a few MB at most).
+SEGMENT_CACHE_LINES = 2048
 
 
 @dataclass(frozen=True)
@@ -116,13 +120,20 @@ def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+@functools.lru_cache(maxsize=SEGMENT_CACHE_LINES)
+def _segmented(segmenter: pysbd.Segmenter, line: str) -> tuple[str, ...]:
+    """pysbd's sentences of `line` (the same for the same segmenter and text, see above)."""
+    return tuple(segmenter.segment(line))
+
+
 def _raw_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """pysbd's sentences of text[start:end] located in `text`, untrimmed, in order."""
     spans: list[tuple[int, int]] = []
     cursor = start
-    language = _language_of(text[start:end])
+    line = text[start:end]
+    language = _language_of(line)
     segmenter = _segmenter() if language == "en" else _segmenter(language)
-    for piece in segmenter.segment(text[start:end]):
+    for piece in _segmented(segmenter, line):
         found = text.find(piece, cursor, end)
         if found < 0:  # the segmenter altered the text: keep the rest whole
             spans.append((cursor, end))

@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rt4chart.schemas.records import Document, Trace
 from rt4chart.transforms import segment
@@ -193,3 +195,41 @@ def test_sentences_longer_than_a_piece_are_cut_as_on_the_whole_line():
     spans = split_sentences(text)
     assert spans == split_sentences(text, piece_chars=len(text))
     assert max(e - s for s, e in spans) <= MAX_SENTENCE_CHARS
+
+
+# A line seen again (a passage retrieved for another question) is not segmented again, and its
+# sentences are the same as when it was first segmented.
+
+_PROSE = st.text(alphabet=st.sampled_from(list("abcdefghij ABC.!?,;:'\"()-0123456789\n")),
+                 max_size=400)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_PROSE)
+def test_a_line_seen_again_gets_the_sentences_it_got_first(text):
+    first = split_sentences(text)
+    segment._segmented.cache_clear()
+    fresh = split_sentences(text)
+    again = split_sentences(text)
+    assert first == fresh == again
+
+
+def test_a_repeated_line_is_segmented_once(recording):
+    line = "The plant opened in 1998. It employs 420 people. Output doubled in 2005."
+    text = "\n".join([line, "Another line here. With two sentences.", line, line])
+    spans = split_sentences(text)
+    assert sorted(recording.calls) == sorted([len(line), len("Another line here. With two "
+                                                              "sentences.")])
+    per_line = [text[s:e] for s, e in spans]
+    assert per_line[:3] == per_line[5:8] == per_line[8:11]
+
+
+def test_the_line_cache_is_bounded(recording):
+    lines = [f"Sentence number {i} is here. And one more." for i in
+             range(segment.SEGMENT_CACHE_LINES + 50)]
+    for line in lines:
+        split_sentences(line)
+    assert segment._segmented.cache_info().currsize <= segment.SEGMENT_CACHE_LINES
+    recording.calls.clear()
+    split_sentences(lines[0])  # pushed out by the newer lines: segmented again
+    assert recording.calls == [len(lines[0])]

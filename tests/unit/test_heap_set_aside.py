@@ -1,0 +1,46 @@
+"""A run keeps the objects that exist before it out of the cyclic collector while it runs
+(pipeline/run/jobs.py `_heap_set_aside`), and gives them back after, whether it ends or fails."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from rt4chart.pipeline.run import jobs
+
+
+class Planted(Exception):
+    pass
+
+
+def test_objects_made_before_are_set_aside_and_given_back():
+    before = gc.get_freeze_count()
+    kept = [[i] for i in range(1000)]  # tracked containers, made before
+    with jobs._heap_set_aside():
+        assert gc.get_freeze_count() >= before + len(kept)
+    assert gc.get_freeze_count() == before
+
+
+def test_a_failing_run_gives_the_heap_back_too():
+    before = gc.get_freeze_count()
+    with pytest.raises(Planted), jobs._heap_set_aside():
+        assert gc.get_freeze_count() > before
+        raise Planted
+    assert gc.get_freeze_count() == before
+
+
+def test_the_audit_runs_with_the_heap_set_aside(monkeypatch):
+    seen = []
+
+    def audit_runs(*_args):
+        seen.append(gc.get_freeze_count())
+        raise Planted
+        yield  # a generator, as the real one
+
+    monkeypatch.setattr(jobs, "audit_runs", audit_runs)
+    before = gc.get_freeze_count()
+    with pytest.raises(Planted):
+        jobs._run_pipelines(None, None, None, 1.0)
+    assert seen and seen[0] > before
+    assert gc.get_freeze_count() == before
