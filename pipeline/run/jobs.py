@@ -272,8 +272,13 @@ def _heap_set_aside() -> Iterator[None]:
     the run's own objects grow that generation by a quarter: in the per-call benchmark
     (tests/bench/bench_call_overhead.py) these walks took about a tenth of the run's CPU. Set
     aside (`gc.freeze`), those objects are still freed by reference counting; only a cycle among
-    them waits for `gc.unfreeze` and the next collection.
+    them waits for `gc.unfreeze` and the next collection. A process that freezes objects of its
+    own (a pre-fork server does) keeps its policy: with a frozen heap already, nothing is done,
+    since `gc.unfreeze` would give back its objects with the run's.
     """
+    if gc.get_freeze_count():
+        yield
+        return
     gc.freeze()
     try:
         yield

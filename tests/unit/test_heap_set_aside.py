@@ -44,3 +44,15 @@ def test_the_audit_runs_with_the_heap_set_aside(monkeypatch):
         jobs._run_pipelines(None, None, None, 1.0)
     assert seen and seen[0] > before
     assert gc.get_freeze_count() == before
+
+
+def test_a_process_that_freezes_its_own_objects_keeps_them_frozen():
+    assert gc.get_freeze_count() == 0
+    gc.freeze()  # the host's own policy (a pre-fork server)
+    try:
+        theirs = gc.get_freeze_count()
+        with jobs._heap_set_aside():
+            assert gc.get_freeze_count() == theirs
+        assert gc.get_freeze_count() == theirs  # not given back by the run
+    finally:
+        gc.unfreeze()
