@@ -188,16 +188,15 @@ def main(argv: list[str] | None = None) -> dict:
             stats = sim.stats(timeline=True, requests=True)
             bodies = [bare_body(b) for b in stats["requests_bodies"][before["ok"]:]][:MAX_CALLS]
             # The bare loop as if in a process of its own: the heap rt4chart's side left
-            # (Beam and all it imported) set aside from the cyclic collector, as rt4chart sets
-            # its own aside while it runs (pipeline/run/progress.py), so that neither side
-            # pays for walking the other's objects.
-            gc.freeze()
-            try:
+            # (Beam and all it imported) set aside from the cyclic collector by the same helper
+            # rt4chart's runs use (pipeline/run/jobs.py), so that neither side pays for walking
+            # the other's objects.
+            from rt4chart.pipeline.run.jobs import _heap_set_aside
+
+            with _heap_set_aside():
                 cpu0, t0 = cpu_seconds(), time.monotonic()
                 bare_calls = asyncio.run(bare_loop(sim.base_url, bodies, args.concurrency))
                 bare_s, bare_cpu = time.monotonic() - t0, cpu_seconds() - cpu0
-            finally:
-                gc.unfreeze()
             after = sim.stats(timeline=True)
     rows = stats["timeline"][len(before["timeline"]):]
     if args.timeline:
