@@ -30,7 +30,7 @@ from rt4chart.pipeline.results.earlier import check_reuse_source, is_bigquery, r
 from rt4chart.pipeline.results.judge_figures import counter_total, job_figures
 from rt4chart.pipeline.results.summary import Summary, summarise
 from rt4chart.pipeline.results.trace_lookup import mapping_record
-from rt4chart.pipeline.run import graph
+from rt4chart.pipeline.run import dofn_specs, graph
 from rt4chart.pipeline.run.cap_rounds import cap_record, run_rounds
 from rt4chart.pipeline.run.chunked_audit import audit_runs, count_records
 from rt4chart.pipeline.run.config import AuditConfig, StreamConfig
@@ -291,7 +291,8 @@ def _run_pipelines(staged: AuditConfig, run: RunInfo, options: PipelineOptions,
     """The audit's pipeline run, or one per chunk of a large local input (chunks.py), with one
     progress line over them all (the total counted up front when there are chunks); their
     results. `temp`: the run's temporary folder (runlock.run_temp_folder)."""
-    with _heap_set_aside(), contextlib.closing(audit_runs(staged, options, temp)) as runs:
+    with _heap_set_aside(), dofn_specs.memoized(), \
+            contextlib.closing(audit_runs(staged, options, temp)) as runs:
         part, chunk = next(runs)
         if chunk is None:  # one run over the whole input
             pipeline = new_pipeline(options, temp)
@@ -469,7 +470,7 @@ def _run_local_stream(config: StreamConfig, run: RunInfo, options: PipelineOptio
                       every_s: float = PROGRESS_EVERY_S) -> StreamRun:
     """The local runner's stream: messages stay unacknowledged until their rows are written
     (pubsub_frontend.py, pubsub_leases.py)."""
-    with _heap_set_aside(), local_subscription(config) as local:
+    with _heap_set_aside(), dofn_specs.memoized(), local_subscription(config) as local:
         pipeline = beam.Pipeline(options=options)
         graph.build_stream(pipeline, config, run, local=local)
         result, ended = run_with_progress(pipeline, stop, every_s, streaming=True)

@@ -2,6 +2,7 @@
 
     python tests/bench/bench_stream.py [--traces 120] [--rate 4]
     python tests/bench/bench_stream.py --outage 60 [--traces 240] [--rate 2]
+    python tests/bench/bench_stream.py --compare-memo [--traces 60] [--rate 2]
 
 Starts the Pub/Sub emulator and `rt4chart stream` (a subprocess, as a user runs it), publishes
 RAGTruth sample traces at `--rate` per second, and waits until every one has a verdict.
@@ -12,6 +13,8 @@ RAGTruth sample traces at `--rate` per second, and waits until every one has a v
   server that answers 503 to everything for S seconds, starting 10 s into publishing. Prints how
   many traces were audited, recorded as incomplete (with reasons) or lost, then runs
   `rt4chart audit --redo` once the endpoint is back and prints what the redo completed.
+- `--compare-memo`: the same run twice, the second with Beam's DoFn specs asked afresh at each
+  bundle (pipeline/run/dofn_specs.py off), and the ratio of the two medians.
 Figures are also written as JSON (`--json`).
 """
 
@@ -61,23 +64,50 @@ def _pct(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100)[int(q) - 1] if len(values) > 1 else values[0]
 
 
-def main() -> None:  # noqa: C901 - a linear script
+# `rt4chart` with Beam's DoFn specs asked afresh each time, as before pipeline/run/dofn_specs.py
+WITHOUT_MEMO = [sys.executable, "-c", (
+    "import contextlib, sys\n"
+    "from rt4chart.pipeline.run import dofn_specs\n"
+    "dofn_specs.memoized = lambda *a, **k: contextlib.nullcontext(False)\n"
+    "from rt4chart.pipeline.launcher import main\n"
+    "sys.exit(main(sys.argv[1:]))")]
+
+
+def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--traces", type=int, default=120)
     ap.add_argument("--rate", type=float, default=4.0, help="traces published per second")
     ap.add_argument("--outage", type=float, default=0.0, help="seconds the judge is down")
     ap.add_argument("--deadline", type=float, default=600.0)
+    ap.add_argument("--compare-memo", action="store_true",
+                    help="run twice, the second time without the DoFn-specs memo, and print both")
     ap.add_argument("--json", help="write the figures here")
     args = ap.parse_args()
     figures: dict = {"traces": args.traces, "rate_per_s": args.rate, "outage_s": args.outage}
     records = _traces(args.traces)
+    if args.compare_memo:
+        with_memo = _run(args, records, [RT4CHART])
+        without = _run(args, records, WITHOUT_MEMO)
+        figures.update({"with_memo": with_memo, "without_memo": without,
+                        "p50_without_over_with": round(without["latency_s"]["p50"]
+                                                       / with_memo["latency_s"]["p50"], 2)})
+    else:
+        figures.update(_run(args, records, [RT4CHART]))
+    print(json.dumps(figures, indent=2, default=str))
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2, default=str))
+
+
+def _run(args: argparse.Namespace, records: list[dict], rt4chart: list[str]) -> dict:  # noqa: C901
+    """One stream, started with the `rt4chart` command given, fed `records`: its figures."""
+    figures: dict = {}
     with tempfile.TemporaryDirectory() as tmp, PubSubEmulator.start() as emulator:
         out = Path(tmp) / "out"
         topic = emulator.create_topic("traces")
         sub = emulator.create_subscription(topic, "traces-sub", ack_deadline=600)
         env = {**os.environ, **emulator.env()}
         server = None
-        command = [RT4CHART, "stream", "--subscription", sub, "--out", str(out)]
+        command = [*rt4chart, "stream", "--subscription", sub, "--out", str(out)]
         if args.outage:
             server = FakeOpenAI().__enter__()
             env["OPENAI_API_KEY"] = "sk-bench-not-a-secret"
@@ -152,9 +182,7 @@ def main() -> None:  # noqa: C901 - a linear script
                                    "same_traces": {a["trace_id"] for a in redone}
                                    == {a["trace_id"] for a in incomplete}}
             server.__exit__(None, None, None)
-    print(json.dumps(figures, indent=2, default=str))
-    if args.json:
-        Path(args.json).write_text(json.dumps(figures, indent=2, default=str))
+    return figures
 
 
 if __name__ == "__main__":
