@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 
 RT4CHART = [str(Path(sys.executable).parent / "rt4chart")]
+# `rt4chart` with Beam's DoFn specs asked afresh each time, as before pipeline/run/dofn_specs.py
+# (bench_stream.py --compare-memo runs it too)
 WITHOUT_MEMO = [sys.executable, "-c", (
     "import contextlib, sys\n"
     "from rt4chart.pipeline.run import dofn_specs\n"

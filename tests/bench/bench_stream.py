@@ -37,6 +37,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "fakes"))
 
 import orjson  # noqa: E402
+from bench_dofn_specs import WITHOUT_MEMO  # noqa: E402
 
 from fake_openai_server import FakeOpenAI  # noqa: E402
 from pubsub_emulator import PubSubEmulator  # noqa: E402
@@ -61,16 +62,9 @@ def _answers(out: Path) -> list[dict]:
 
 
 def _pct(values: list[float], q: float) -> float:
-    return statistics.quantiles(values, n=100)[int(q) - 1] if len(values) > 1 else values[0]
-
-
-# `rt4chart` with Beam's DoFn specs asked afresh each time, as before pipeline/run/dofn_specs.py
-WITHOUT_MEMO = [sys.executable, "-c", (
-    "import contextlib, sys\n"
-    "from rt4chart.pipeline.run import dofn_specs\n"
-    "dofn_specs.memoized = lambda *a, **k: contextlib.nullcontext(False)\n"
-    "from rt4chart.pipeline.launcher import main\n"
-    "sys.exit(main(sys.argv[1:]))")]
+    # inclusive: a percentile between the smallest and the largest value, never beyond them
+    return (statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+            if len(values) > 1 else values[0])
 
 
 def main() -> None:
