@@ -28,10 +28,9 @@ host replaced one), the run goes on without the memo.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
-import threading
 import types
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 
 logger = logging.getLogger(__name__)
@@ -50,29 +49,39 @@ def method_key(dofn: object) -> tuple:
     return tuple(key)
 
 
+class _Methods:
+    """A DoFn as the memo sees it: equal to and hashed as its `method_key`, carrying the DoFn
+    only until Beam has been asked about it (a remembered key keeps no DoFn alive)."""
+
+    __slots__ = ("dofn", "key")
+
+    def __init__(self, dofn: object):
+        self.dofn, self.key = dofn, method_key(dofn)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Methods) and self.key == other.key
+
+
 def memo_of(specs: Callable, entries: int = MEMO_ENTRIES) -> Callable:
     """`specs` (Beam's `get_dofn_specs`) remembered per `method_key`, for at most `entries`
-    method sets, least recently used out first. Each caller gets sets of its own."""
-    remembered: OrderedDict[tuple, tuple[frozenset, frozenset]] = OrderedDict()
-    lock = threading.Lock()
+    method sets, least recently used out first (`functools.lru_cache`, which remembers no
+    error). Each caller gets sets of its own."""
+
+    @functools.lru_cache(maxsize=entries)
+    def frozen(methods: _Methods) -> tuple[frozenset, frozenset]:
+        dofn, methods.dofn = methods.dofn, None
+        state, timers = specs(dofn)
+        return frozenset(state), frozenset(timers)
 
     def dofn_specs(dofn):
-        key = method_key(dofn)
-        with lock:
-            found = remembered.get(key)
-            if found is not None:
-                remembered.move_to_end(key)
-        if found is None:
-            state, timers = specs(dofn)  # raises as Beam does; nothing is remembered then
-            found = (frozenset(state), frozenset(timers))
-            with lock:
-                remembered[key] = found
-                while len(remembered) > entries:
-                    remembered.popitem(last=False)
-        return set(found[0]), set(found[1])
+        state, timers = frozen(_Methods(dofn))
+        return set(state), set(timers)
 
     dofn_specs.rt4chart_memo_of = specs  # what it remembers; marks it as ours
-    dofn_specs.cache_len = lambda: len(remembered)
+    dofn_specs.cache_len = lambda: frozen.cache_info().currsize
     return dofn_specs
 
 

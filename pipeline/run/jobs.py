@@ -286,13 +286,20 @@ def _heap_set_aside() -> Iterator[None]:
         gc.unfreeze()
 
 
+@contextlib.contextmanager
+def _set_for_a_run() -> Iterator[None]:
+    """What a local run changes in its process while it runs, given back after, whether it
+    ends or fails: the heap set aside, and Beam's DoFn specs remembered (dofn_specs.py)."""
+    with _heap_set_aside(), dofn_specs.memoized():
+        yield
+
+
 def _run_pipelines(staged: AuditConfig, run: RunInfo, options: PipelineOptions,
                    every_s: float, temp: str | None = None) -> list[PipelineResult]:
     """The audit's pipeline run, or one per chunk of a large local input (chunks.py), with one
     progress line over them all (the total counted up front when there are chunks); their
     results. `temp`: the run's temporary folder (runlock.run_temp_folder)."""
-    with _heap_set_aside(), dofn_specs.memoized(), \
-            contextlib.closing(audit_runs(staged, options, temp)) as runs:
+    with _set_for_a_run(), contextlib.closing(audit_runs(staged, options, temp)) as runs:
         part, chunk = next(runs)
         if chunk is None:  # one run over the whole input
             pipeline = new_pipeline(options, temp)
@@ -470,7 +477,7 @@ def _run_local_stream(config: StreamConfig, run: RunInfo, options: PipelineOptio
                       every_s: float = PROGRESS_EVERY_S) -> StreamRun:
     """The local runner's stream: messages stay unacknowledged until their rows are written
     (pubsub_frontend.py, pubsub_leases.py)."""
-    with _heap_set_aside(), dofn_specs.memoized(), local_subscription(config) as local:
+    with _set_for_a_run(), local_subscription(config) as local:
         pipeline = beam.Pipeline(options=options)
         graph.build_stream(pipeline, config, run, local=local)
         result, ended = run_with_progress(pipeline, stop, every_s, streaming=True)
