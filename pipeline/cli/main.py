@@ -277,7 +277,8 @@ def main(argv: list[str] | None = None) -> int:
     args, unknown = root.parse_known_args(ours)  # -h/--help: the usage, exit 0
     check_unknown(commands.get(args.command, root), unknown)
     try:
-        return _command(args, beam_args)
+        with jobs.cli_process_tuning():  # the command's own process: never the API's host
+            return _command(args, beam_args)
     except jobs.UsageError as exc:
         print(f"rt4chart: error: {launcher_keys().redact(str(exc))}", file=sys.stderr)
         return 2

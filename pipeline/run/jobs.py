@@ -287,9 +287,12 @@ def _heap_set_aside() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _set_for_a_run() -> Iterator[None]:
-    """What a local run changes in its process while it runs, given back after, whether it
-    ends or fails: the heap set aside, and Beam's DoFn specs remembered (dofn_specs.py)."""
+def cli_process_tuning() -> Iterator[None]:
+    """What the `rt4chart` command changes in its own process while a command runs, given back
+    after, whether it ends or fails: the heap set aside, and Beam's DoFn specs remembered
+    (dofn_specs.py). Only the command line enters it (cli/main.py): the process is then
+    rt4chart's own. The Python API (api.py) never does, so a host process keeps its collector
+    state and Beam's functions as it set them (its other pipelines, its own `gc.freeze`)."""
     with _heap_set_aside(), dofn_specs.memoized():
         yield
 
@@ -299,7 +302,7 @@ def _run_pipelines(staged: AuditConfig, run: RunInfo, options: PipelineOptions,
     """The audit's pipeline run, or one per chunk of a large local input (chunks.py), with one
     progress line over them all (the total counted up front when there are chunks); their
     results. `temp`: the run's temporary folder (runlock.run_temp_folder)."""
-    with _set_for_a_run(), contextlib.closing(audit_runs(staged, options, temp)) as runs:
+    with contextlib.closing(audit_runs(staged, options, temp)) as runs:
         part, chunk = next(runs)
         if chunk is None:  # one run over the whole input
             pipeline = new_pipeline(options, temp)
@@ -477,7 +480,7 @@ def _run_local_stream(config: StreamConfig, run: RunInfo, options: PipelineOptio
                       every_s: float = PROGRESS_EVERY_S) -> StreamRun:
     """The local runner's stream: messages stay unacknowledged until their rows are written
     (pubsub_frontend.py, pubsub_leases.py)."""
-    with _set_for_a_run(), local_subscription(config) as local:
+    with local_subscription(config) as local:
         pipeline = beam.Pipeline(options=options)
         graph.build_stream(pipeline, config, run, local=local)
         result, ended = run_with_progress(pipeline, stop, every_s, streaming=True)

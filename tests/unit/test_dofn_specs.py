@@ -234,7 +234,7 @@ def test_the_local_streaming_runner_asks_the_memo_and_gets_the_same_results(tmp_
         assert memo.cache_len() > 0  # the runner asked it
 
 
-def test_the_audit_runs_with_the_memo_in_place(monkeypatch):
+def test_the_library_audit_runs_with_beams_own_function(monkeypatch):
     seen = []
 
     def audit_runs(*_args):
@@ -245,11 +245,11 @@ def test_the_audit_runs_with_the_memo_in_place(monkeypatch):
     monkeypatch.setattr(jobs, "audit_runs", audit_runs)
     with pytest.raises(Planted):
         jobs._run_pipelines(None, None, None, 1.0)
-    assert seen == [BEAM_SPECS]
+    assert seen == [None]
     assert userstate.get_dofn_specs is BEAM_SPECS
 
 
-def test_the_local_stream_runs_with_the_memo_in_place(monkeypatch):
+def test_the_library_local_stream_runs_with_beams_own_function(monkeypatch):
     seen = []
 
     def local_subscription(_config):
@@ -259,6 +259,12 @@ def test_the_local_stream_runs_with_the_memo_in_place(monkeypatch):
     monkeypatch.setattr(jobs, "local_subscription", local_subscription)
     with pytest.raises(Planted):
         jobs._run_local_stream(None, None, None, None, "BundleBasedDirectRunner")
-    assert seen == [BEAM_SPECS]
+    assert seen == [None]
     assert userstate.get_dofn_specs is BEAM_SPECS
 
+
+
+def test_the_command_line_runs_under_the_memo_and_gives_it_back():
+    with jobs.cli_process_tuning():
+        assert getattr(userstate.get_dofn_specs, "rt4chart_memo_of", None) is BEAM_SPECS
+    assert userstate.get_dofn_specs is BEAM_SPECS
