@@ -21,7 +21,7 @@ from rt4chart.pipeline.results.trace_lookup import find_traces, mapping_of
 from rt4chart.pipeline.sinks.fanout import redact_value
 from rt4chart.schemas.records import PreparedTrace, add_cost
 from rt4chart.transforms.common.joins import wilson
-from rt4chart.transforms.common.redact import configured_secrets, redact_configured
+from rt4chart.transforms.common.redact import configured_secrets, redact_document
 from rt4chart.transforms.common.span_mapping import SpanMapping
 from rt4chart.transforms.segment import SegmentConfig, prepare
 from rt4chart.transforms.validate import InvalidTrace, parse_trace
@@ -128,10 +128,9 @@ def redacted(rows: list[dict]) -> list[dict]:
 
 
 def _redacted_summary(summary: dict) -> dict:
-    reasons = summary.get("dead_letter_reasons")
-    if isinstance(reasons, dict):
-        summary["dead_letter_reasons"] = {redact_configured(k): v for k, v in reasons.items()}
-    return summary
+    """summary.json cleaned whole (a run written before its summary was: its judge model, its
+    inputs' paths and its reasons may each hold a key)."""
+    return redact_document(summary, configured_secrets())
 
 
 def load_run(out_dir: str, traces: list[str] | None = None, bigquery_client=None) -> Run:
