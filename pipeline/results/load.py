@@ -19,6 +19,7 @@ from apache_beam.io.filesystems import FileSystems
 from rt4chart.pipeline.results.earlier import is_bigquery, stored_traces, table_reader
 from rt4chart.pipeline.results.trace_lookup import find_traces, mapping_of
 from rt4chart.pipeline.sinks.fanout import redact_value
+from rt4chart.pipeline.storage.run_reads import read_one_run
 from rt4chart.schemas.records import PreparedTrace, add_cost
 from rt4chart.transforms.common.joins import wilson
 from rt4chart.transforms.common.redact import configured_secrets, redact_document
@@ -135,7 +136,16 @@ def _redacted_summary(summary: dict) -> dict:
 
 def load_run(out_dir: str, traces: list[str] | None = None, bigquery_client=None) -> Run:
     """The tables of `out_dir` (a run's output directory, or `bq:PROJECT:DATASET`) and, for
-    the answers it holds, their traces. Every row read is redacted (`redacted`)."""
+    the answers it holds, their traces. Every row read is redacted (`redacted`). All of it from
+    one run: read again if a run was swapped in meanwhile (`run_reads.read_one_run`).
+
+    Raises:
+        RunChangedError: a run was swapped in during every attempt, or a swap was cut short.
+    """
+    return read_one_run(out_dir, lambda: _load_run(out_dir, traces, bigquery_client))
+
+
+def _load_run(out_dir: str, traces: list[str] | None, bigquery_client) -> Run:
     source = table_reader(out_dir, bigquery_client)
 
     def read(name: str) -> list[dict]:
