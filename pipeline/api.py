@@ -142,7 +142,7 @@ def namespace(inputs: Sequence[str], out: str, options: Mapping[str, Any]) -> ar
     return args
 
 
-def _inputs(records: Any, work: str) -> tuple[str, ...]:
+def _inputs(records: Any, work: str, input_format: str | None = None) -> tuple[str, ...]:
     """The files the run reads: a path as given, or in-memory records written through the
     command's own doors (`sources/memory.py`: JSON lines, Parquet rows for values JSON cannot
     hold), so that they are validated and dead-lettered as `rt4chart audit` would."""
@@ -150,6 +150,9 @@ def _inputs(records: Any, work: str) -> tuple[str, ...]:
         return (os.fspath(records),)
     if isinstance(records, bytes | Mapping):
         raise TypeError("records: give an iterable of trace dicts, or a path")
+    if input_format not in (None, "auto"):  # it would read the Parquet rows as text
+        raise ValueError(f"input_format={input_format!r} names the format of files; in-memory "
+                         "records are written in formats told by their content")
     paths = write_records(records, work)
     if not paths:
         raise ValueError("no records to audit")
@@ -234,7 +237,7 @@ class Auditor:
             TypeError, ValueError: bad records or options; FileNotFoundError: no such input.
         """
         with _RUNS, _work_folder() as work:
-            inputs = _inputs(records, work)
+            inputs = _inputs(records, work, self._options.get("input_format"))
             run_out = os.path.join(work, "run") if out is None else os.fspath(out)
             in_memory = not isinstance(records, str | os.PathLike)
             config, options = self._config(inputs, run_out,

@@ -125,3 +125,8 @@ def test_a_record_neither_door_can_hold_is_refused_by_name(value, named):
     with pytest.raises(TypeError, match=f"record 1 is not JSON, nor a Parquet row: it holds "
                                         f"{named} at 'metadata.x'"):
         rt4chart.audit([_trace("a"), _trace("b", metadata={"x": value})], judge="offline")
+
+
+def test_an_input_format_is_refused_for_in_memory_records():
+    with pytest.raises(ValueError, match="input_format='jsonl' names the format of files"):
+        rt4chart.audit([_trace("a")], judge="offline", input_format="jsonl")
