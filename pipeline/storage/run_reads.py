@@ -92,6 +92,8 @@ def generation(out: str) -> Generation:
                 return Generation(fh.read(), (stat.st_ino, stat.st_mtime_ns, stat.st_size))
         except FileNotFoundError:
             return Generation(None, ())
+        except OSError as exc:  # unreadable (a file where the folder should be, permissions)
+            return Generation(None, (type(exc).__name__,))
     try:
         found = FileSystems.match([path])[0].metadata_list
         if not found:

@@ -18,8 +18,10 @@ from pathlib import Path
 import pytest
 
 import rt4chart
+from rt4chart.pipeline.cli import annotate as annotate_cli
 from rt4chart.pipeline.cli import main as cli
 from rt4chart.pipeline.results import load, runs
+from rt4chart.pipeline.sources.phoenix_client import PhoenixTarget
 from rt4chart.pipeline.storage.run_folder import MANIFEST, Manifest, RunFolder, list_files
 from rt4chart.pipeline.storage.run_lock import FolderLock
 from rt4chart.pipeline.storage.run_reads import RunChangedError, read_one_run
@@ -91,6 +93,7 @@ def swap_after_answers(monkeypatch, sources, out: Path, times: int) -> list[str]
         return table
 
     monkeypatch.setattr(load, "table_reader", table_reader)
+    monkeypatch.setattr(annotate_cli, "table_reader", table_reader)
     monkeypatch.setattr(runs, "read_table", read_table)
     return swaps
 
@@ -140,6 +143,14 @@ def test_open_run_refuses_a_folder_swapped_at_every_read(monkeypatch, sources, r
     swap_after_answers(monkeypatch, sources, run_a, times=99)
     with pytest.raises(RunChangedError, match="changed while it was read, 3 times"):
         rt4chart.open_run(str(run_a))
+
+
+def test_annotate_refuses_a_folder_swapped_at_every_read(monkeypatch, sources, run_a):
+    """Refused before any verdict is sent (no Phoenix is reached: none listens there)."""
+    swaps = swap_after_answers(monkeypatch, sources, run_a, times=99)
+    with pytest.raises(RunChangedError, match="changed while it was read, 3 times"):
+        annotate_cli.annotate(PhoenixTarget("http://127.0.0.1:9"), str(run_a))
+    assert len(swaps) == 3
 
 
 def _mid_swap(out: Path) -> bytes:
