@@ -4,7 +4,8 @@ An audit from Python is `rt4chart audit` run in-process: the options are the com
 declarations (`flags.AUDIT`, named by their dests: `window_size=8`, `base_url=...`), turned
 into the same parsed values and the same typed config (`args.audit_config`), and the job is
 `jobs.run_audit` on Beam's in-process runner; the result is the run's tables read back
-(`runs.py`). In-memory records are written as JSON lines to a private temporary folder, which
+(`runs.py`). In-memory records are written to a private temporary folder through the command's
+own doors (`sources/memory.py`: JSON lines, Parquet rows for values JSON cannot hold), which
 also holds the run's tables unless `out=` is given; it is removed when the call returns, so a
 call leaves nothing behind in the working folder or the temporary one.
 
@@ -29,7 +30,6 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-import orjson
 from apache_beam.options.pipeline_options import StandardOptions
 
 from rt4chart.pipeline.cli import parsers as cli_args
@@ -39,6 +39,7 @@ from rt4chart.pipeline.results.runs import AuditResult, read_run_tables, result_
 from rt4chart.pipeline.run import graph, jobs
 from rt4chart.pipeline.run.config import AuditConfig
 from rt4chart.pipeline.run.judge_probe import negotiate
+from rt4chart.pipeline.sources.memory import write_records
 from rt4chart.transforms.common.options_spec import Option
 from rt4chart.transforms.judges import runtime
 
@@ -141,32 +142,21 @@ def namespace(inputs: Sequence[str], out: str, options: Mapping[str, Any]) -> ar
     return args
 
 
-def _write_records(records: Iterable[Mapping[str, Any]], path: str) -> int:
-    """The records as JSON lines; how many. TypeError naming a record that is not a mapping
-    or not JSON."""
-    count = 0
-    with open(path, "wb") as fh:
-        for index, record in enumerate(records):
-            if not isinstance(record, Mapping):
-                raise TypeError(f"record {index}: a trace is a dict, got "
-                                f"{type(record).__name__} (pass a path as records= for files)")
-            try:
-                fh.write(orjson.dumps(dict(record), option=orjson.OPT_APPEND_NEWLINE))
-            except TypeError as exc:  # orjson.JSONEncodeError
-                raise TypeError(f"record {index} is not JSON: {exc}") from None
-            count += 1
-    return count
-
-
-def _inputs(records: Any, work: str) -> tuple[str, ...]:
+def _inputs(records: Any, work: str, input_format: str | None = None) -> tuple[str, ...]:
+    """The files the run reads: a path as given, or in-memory records written through the
+    command's own doors (`sources/memory.py`: JSON lines, Parquet rows for values JSON cannot
+    hold), so that they are validated and dead-lettered as `rt4chart audit` would."""
     if isinstance(records, str | os.PathLike):
         return (os.fspath(records),)
     if isinstance(records, bytes | Mapping):
         raise TypeError("records: give an iterable of trace dicts, or a path")
-    path = os.path.join(work, "traces.jsonl")
-    if not _write_records(records, path):
+    if input_format not in (None, "auto"):  # it would read the Parquet rows as text
+        raise ValueError(f"input_format={input_format!r} names the format of files; in-memory "
+                         "records are written in formats told by their content")
+    paths = write_records(records, work)
+    if not paths:
         raise ValueError("no records to audit")
-    return (path,)
+    return paths
 
 
 @contextlib.contextmanager
@@ -247,7 +237,7 @@ class Auditor:
             TypeError, ValueError: bad records or options; FileNotFoundError: no such input.
         """
         with _RUNS, _work_folder() as work:
-            inputs = _inputs(records, work)
+            inputs = _inputs(records, work, self._options.get("input_format"))
             run_out = os.path.join(work, "run") if out is None else os.fspath(out)
             in_memory = not isinstance(records, str | os.PathLike)
             config, options = self._config(inputs, run_out,

@@ -42,6 +42,7 @@ from rt4chart.pipeline.sources.phoenix_client import (
     PhoenixError,
     PhoenixTarget,
 )
+from rt4chart.pipeline.storage.run_reads import read_one_run
 from rt4chart.transforms.common.options_spec import from_values
 from rt4chart.transforms.common.redact import redact_configured
 
@@ -103,7 +104,7 @@ def annotate(target: Target, source: str, client: Any = None,
     """Write the verdicts of the run at `source` (a folder or bq:P:D) to Phoenix or Langfuse;
     `fresh` narrows them (the stream's passes leave out what they already wrote). The result
     and the verdicts written."""
-    verdicts = load_verdicts(table_reader(source))
+    verdicts = read_one_run(source, lambda: load_verdicts(table_reader(source)))
     verdicts = fresh(verdicts) if fresh else verdicts
     with contextlib.ExitStack() as stack:
         if isinstance(target, LangfuseTarget):

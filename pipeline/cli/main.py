@@ -32,6 +32,7 @@ from rt4chart.pipeline.report import export
 from rt4chart.pipeline.run import deploy, graph, jobs
 from rt4chart.pipeline.run import estimate as estimate_run
 from rt4chart.pipeline.storage import gcp_extra, run_folder
+from rt4chart.pipeline.storage.run_reads import RunChangedError
 from rt4chart.transforms.common.redact import NO_EXTRA_KEYS, Redactor
 
 logger = logging.getLogger("rt4chart")
@@ -279,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with jobs.cli_process_tuning():  # the command's own process: never the API's host
             return _command(args, beam_args)
-    except jobs.UsageError as exc:
+    except (jobs.UsageError, RunChangedError) as exc:
         print(f"rt4chart: error: {launcher_keys().redact(str(exc))}", file=sys.stderr)
         return 2
     except Exception as exc:  # noqa: BLE001 - report a failed run with a non-zero exit code

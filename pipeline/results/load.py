@@ -19,9 +19,10 @@ from apache_beam.io.filesystems import FileSystems
 from rt4chart.pipeline.results.earlier import is_bigquery, stored_traces, table_reader
 from rt4chart.pipeline.results.trace_lookup import find_traces, mapping_of
 from rt4chart.pipeline.sinks.fanout import redact_value
+from rt4chart.pipeline.storage.run_reads import read_one_run
 from rt4chart.schemas.records import PreparedTrace, add_cost
 from rt4chart.transforms.common.joins import wilson
-from rt4chart.transforms.common.redact import configured_secrets, redact_configured
+from rt4chart.transforms.common.redact import configured_secrets, redact_document
 from rt4chart.transforms.common.span_mapping import SpanMapping
 from rt4chart.transforms.segment import SegmentConfig, prepare
 from rt4chart.transforms.validate import InvalidTrace, parse_trace
@@ -128,15 +129,23 @@ def redacted(rows: list[dict]) -> list[dict]:
 
 
 def _redacted_summary(summary: dict) -> dict:
-    reasons = summary.get("dead_letter_reasons")
-    if isinstance(reasons, dict):
-        summary["dead_letter_reasons"] = {redact_configured(k): v for k, v in reasons.items()}
-    return summary
+    """summary.json cleaned whole (a run written before its summary was: its judge model, its
+    inputs' paths and its reasons may each hold a key)."""
+    return redact_document(summary, configured_secrets())
 
 
 def load_run(out_dir: str, traces: list[str] | None = None, bigquery_client=None) -> Run:
     """The tables of `out_dir` (a run's output directory, or `bq:PROJECT:DATASET`) and, for
-    the answers it holds, their traces. Every row read is redacted (`redacted`)."""
+    the answers it holds, their traces. Every row read is redacted (`redacted`). All of it from
+    one run: read again if a run was swapped in meanwhile (`run_reads.read_one_run`).
+
+    Raises:
+        RunChangedError: a run was swapped in during every attempt, or a swap was cut short.
+    """
+    return read_one_run(out_dir, lambda: _load_run(out_dir, traces, bigquery_client))
+
+
+def _load_run(out_dir: str, traces: list[str] | None, bigquery_client) -> Run:
     source = table_reader(out_dir, bigquery_client)
 
     def read(name: str) -> list[dict]:

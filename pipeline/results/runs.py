@@ -18,6 +18,7 @@ import pyarrow as pa
 from rt4chart.pipeline.results.earlier import is_bigquery, table_reader
 from rt4chart.pipeline.results.load import latest_panes, redacted, route_totals
 from rt4chart.pipeline.results.summary import read_table
+from rt4chart.pipeline.storage.run_reads import read_one_run
 from rt4chart.pipeline.storage.table_files import table_files
 from rt4chart.schemas.records import add_cost
 from rt4chart.schemas.results import Answer, RouteSummary, Summary
@@ -79,11 +80,16 @@ def _check_run(source: str) -> None:
 
 
 def read_run_tables(source: str, bigquery_client=None) -> dict[str, pa.Table]:
-    """The run's answers, claims, route_rates, costs and dead_letters tables (Arrow).
-    FileNotFoundError when `source` holds no answers table."""
+    """The run's answers, claims, route_rates, costs and dead_letters tables (Arrow), all of
+    one run (`run_reads.read_one_run`: read again if a run was swapped in meanwhile).
+
+    Raises:
+        FileNotFoundError: `source` holds no answers table.
+        RunChangedError: a run was swapped in during every attempt, or a swap was cut short.
+    """
     _check_run(source)
     reader = table_reader(source, bigquery_client) if is_bigquery(source) else None
-    return {name: _arrow(source, name, reader) for name in READ}
+    return read_one_run(source, lambda: {name: _arrow(source, name, reader) for name in READ})
 
 
 def answers_of(tables: dict[str, pa.Table]) -> tuple[Answer, ...]:
@@ -132,6 +138,8 @@ def open_run(source: str, bigquery_client=None) -> AuditResult:
 
     Raises:
         FileNotFoundError: `source` is not a run folder (no answers table).
+        RunChangedError: a run was being swapped into the folder while it was read, at every
+            attempt, or its swap was cut short (a ValueError).
         ValueError: a malformed `bq:` name.
     """
     source = str(source)

@@ -386,6 +386,8 @@ def _write_summary(config: AuditConfig, run: RunInfo, summary: Summary, folder: 
               "sampling": config.stages.sampling.summary(),
               **summary.__dict__, "unsampled": summary.unsampled,
               "traces_per_second": summary.traces_per_second}
+    # Cleaned whole, as the tables are (a custom judge's model name may hold its key).
+    record = graph.run_keys(config.stages).redact_document(record)
     with FileSystems.create(FileSystems.join(folder, SUMMARY)) as fh:
         fh.write(orjson.dumps(record, option=orjson.OPT_INDENT_2))
 

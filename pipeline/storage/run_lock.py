@@ -65,19 +65,43 @@ class FolderLock:
             self._fd = None
 
 
+def lock_holder(out: str) -> str | None:
+    """Who holds run folder `out`'s lock ("pid N"), None when no process does, without taking
+    it (a reader's shared lock, however short, would make a run starting then fail as busy).
+    From /proc/locks (Linux); where that cannot tell (another system, an object store), a
+    phrase saying a run may hold it."""
+    if FileSystems.get_scheme(out) is not None:
+        return "a run may be writing there (object stores have no lock)"
+    try:
+        fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None  # no folder: nobody holds its lock
+    try:
+        return _flock_pid(fd)
+    except OSError:
+        return "a run may hold the folder's lock"
+    finally:
+        os.close(fd)
+
+
+def _flock_pid(fd: int) -> str | None:
+    """"pid N" of the flock on `fd`'s file in /proc/locks, None without one (OSError when
+    /proc/locks cannot be read)."""
+    inode = os.fstat(fd).st_ino
+    with open("/proc/locks") as fh:
+        for line in fh:
+            fields = line.split()  # N: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE START END
+            if len(fields) > 5 and fields[1] == "FLOCK" and fields[5].endswith(f":{inode}"):
+                return f"pid {fields[4]}"
+    return None
+
+
 def _holder(fd: int) -> str:
     """Who holds the flock on `fd`'s file, from /proc/locks (Linux): "pid N", else a phrase."""
-    inode = os.fstat(fd).st_ino
     try:
-        with open("/proc/locks") as fh:
-            for line in fh:
-                fields = line.split()  # N: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE START END
-                if len(fields) > 5 and fields[1] == "FLOCK" and fields[5].endswith(
-                        f":{inode}"):
-                    return f"pid {fields[4]}"
+        return _flock_pid(fd) or "it holds the folder's lock"
     except OSError:
-        pass
-    return "it holds the folder's lock"
+        return "it holds the folder's lock"
 
 
 @contextlib.contextmanager

@@ -37,6 +37,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from rt4chart.transforms.common.redact_views import (
     Span,
@@ -203,6 +204,30 @@ class Redactor:
     def redact(self, text: str | None, environ: Mapping[str, str] | None = None) -> str | None:
         """:func:`redact` with these keys."""
         return redact(text, self.secrets(environ))
+
+    def redact_document(self, value: Any, environ: Mapping[str, str] | None = None) -> Any:
+        """:func:`redact_document` with these keys."""
+        return redact_document(value, self.secrets(environ))
+
+
+def redact_document(value: Any, secrets: Iterable[str] = ()) -> Any:
+    """A JSON document (what a run writes beside its tables: summary.json, a report's data)
+    with every string in it redacted, the keys of its objects too: a judge's model name, an
+    input's path or a reason may each hold a key, and a file is cleaned whole rather than field
+    by field, so that a field added later is cleaned too. Numbers, booleans and None are kept;
+    a tuple comes back as a list (as JSON has it)."""
+    secrets = tuple(secrets)
+
+    def clean(item: Any) -> Any:
+        if isinstance(item, str):
+            return redact(item, secrets)
+        if isinstance(item, dict):
+            return {clean(k) if isinstance(k, str) else k: clean(v) for k, v in item.items()}
+        if isinstance(item, list | tuple):
+            return [clean(v) for v in item]
+        return item
+
+    return clean(value)  # documents of ours: shallow, so the recursion is bounded
 
 
 NO_EXTRA_KEYS = Redactor()
