@@ -284,10 +284,16 @@ class JudgeKind:
     batch_variant: str | None = None
     takes_flags = False
 
+    def resolve(self, spec: JudgeSpec) -> JudgeSpec:
+        """The spec with what its workers would otherwise read from their own environment
+        settled here, in the launcher (the openai judge's endpoint: openai/endpoint.py); a
+        custom judge's as it is."""
+        return spec
+
     def negotiate(self, spec: JudgeSpec) -> tuple[JudgeSpec, dict[str, Any] | None]:
-        """The spec a run uses after probing the judge's endpoint once, and what the probe
-        found (None: nothing probed)."""
-        return spec, None
+        """The spec a run uses (resolved, see `resolve`) after probing the judge's endpoint
+        once, and what the probe found (None: nothing probed)."""
+        return self.resolve(spec), None
 
     def share_limits(self, spec: JudgeSpec, options: Any) -> JudgeSpec:
         """The spec with this worker process's share of the job's limits (`options`: Beam's

@@ -31,6 +31,15 @@ class OpenAIConfig:
     # launcher and every Dataflow worker) when `api_key_env` is unset there: secret_key.py.
     api_key_secret: str | None = None
     azure_api_version: str | None = None
+    # The organisation and project sent (OpenAI-Organization, OpenAI-Project headers).
+    organization: str | None = None
+    project: str | None = None
+    # Set by the launcher, which settles the endpoint from its options and environment and
+    # ships it (endpoint.py): a judge whose endpoint is settled reads no endpoint variable, and
+    # fails when built without a key if `key_required` (the launcher held one, or the endpoint
+    # is the provider's or Azure's).
+    endpoint_resolved: bool = False
+    key_required: bool = True
     rpm: float = 500.0
     tpm: float = 200_000.0
     max_concurrency: int = 32

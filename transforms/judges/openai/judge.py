@@ -65,11 +65,8 @@ from rt4chart.transforms.judges.openai.capabilities import (
     unstreamed,
     with_reasoning,
 )
-from rt4chart.transforms.judges.openai.config import (
-    OpenAIConfig,
-    judge_options,
-    with_endpoint,
-)
+from rt4chart.transforms.judges.openai.config import OpenAIConfig, judge_options
+from rt4chart.transforms.judges.openai.endpoint import missing_key, open_client, settle
 from rt4chart.transforms.judges.openai.endpoint_speed import (
     LONG_PROMPT_TOKENS,
     EndpointSpeed,
@@ -187,8 +184,9 @@ class OpenAIJudge(Judge):
 
     def __init__(self, options: dict[str, str] | None = None):
         config, tuning = judge_options(options or {})
-        # Azure OpenAI from its standard variables when no base URL is given (openai_config).
-        self.config = with_endpoint(config, (options or {}).keys(), os.environ)
+        # The endpoint as the launcher settled it (endpoint.py): a worker reads no endpoint
+        # variable. Only a judge built where nothing settled it settles it here.
+        self.config = settle(config, (options or {}).keys(), os.environ)
         self.throughput = Throughput(tuning, self.config)
         self.model = self.config.model
         self.traits = replace(self.kind_traits, model=self.model)
@@ -199,8 +197,8 @@ class OpenAIJudge(Judge):
         self._throttled = judge_clock()  # its runtime's: the judge stages report it to Beam
         self._semaphore = None
         self._schemas: dict[str, dict] = {}  # see schema()
-        self.base_url = self.config.base_url or os.environ.get("OPENAI_BASE_URL")
-        self._api_key = os.environ.get(self.config.api_key_env)
+        self.base_url = self.config.base_url
+        self._api_key = os.environ.get(self.config.api_key_env)  # the one variable read here
         self._fetched: tuple[str, ...] = ()  # a key read from Secret Manager (held_keys)
         if not self._api_key and self.config.api_key_secret:
             # Held by this judge (memory, never a file nor the environment): its runtime
@@ -215,11 +213,9 @@ class OpenAIJudge(Judge):
         self.capabilities = self.config.capabilities()  # corrected by `adapt` as errors name
         # No provider reply may pause this judge's calls longer than backoff_max_s.
         self.pause_cap = PauseCap(self.config.backoff_max_s)
-        if not self._api_key and not self.base_url:
-            raise ValueError(
-                f"openai judge: set {self.config.api_key_env} (or --base-url for a local "
-                "endpoint such as vLLM or Ollama)"
-            )
+        if self.config.key_required and not self._api_key:
+            # On a worker: setup() fails, so the run fails at its first bundle with the reason.
+            raise ValueError(missing_key(self.config))
 
     @property
     def call_deadline_s(self) -> float:
@@ -241,16 +237,7 @@ class OpenAIJudge(Judge):
         # its connection pool belongs to the loop that uses it.
         if self._client is None:
             cfg = self.config
-            key = self._api_key or "not-needed"
-            if cfg.azure_api_version:
-                self._client = openai.AsyncAzureOpenAI(
-                    api_key=key, azure_endpoint=self.base_url, api_version=cfg.azure_api_version,
-                    max_retries=0, timeout=cfg.timeout_s,
-                )
-            else:
-                self._client = openai.AsyncOpenAI(
-                    api_key=key, base_url=self.base_url, max_retries=0, timeout=cfg.timeout_s
-                )
+            self._client = open_client(cfg, self._api_key)
             self._limiter = self._new_limiter(clock=self._throttled)
             self._semaphore = AdaptiveLimit(cfg.max_concurrency)  # backs off when busy
         return self._client

@@ -2,7 +2,9 @@
 
 What the launcher, `check-judge`, `--estimate`, the spend cap and the dry run ask of these
 judges, answered from their options alone (no client is opened and no key is needed, except to
-negotiate, which builds the judge and probes its endpoint once: probe.py).
+negotiate, which builds the judge and probes its endpoint once: probe.py). Negotiating settles
+the endpoint first (endpoint.py), from this process's environment: the workers carry it and
+read no endpoint variable.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from rt4chart.transforms.judges.contract import (
 )
 from rt4chart.transforms.judges.openai import pricing
 from rt4chart.transforms.judges.openai.config import OpenAIConfig, config_only, with_endpoint
+from rt4chart.transforms.judges.openai.endpoint import resolved_options
 from rt4chart.transforms.judges.openai.endpoint_speed import Speed
 from rt4chart.transforms.judges.openai.job_limits import share_rate_limits
 
@@ -47,7 +50,9 @@ class OpenAIKind(JudgeKind):
     def negotiate(self, spec: JudgeSpec) -> tuple[JudgeSpec, dict[str, Any] | None]:
         """Probe the endpoint once (unless `probe=false` or the spec was negotiated already):
         what it accepts travels to every worker as the option `negotiated`, with the timings
-        adapted to a slow server. JudgeUnusable when the endpoint cannot be used."""
+        adapted to a slow server, and the endpoint settled here (`resolve`) travels with it.
+        JudgeUnusable when the endpoint cannot be used."""
+        spec = self.resolve(spec)
         options = dict(spec.options)
         config = config_only(options)
         if not self.traits.negotiates or not config.probe or config.negotiated:
@@ -56,6 +61,12 @@ class OpenAIKind(JudgeKind):
         report = asyncio.run(_probe(judge, set(options)))
         self._adapt(report)
         return JudgeSpec.of(spec.name, {**options, **report.options}), report.describe()
+
+    def resolve(self, spec: JudgeSpec) -> JudgeSpec:
+        """The spec with its endpoint settled from its options and this process's environment
+        (endpoint.resolved_options): the workers call the endpoint the launcher probed.
+        ValueError on a bad option."""
+        return JudgeSpec.of(spec.name, resolved_options(dict(spec.options), os.environ))
 
     def _adapt(self, report: ProbeReport) -> None:
         """The probe's findings as this judge takes them (all, here)."""
