@@ -103,7 +103,9 @@ class _AppendFn(StorageDoFn):
         self._buffers: dict[str, list[bytes]] = {}
         self._size = 0
 
-    def process(self, element: Any) -> None:
+    # No return annotation: it yields nothing, and Beam 2.78 refuses a DoFn whose process is
+    # declared to return None ("Return value not iterable") when it type-checks the chunked run.
+    def process(self, element: Any):
         data = pickle.dumps(element, protocol=pickle.HIGHEST_PROTOCOL)
         self._buffers.setdefault(self.file_of(element), []).append(data)
         self._size += len(data)
