@@ -8,7 +8,6 @@ The root help only names the commands: it needs none of that.
 
 from __future__ import annotations
 
-import logging
 import sys
 
 from rt4chart.pipeline.cli.commands import COMMANDS, root_parser
@@ -34,18 +33,12 @@ def root_help(argv: list[str]) -> int:
     return 0  # pragma: no cover - argparse exits on help, version and a missing command
 
 
-def _without_gcp_notice(record: logging.LogRecord) -> bool:
-    """Beam's `apache_beam.io` tries its BigQuery module at import and, without the `[gcp]`
-    extra, warns on the root logger that the clients are missing: the base install leaves
-    them out on purpose, and a command that needs them says so (`gcp_extra`)."""
-    return not str(record.msg).startswith("apitools not found")
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if root_only(argv):
         return root_help(argv)
-    logging.getLogger().addFilter(_without_gcp_notice)
+    # Beam's import-time notices (its "apitools not found" without the [gcp] extra) are kept
+    # out of the logs by rt4chart's package (`rt4chart._quiet_beam`), imported before this.
     from rt4chart.pipeline.cli import main as cli  # the commands: Beam, openai, pyarrow
 
     return cli.main(argv)

@@ -9,7 +9,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from rt4chart import _quiet_beam
+
 __version__ = "0.1.0"
+
+_quiet_beam.install()  # Beam's import-time notices never reach the host's logging
 
 # name -> the module that defines it
 _LAZY = {

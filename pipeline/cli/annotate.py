@@ -35,6 +35,7 @@ from rt4chart.pipeline.annotate.verdicts import (
     load_verdicts,
 )
 from rt4chart.pipeline.cli.declared import add_all
+from rt4chart.pipeline.cli.flags import VERBOSE_HELP
 from rt4chart.pipeline.results.load import is_bigquery, table_reader
 from rt4chart.pipeline.sources.phoenix_client import (
     ENDPOINT_ENV,
@@ -65,7 +66,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                     help="output directory of `rt4chart audit`/`stream`, or its BigQuery "
                          "dataset as bq:PROJECT:DATASET")
     add_all(ph, command_options())
-    ph.add_argument("-v", "--verbose", action="store_true")
+    ph.add_argument("-v", "--verbose", action="store_true", help=VERBOSE_HELP)
     lf = kinds.add_parser(
         "langfuse", allow_abbrev=False, help="scores in Langfuse",
         description="Score each audited trace in Langfuse (trace_id = the Langfuse trace id): "
@@ -76,7 +77,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                     help="output directory of `rt4chart audit`/`stream`, or its BigQuery "
                          "dataset as bq:PROJECT:DATASET")
     add_all(lf, langfuse_command_options())
-    lf.add_argument("-v", "--verbose", action="store_true")
+    lf.add_argument("-v", "--verbose", action="store_true", help=VERBOSE_HELP)
     return p
 
 

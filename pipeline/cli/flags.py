@@ -30,10 +30,12 @@ from rt4chart.transforms.spend_cap import CapConfig
 from rt4chart.transforms.verify_local import VerifyLocalConfig
 
 __all__ = ["AUDIT", "EVAL", "SHARED", "STREAM", "add_audit_args", "add_eval_args", "add_option",
-           "add_options", "add_stream_args", "declared_flex", "stream_dests"]
+           "add_options", "add_stream_args", "declared_flex", "stream_dests", "VERBOSE_HELP"]
 
 Options = tuple[tuple[str, Option], ...]
-VERBOSE = ("verbose", Option(("-v", "--verbose"), kind="flag", default=False))
+VERBOSE_HELP = ("debug lines too (each judge call's retries and waits, a failed run's "
+                "traceback); the default shows progress, warnings and errors")
+VERBOSE = ("verbose", Option(("-v", "--verbose"), kind="flag", default=False, help=VERBOSE_HELP))
 _FIRST_JUDGE = ("judge", "judge_option", *SHORTHAND)
 # The options `audit`, `stream` and `eval` share (the judge, the windows, local verification),
 # in the order of their help; `eval` records them as `audit` takes them.

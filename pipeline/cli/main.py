@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import re
 import signal
 import sys
@@ -194,6 +195,15 @@ def launcher_keys() -> Redactor:
     return next((f.keys for f in _formatters()), Redactor())
 
 
+def _beam_type_hint_notice_dropped(record: logging.LogRecord) -> bool:
+    """Beam warns, once per stage at every run, that a composite's declared output type (a
+    NamedTuple of PCollections, as the stages with several outputs return) "will be ignored
+    and not used for type-checking purposes": a note for Beam's developers, not for a user
+    reading the run's log. Nothing else is dropped."""
+    return not (record.levelno == logging.WARNING and "type hint will be ignored" in
+                str(record.msg) and f"{os.sep}apache_beam{os.sep}" in (record.pathname or ""))
+
+
 def _logging(argv: list[str]) -> None:
     # Before any PipelineOptions is made: its constructor sets up the root logger otherwise.
     verbose = "-v" in argv or "--verbose" in argv
@@ -201,6 +211,7 @@ def _logging(argv: list[str]) -> None:
     for handler in logging.getLogger().handlers:
         if type(handler) is logging.StreamHandler:  # basicConfig's (not a test harness's)
             handler.setFormatter(RedactingFormatter(LOG_FORMAT))
+            handler.addFilter(_beam_type_hint_notice_dropped)
     for noisy in ("apache_beam", "httpx", "httpx2", "openai"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     # Beam logs a failing step's traceback; a failed run prints its error in one line instead

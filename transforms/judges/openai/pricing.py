@@ -136,8 +136,15 @@ def prices_for(config: Any) -> Prices | None:
     """Prices for a judge config; None (and a warning) for a model with no price."""
     prices = _resolve(config)
     if prices is None:
-        logger.warning(unpriced_message(config.price_model or config.model))
+        _warn_unpriced(config.price_model or config.model)
     return prices
+
+
+@functools.lru_cache(maxsize=64)
+def _warn_unpriced(model: str) -> None:
+    """The warning once per model and process: the launcher's estimate, its summary and every
+    judge a worker builds ask for the same prices (it was printed three times a run)."""
+    logger.warning(unpriced_message(model))
 
 
 def batch_prices(prices: Prices | None, config: Any) -> Prices | None:
