@@ -5,7 +5,10 @@ free trial lasts 30 days, not 14. This module reads those specifics however they
 ("30 days" / "thirty days" / "30-day", "$1.2 million" / "1,200,000 dollars", "5 pm" / "17:00" /
 "17:0", "May 1, 2024" / "2024-05-01" / "1 May 2024", "50%" / "fifty percent") so that the
 support check (`support.py`) and the decomposition coverage check (`coverage.py`) compare
-values, not spellings. Standard library only: the formats are few and fixed, and a pure
+values, not spellings. Digits of other scripts, framed and Roman numeral characters, numbers
+in English words and bidi controls are said in ASCII digits first (`numerals.py`, with
+`text2num` for the words); a number that could only be guessed ("5O", digits under a bidi
+override) is set apart as unreadable (`Specifics.unreadable`), never read as a value. A pure
 function of the text keeps verdicts reproducible.
 """
 
@@ -16,7 +19,7 @@ import math
 import re
 from dataclasses import dataclass, replace
 
-from rt4chart.transforms.text import cjk_numbers
+from rt4chart.transforms.text import cjk_numbers, numerals
 from rt4chart.transforms.text.language import detect, has_cjk, normalize_width
 
 # Canonical unit for each unit word; a number followed by another word has no unit.
@@ -43,12 +46,6 @@ _UNIT_GROUPS = {
 UNITS = {word: unit for unit, words in _UNIT_GROUPS.items() for word in words.split()}
 _SCALES = {"hundred": 100, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12,
            "k": 1e3, "m": 1e6, "mn": 1e6, "bn": 1e9, "b": 1e9}
-_SMALL = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen".split())}
-_TENS = {w: 10 * i for i, w in enumerate(
-    "twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)}
-_WORD_VALUES = {**_SMALL, **_TENS}
 MONTHS = {name: i for i, names in enumerate(
     ("January Jan", "February Feb", "March Mar", "April Apr", "May", "June Jun", "July Jul",
      "August Aug", "September Sep Sept", "October Oct", "November Nov", "December Dec"),
@@ -81,8 +78,8 @@ _MONEY_RE = re.compile(r"(?:\b(?:US|A|C|AU|CA|NZ|HK)\$|\$|£|€|¥|\b(?:USD|EUR
                        r"|k|mn|m|bn|b)\b)?", re.I)
 _DIGIT_RE = re.compile(r"(?<![\w.])(?P<n>" + _NUM + r")(?:st|nd|rd|th|s)?(?!\w)"
                        r"(?:\s*(?P<scale>hundred|thousand|million|billion|trillion)\b)?")
-_WORDNUM_RE = re.compile(r"\b(?:(?:a|" + "|".join(_WORD_VALUES) + r"|dozen|hundred|thousand"
-                         r"|million|billion|trillion)(?:[\s-]+(?:and[\s-]+)?|\b)){1,8}", re.I)
+# "one" is a number only before a unit ("one hour"); "one reviewer" is a determiner.
+_ONE_RE = re.compile(r"\b(?:a\s+)?one\b", re.I)
 # A unit glued to its number: "160F", "10mph", "5kg", "30min".
 _GLUED_UNIT_RE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)([A-Za-z]{1,6})\b")
 _UNIT_AFTER_RE = re.compile(
@@ -146,8 +143,11 @@ class Specifics:
     whens: tuple[When, ...]
     rest: str
     # Ranges the text states ("3 to 5 days", "$3,000-$12,000"): evidence for a vague claim
-    # inside them. Their ends are in `quantities` too.
+    # inside them. Their ends are in `quantities` too, each with the range's unit.
     ranges: tuple[Quantity, ...] = ()
+    # Numbers that could only be guessed ("5O", digits under a bidi override): not read, so
+    # not evidence for any value (`numerals.py`).
+    unreadable: tuple[numerals.Unreadable, ...] = ()
 
 
 # Vague amounts read as ranges: "a few thousand dollars" is 2,000-9,999, "hundreds of" 200-999.
@@ -235,9 +235,7 @@ def _range_side(raw: str, scale: str | None) -> Quantity | None:
     return found[0] if len(found) == 1 else None
 
 
-def stated_ranges(text: str) -> list[Quantity]:
-    """The ranges `text` states, as quantities with low and high: "from $3,000 to around
-    $12,000", "3 to 5 days", "10-15%". A side without a unit takes the other's."""
+def _ranges(text: str) -> list[tuple[int, Quantity]]:
     out = []
     for match in _RANGE_RE.finditer(text):
         a = _range_side(match.group("a"), match.group("sa"))
@@ -247,9 +245,23 @@ def stated_ranges(text: str) -> list[Quantity]:
         unit = a.unit or b.unit or _unit_after(text, match.end())[0]
         if a.unit and b.unit and a.unit != b.unit:
             continue
-        out.append(Quantity(a.value, unit, b.step, False, match.group(),
-                            low=a.value, high=b.value))
+        out.append((match.start(), Quantity(a.value, unit, b.step, False, match.group(),
+                                            low=a.value, high=b.value)))
     return out
+
+
+def stated_ranges(text: str) -> list[Quantity]:
+    """The ranges `text` states, as quantities with low and high: "from $3,000 to around
+    $12,000", "3 to 5 days", "10-15%", "2 and 3 years". A side without a unit takes the
+    other's. Two numbers joined by "and" are a range here and two numbers in `read`, never
+    their sum."""
+    return [q for _, q in _ranges(text)]
+
+
+def _range_units(text: str) -> dict[int, str]:
+    """Where each range with a unit starts, and its unit: the first end of "2 and 3 years" is
+    2 years, not a bare 2 that any unit fits."""
+    return {start: q.unit for start, q in _ranges(text) if q.unit}
 
 
 def _blank(text: str, start: int, end: int) -> str:
@@ -324,15 +336,16 @@ def _unit_after(text: str, end: int) -> tuple[str | None, int]:
 
 
 def _quantity(text: str, start: int, end: int, value: float, step: float,
-              unit: str | None) -> tuple[Quantity, int]:
+              unit: str | None, units: dict[int, str]) -> tuple[Quantity, int]:
     if unit is None:
         unit, end = _unit_after(text, end)
+        unit = unit or units.get(start)
     before = text[max(0, start - 20):start]
     approx = bool(_APPROX.search(before))
     return _bounded(Quantity(value, unit, step, approx, text[start:end].strip()), before), end
 
 
-def _read_money(text: str) -> tuple[list[Quantity], str]:
+def _read_money(text: str, units: dict[int, str]) -> tuple[list[Quantity], str]:
     found = []
     for match in _MONEY_RE.finditer(text):
         symbol = match.group()[: match.start("n") - match.start()].strip().upper()
@@ -340,55 +353,30 @@ def _read_money(text: str) -> tuple[list[Quantity], str]:
         scale = _SCALES[(match.group("scale") or "").lower()] if match.group("scale") else 1
         raw = match.group("n").replace(",", "")
         found.append(_quantity(text, match.start(), match.end(), float(raw) * scale,
-                               scale / 10 ** _decimals(raw), unit)[0])
+                               scale / 10 ** _decimals(raw), unit, units)[0])
         text = _blank(text, match.start(), match.end())
     return found, text
 
 
-def _read_digits(text: str) -> tuple[list[Quantity], str]:
+def _read_digits(text: str, units: dict[int, str]) -> tuple[list[Quantity], str]:
     found = []
     for match in _DIGIT_RE.finditer(text):
         raw = match.group("n").replace(",", "")
         scale = _SCALES[match.group("scale").lower()] if match.group("scale") else 1
         quantity, end = _quantity(text, match.start(), match.end(), float(raw) * scale,
-                                  scale / 10 ** _decimals(raw), None)
+                                  scale / 10 ** _decimals(raw), None, units)
         found.append(quantity)
         text = _blank(text, match.start(), end)
     return found, text
 
 
-def word_number(words: str) -> float | None:
-    """ "twenty-five" -> 25, "one hundred and five" -> 105, "a million" -> 1e6, else None."""
-    total, current, seen = 0.0, 0.0, False
-    parts = [w for w in re.split(r"[\s-]+", words.lower().strip()) if w not in ("and", "")]
-    for i, word in enumerate(parts):
-        if word == "a":  # "a million", "a dozen"; in "a five-star" it is only an article
-            current = 1.0 if parts[i + 1:i + 2] and parts[i + 1] in (*_SCALES, "dozen") else 0.0
-        elif word in _WORD_VALUES:
-            current, seen = current + _WORD_VALUES[word], True
-        elif word in ("hundred", "dozen"):
-            current, seen = max(current, 1) * (100 if word == "hundred" else 12), True
-        elif word in _SCALES:
-            total, current, seen = total + max(current, 1) * _SCALES[word], 0.0, True
-    return total + current if seen else None
+word_number = numerals.word_number
 
 
-def _read_words(text: str) -> tuple[list[Quantity], str]:
-    found = []
-    for match in _WORDNUM_RE.finditer(text):
-        phrase = match.group().rstrip(" -")
-        phrase = re.sub(r"[\s-]+and$", "", phrase, flags=re.I)
-        value = word_number(phrase)
-        if value is None or phrase.lower() in ("a", "an"):
-            continue
-        end = match.start() + len(phrase)
-        quantity, end = _quantity(text, match.start(), end, value, 1.0, None)
-        # "one" and "a" are mostly determiners ("one reviewer"): a quantity only with a unit.
-        if phrase.lower() in ("one", "a one") and quantity.unit is None:
-            continue
-        found.append(quantity)
-        text = _blank(text, match.start(), end)
-    return found, text
+def _ones(text: str) -> str:
+    """"one hour" -> "1 hour"; "one reviewer" and "a one" stay words."""
+    return _ONE_RE.sub(lambda m: "1" if _unit_after(text, m.end())[0] and " " not in m.group()
+                       else m.group(), text)
 
 
 def _unglue(match: re.Match) -> str:
@@ -420,38 +408,39 @@ def locale_numbers(text: str) -> str:
 
 @functools.lru_cache(maxsize=16384)  # frozen: evidence is read once per claim it supports
 def read(text: str) -> Specifics:
-    """The quantities, dates, weekdays and times in `text`.
+    """The quantities, dates, weekdays and times in `text`, and the numbers it holds that
+    cannot be read without a guess (`numerals.py`).
 
-    Dates and times are read first so that their digits are not also read as numbers; a
-    year ("in 2019") is a number.
+    Vague amounts ("a few thousand") are read before number words become digits; dates and
+    times before numbers, so that their digits are not also read as numbers; a year ("in
+    2019") is a number.
     """
-    text = normalize_width(text)
+    text, unreadable = numerals.characters(normalize_width(text))
     if any(ch.isdigit() for ch in text) and detect(text) != "en":
         text = locale_numbers(text)
     cjk = has_cjk(text)
     if cjk:  # Chinese, Japanese and Korean forms said as the reader below reads them
         text = cjk_numbers.rewrite(text)
     text = text.replace("\u00a0", " ").replace("\u2013", "-").replace("\u2014", " - ")
-    text = _GLUED_UNIT_RE.sub(_unglue, text)
-    ranges = stated_ranges(text)
+    vague, text = _read_vague(text)
+    text = _GLUED_UNIT_RE.sub(_unglue, _ones(numerals.words(text)))
+    ranges, units = stated_ranges(text), _range_units(text)
     whens, text = _read_dates(text)
     times, text = _read_times(text)
-    vague, text = _read_vague(text)
-    money, text = _read_money(text)
-    digits, text = _read_digits(text)
-    words, text = _read_words(text)
+    money, text = _read_money(text, units)
+    digits, text = _read_digits(text, units)
     if cjk:
         text = cjk_numbers.INSERTED_WORDS_RE.sub(lambda m: " " * len(m.group()), text)
-    return Specifics(tuple(vague + money + digits + words), tuple(whens + times), text,
-                     tuple(ranges))
+    return Specifics(tuple(vague + money + digits), tuple(whens + times), text,
+                     tuple(ranges), unreadable)
 
 
 def read_plain(text: str) -> list[Quantity]:
-    """The money, digit and word quantities of a short text (no dates, times or ranges)."""
-    money, text = _read_money(text)
-    digits, text = _read_digits(text)
-    words, _ = _read_words(text)
-    return money + digits + words
+    """The money and digit quantities of a short text (no dates, times or ranges; its words
+    already as digits)."""
+    money, text = _read_money(text, {})
+    digits, _ = _read_digits(text, {})
+    return money + digits
 
 
 def same_value(claim: Quantity, other: Quantity) -> bool:
