@@ -92,38 +92,45 @@ def _framed(ch: str) -> str:
     return ch
 
 
+def _unread(unreadable: list[Unreadable], why: str):
+    def blank(match: re.Match) -> str:
+        unreadable.append(Unreadable(_BIDI_RE.sub("", match.group()), why))
+        return " " * len(match.group())
+    return blank
+
+
+def without_controls(text: str) -> tuple[str, tuple[Unreadable, ...]]:
+    """`text` without bidi controls; the digits an override reversed blanked and returned."""
+    unreadable: list[Unreadable] = []
+    overridden = _unread(unreadable, "digits under a bidi override")
+    text = _OVERRIDE_RE.sub(lambda m: re.sub(r"\d+(?:[.,]\d+)*", overridden, m.group()), text)
+    return _BIDI_RE.sub("", text), tuple(unreadable)
+
+
 def characters(text: str) -> tuple[str, tuple[Unreadable, ...]]:
-    """`text` without bidi controls, with every digit, framed number and Roman numeral
+    """`text` (without bidi controls) with every digit, framed number and Roman numeral
     character as ASCII digits, and with its unreadable numbers blanked out and returned."""
     unreadable: list[Unreadable] = []
-
-    def unread(why: str):
-        def blank(match: re.Match) -> str:
-            unreadable.append(Unreadable(_BIDI_RE.sub("", match.group()), why))
-            return " " * len(match.group())
-        return blank
-
-    def overridden(match: re.Match) -> str:
-        return re.sub(r"\d+(?:[.,]\d+)*", unread("digits under a bidi override"), match.group())
-
-    text = _BIDI_RE.sub("", _OVERRIDE_RE.sub(overridden, text))
+    confusable = _unread(unreadable, "letters among digits")
     if text.isascii():
-        return _CONFUSABLE_RE.sub(unread("letters among digits"), text), tuple(unreadable)
+        return _CONFUSABLE_RE.sub(confusable, text), ()
 
     def digits(match: re.Match) -> str:
         run = match.group()
         if len({ord(ch) - unicodedata.decimal(ch) for ch in run}) > 1:
-            return unread("digits of several scripts")(match)
+            return _unread(unreadable, "digits of several scripts")(match)
         return "".join(str(unicodedata.decimal(ch)) for ch in run)
 
     def roman(match: re.Match) -> str:
         value = _roman_value(match.group())
-        return unread("no canonical Roman numeral")(match) if value is None else f" {value} "
+        if value is None:
+            return _unread(unreadable, "no canonical Roman numeral")(match)
+        return f" {value} "
 
     text = _UNICODE_DIGITS_RE.sub(digits, text)
     text = _ROMAN_RE.sub(roman, text)
     text = "".join(_framed(ch) if not ch.isascii() else ch for ch in text)
-    return _CONFUSABLE_RE.sub(unread("letters among digits"), text), tuple(unreadable)
+    return _CONFUSABLE_RE.sub(confusable, text), tuple(unreadable)
 
 
 # --- numbers in English words --------------------------------------------------------------
@@ -140,11 +147,9 @@ _RUN_WORD = f"{_NUMBER_WORD}|{'|'.join(_SCALES)}|oh"
 # A run of number words: "twenty-five", "one hundred and five", "seven and eight", "two point
 # five"; not the "twenty" of the ordinal "twenty-first".
 _RUN_RE = re.compile(
-    rf"\b(?:{_NUMBER_WORD})(?:[\s-]+(?:(?:and|point)[\s-]+)?(?:{_RUN_WORD}))*\b"
+    rf"\b(?:{_NUMBER_WORD}|a\s+(?:{'|'.join(_SCALES)}))(?:[\s-]+(?:(?:and|point)[\s-]+)?(?:{_RUN_WORD}))*\b"
     rf"(?!-(?:{_ORDINALS})\b)", re.I)
-_A_SCALE_RE = re.compile(r"\b(?:a|one)\s+(hundred|thousand|million|billion|trillion|dozen)\b",
-                         re.I)
-_DOZEN_RE = re.compile(rf"\b({_NUMBER_WORD}|\d+)[\s-]+dozen\b", re.I)
+_DOZEN_RE = re.compile(rf"\b({_NUMBER_WORD}|\d+|a)[\s-]+dozen\b", re.I)
 # A year said in two pairs: "nineteen eighty-five", "twenty twenty-four", "eighteen oh five".
 _CENTURIES = "thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty".split()
 _YEAR_RE = re.compile(
@@ -177,7 +182,8 @@ def _run_digits(run: str) -> str:
     """A run of number words as digits: coordinated numbers stay apart ("7 and 8"); "and"
     joins only where the part before it ends with a scale and both read as one number
     ("one hundred and five")."""
-    parts = re.split(r"[\s-]+and[\s-]+", run, flags=re.I)
+    # "a hundred", "a million": "a" is one before a scale.
+    parts = re.split(r"[\s-]+and[\s-]+", re.sub(r"^a\s+", "one ", run, flags=re.I), flags=re.I)
     merged = [parts[0]]
     for part in parts[1:]:
         last = merged[-1]
@@ -188,26 +194,32 @@ def _run_digits(run: str) -> str:
             merged.append(part)
     out = []
     for part in merged:
-        digits = _year(part) or alpha2digit(part, "en", 0)
+        # "two hundred million" is "200 million", "a billion" "1 billion": the scale stays a
+        # word, so the digits are never longer than the words.
+        scale = re.search(r"[\s-]+(million|billion|trillion)$", part, re.I)
+        head = part[:scale.start()] if scale else part
+        digits = _year(head) or alpha2digit(head, "en", 0)
         # "one point five million": a decimal before a scale is one number, "1.5 million".
-        out.append(_DECIMAL_SCALE_RE.sub(lambda m: f"{m.group(1)} {_SCALE_NAMES[m.group(2)]}",
-                                         digits))
-    return " and ".join(out)
+        digits = _DECIMAL_SCALE_RE.sub(lambda m: f"{m.group(1)} {_SCALE_NAMES[m.group(2)]}",
+                                       digits)
+        out.append(f"{digits} {scale.group(1).lower()}" if scale else digits)
+    digits = " and ".join(out)
+    return digits.ljust(len(run)) if len(digits) <= len(run) else digits
 
 
 def _dozen(match: re.Match) -> str:
     count = match.group(1)
-    number = int(count) if count.isdigit() else _words_value(count)
-    return str(12 * number) if number >= 0 else match.group()
+    number = int(count) if count.isdigit() else 1 if count.lower() == "a" else _words_value(count)
+    return str(12 * number) if number >= 0 else match.group()  # never longer than the words
 
 
 @functools.lru_cache(maxsize=16384)
 def words(text: str) -> str:
     """`text` with its English number words as digits ("between two and three years" ->
-    "between 2 and 3 years"); a lone "one" stays a word unless `unit_after` says a unit
-    follows it (the caller checks: "one reviewer" is no number)."""
-    text = _A_SCALE_RE.sub(lambda m: "one " + m.group(1), text)
-    text = _DOZEN_RE.sub(_dozen, text)
+    "between 2     and 3       years"), each padded with spaces to the length of its words
+    so that a reader can show the words it read; a lone "one" stays a word (the caller
+    decides: "one hour" is a number, "one reviewer" none)."""
+    text = _DOZEN_RE.sub(lambda m: _dozen(m).ljust(len(m.group())), text)
     return _RUN_RE.sub(lambda m: m.group() if m.group().lower() == "one"
                        else _run_digits(m.group()), text)
 
@@ -218,7 +230,7 @@ def word_number(text: str) -> float | None:
     text = text.strip()
     if not text or text.lower() in ("a", "an"):
         return None
-    digits = words(text if text.lower() != "one" else "1")
+    digits = words(text if text.lower() != "one" else "1").strip()
     if re.fullmatch(r"\d+(?:\.\d+)?(?: (?:hundred|thousand|million|billion|trillion))?", digits):
         number, _, scale = digits.partition(" ")
         return float(number) * _SCALES.get(scale, 1)

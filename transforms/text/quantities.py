@@ -336,16 +336,17 @@ def _unit_after(text: str, end: int) -> tuple[str | None, int]:
 
 
 def _quantity(text: str, start: int, end: int, value: float, step: float,
-              unit: str | None, units: dict[int, str]) -> tuple[Quantity, int]:
+              unit: str | None, units: dict[int, str], said: str) -> tuple[Quantity, int]:
     if unit is None:
         unit, end = _unit_after(text, end)
         unit = unit or units.get(start)
     before = text[max(0, start - 20):start]
     approx = bool(_APPROX.search(before))
-    return _bounded(Quantity(value, unit, step, approx, text[start:end].strip()), before), end
+    shown = " ".join(said[start:end].split())
+    return _bounded(Quantity(value, unit, step, approx, shown), before), end
 
 
-def _read_money(text: str, units: dict[int, str]) -> tuple[list[Quantity], str]:
+def _read_money(text: str, units: dict[int, str], said: str) -> tuple[list[Quantity], str]:
     found = []
     for match in _MONEY_RE.finditer(text):
         symbol = match.group()[: match.start("n") - match.start()].strip().upper()
@@ -353,18 +354,18 @@ def _read_money(text: str, units: dict[int, str]) -> tuple[list[Quantity], str]:
         scale = _SCALES[(match.group("scale") or "").lower()] if match.group("scale") else 1
         raw = match.group("n").replace(",", "")
         found.append(_quantity(text, match.start(), match.end(), float(raw) * scale,
-                               scale / 10 ** _decimals(raw), unit, units)[0])
+                               scale / 10 ** _decimals(raw), unit, units, said)[0])
         text = _blank(text, match.start(), match.end())
     return found, text
 
 
-def _read_digits(text: str, units: dict[int, str]) -> tuple[list[Quantity], str]:
+def _read_digits(text: str, units: dict[int, str], said: str) -> tuple[list[Quantity], str]:
     found = []
     for match in _DIGIT_RE.finditer(text):
         raw = match.group("n").replace(",", "")
         scale = _SCALES[match.group("scale").lower()] if match.group("scale") else 1
         quantity, end = _quantity(text, match.start(), match.end(), float(raw) * scale,
-                                  scale / 10 ** _decimals(raw), None, units)
+                                  scale / 10 ** _decimals(raw), None, units, said)
         found.append(quantity)
         text = _blank(text, match.start(), end)
     return found, text
@@ -375,7 +376,7 @@ word_number = numerals.word_number
 
 def _ones(text: str) -> str:
     """"one hour" -> "1 hour"; "one reviewer" and "a one" stay words."""
-    return _ONE_RE.sub(lambda m: "1" if _unit_after(text, m.end())[0] and " " not in m.group()
+    return _ONE_RE.sub(lambda m: "1  " if _unit_after(text, m.end())[0] and " " not in m.group()
                        else m.group(), text)
 
 
@@ -415,31 +416,36 @@ def read(text: str) -> Specifics:
     times before numbers, so that their digits are not also read as numbers; a year ("in
     2019") is a number.
     """
-    text, unreadable = numerals.characters(normalize_width(text))
+    text, reversed_digits = numerals.without_controls(normalize_width(text))
     if any(ch.isdigit() for ch in text) and detect(text) != "en":
         text = locale_numbers(text)
+    text, unreadable = numerals.characters(text)
     cjk = has_cjk(text)
     if cjk:  # Chinese, Japanese and Korean forms said as the reader below reads them
         text = cjk_numbers.rewrite(text)
     text = text.replace("\u00a0", " ").replace("\u2013", "-").replace("\u2014", " - ")
     vague, text = _read_vague(text)
+    said = _GLUED_UNIT_RE.sub(_unglue, text)
     text = _GLUED_UNIT_RE.sub(_unglue, _ones(numerals.words(text)))
+    # Number words become digits of the same length: a quantity shows the words it was read
+    # from ("two tablespoons"), in notes as in the evidence.
+    said = said if len(said) == len(text) else text
     ranges, units = stated_ranges(text), _range_units(text)
     whens, text = _read_dates(text)
     times, text = _read_times(text)
-    money, text = _read_money(text, units)
-    digits, text = _read_digits(text, units)
+    money, text = _read_money(text, units, said)
+    digits, text = _read_digits(text, units, said)
     if cjk:
         text = cjk_numbers.INSERTED_WORDS_RE.sub(lambda m: " " * len(m.group()), text)
     return Specifics(tuple(vague + money + digits), tuple(whens + times), text,
-                     tuple(ranges), unreadable)
+                     tuple(ranges), reversed_digits + unreadable)
 
 
 def read_plain(text: str) -> list[Quantity]:
     """The money and digit quantities of a short text (no dates, times or ranges; its words
     already as digits)."""
-    money, text = _read_money(text, {})
-    digits, _ = _read_digits(text, {})
+    money, text = _read_money(text, {}, text)
+    digits, _ = _read_digits(text, {}, text)
     return money + digits
 
 
