@@ -352,7 +352,9 @@ def _restated(claim: str, quotes: Sequence[str]) -> bool:
     """Whether a quote restates the claim with specifics of its own (its 14 for the claim's
     30). A restating quote without any (the eligibility rule of a claim whose "21 days" adds
     up the other quotes' 14 and 7) swaps nothing."""
-    mine = content_terms(claim)
+    # The claim's words around its specifics: "nineteen ninety-five" is a number, not words
+    # a restating quote has to share.
+    mine = content_terms(read(claim).rest)
     return bool(mine) and any(
         len(mine & content_terms(q)) >= RESTATED_SHARE * len(mine) and _has_specifics(q)
         for q in quotes)

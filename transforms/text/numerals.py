@@ -113,7 +113,8 @@ def characters(text: str) -> tuple[str, tuple[Unreadable, ...]]:
     unreadable: list[Unreadable] = []
     confusable = _unread(unreadable, "letters among digits")
     if text.isascii():
-        return _CONFUSABLE_RE.sub(confusable, text), ()
+        text = _CONFUSABLE_RE.sub(confusable, text)
+        return text, tuple(unreadable)
 
     def digits(match: re.Match) -> str:
         run = match.group()
@@ -158,6 +159,9 @@ _YEAR_RE = re.compile(
     rf"{'|'.join(_UNITS[1:10])}))?))$", re.I)
 _DECIMAL_SCALE_RE = re.compile(r"(\d+\.\d+) (1000+)\b")
 _SCALE_NAMES = {str(v): k for k, v in _SCALES.items()}
+# What pads digits to the length of the words they were read from (a space to every regex):
+# a reader extends a number over it to show the words.
+PAD = "\u2007"
 
 
 def _words_value(words: str) -> int:
@@ -175,36 +179,37 @@ def _year(part: str) -> str | None:
 
 
 def _single(words: str) -> bool:
+    words = re.sub(r"^a\s+", "one ", words, flags=re.I)
     return bool(re.fullmatch(r"\d+(?:\.\d+)?", alpha2digit(words, "en", 0)))
+
+
+def _part_digits(part: str) -> str:
+    """One number's words as digits, padded with PAD to the words' length."""
+    # "a hundred", "a million": "a" is one before a scale. "two hundred million" is "200
+    # million", "a billion" "1 billion": the scale stays a word, so digits are never longer.
+    words = re.sub(r"^a\s+", "one ", part, flags=re.I)
+    scale = re.search(r"[\s-]+(million|billion|trillion)$", words, re.I)
+    head = words[:scale.start()] if scale else words
+    digits = _year(head) or alpha2digit(head, "en", 0)
+    # "one point five million": a decimal before a scale is one number, "1.5 million".
+    digits = _DECIMAL_SCALE_RE.sub(lambda m: f"{m.group(1)} {_SCALE_NAMES[m.group(2)]}", digits)
+    digits = f"{digits} {scale.group(1).lower()}" if scale else digits
+    return digits.ljust(len(part), PAD) if len(digits) <= len(part) else digits
 
 
 def _run_digits(run: str) -> str:
     """A run of number words as digits: coordinated numbers stay apart ("7 and 8"); "and"
     joins only where the part before it ends with a scale and both read as one number
     ("one hundred and five")."""
-    # "a hundred", "a million": "a" is one before a scale.
-    parts = re.split(r"[\s-]+and[\s-]+", re.sub(r"^a\s+", "one ", run, flags=re.I), flags=re.I)
-    merged = [parts[0]]
-    for part in parts[1:]:
+    pieces = re.split(r"([\s-]+and[\s-]+)", run, flags=re.I)
+    merged = [pieces[0]]
+    for joiner, part in zip(pieces[1::2], pieces[2::2], strict=True):
         last = merged[-1]
-        joined = f"{last} and {part}"
-        if last.split()[-1].lower() in _SCALES and _single(joined):
-            merged[-1] = joined
+        if last.split()[-1].lower() in _SCALES and _single(f"{last} and {part}"):
+            merged[-1] = last + joiner + part
         else:
-            merged.append(part)
-    out = []
-    for part in merged:
-        # "two hundred million" is "200 million", "a billion" "1 billion": the scale stays a
-        # word, so the digits are never longer than the words.
-        scale = re.search(r"[\s-]+(million|billion|trillion)$", part, re.I)
-        head = part[:scale.start()] if scale else part
-        digits = _year(head) or alpha2digit(head, "en", 0)
-        # "one point five million": a decimal before a scale is one number, "1.5 million".
-        digits = _DECIMAL_SCALE_RE.sub(lambda m: f"{m.group(1)} {_SCALE_NAMES[m.group(2)]}",
-                                       digits)
-        out.append(f"{digits} {scale.group(1).lower()}" if scale else digits)
-    digits = " and ".join(out)
-    return digits.ljust(len(run)) if len(digits) <= len(run) else digits
+            merged += [joiner, part]
+    return "".join(p if i % 2 else _part_digits(p) for i, p in enumerate(merged))
 
 
 def _dozen(match: re.Match) -> str:
@@ -216,10 +221,10 @@ def _dozen(match: re.Match) -> str:
 @functools.lru_cache(maxsize=16384)
 def words(text: str) -> str:
     """`text` with its English number words as digits ("between two and three years" ->
-    "between 2     and 3       years"), each padded with spaces to the length of its words
+    "between 2 and 3         years"), each padded with PAD to the length of its words
     so that a reader can show the words it read; a lone "one" stays a word (the caller
     decides: "one hour" is a number, "one reviewer" none)."""
-    text = _DOZEN_RE.sub(lambda m: _dozen(m).ljust(len(m.group())), text)
+    text = _DOZEN_RE.sub(lambda m: _dozen(m).ljust(len(m.group()), PAD), text)
     return _RUN_RE.sub(lambda m: m.group() if m.group().lower() == "one"
                        else _run_digits(m.group()), text)
 
@@ -230,7 +235,7 @@ def word_number(text: str) -> float | None:
     text = text.strip()
     if not text or text.lower() in ("a", "an"):
         return None
-    digits = words(text if text.lower() != "one" else "1").strip()
+    digits = words(text if text.lower() != "one" else "1").strip(PAD + " ")
     if re.fullmatch(r"\d+(?:\.\d+)?(?: (?:hundred|thousand|million|billion|trillion))?", digits):
         number, _, scale = digits.partition(" ")
         return float(number) * _SCALES.get(scale, 1)

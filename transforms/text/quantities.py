@@ -245,7 +245,8 @@ def _ranges(text: str) -> list[tuple[int, Quantity]]:
         unit = a.unit or b.unit or _unit_after(text, match.end())[0]
         if a.unit and b.unit and a.unit != b.unit:
             continue
-        out.append((match.start(), Quantity(a.value, unit, b.step, False, match.group(),
+        shown = " ".join(match.group().replace(numerals.PAD, " ").split())
+        out.append((match.start(), Quantity(a.value, unit, b.step, False, shown,
                                             low=a.value, high=b.value)))
     return out
 
@@ -337,6 +338,8 @@ def _unit_after(text: str, end: int) -> tuple[str | None, int]:
 
 def _quantity(text: str, start: int, end: int, value: float, step: float,
               unit: str | None, units: dict[int, str], said: str) -> tuple[Quantity, int]:
+    while text[end:end + 1] == numerals.PAD:  # the rest of the words the number was read from
+        end += 1
     if unit is None:
         unit, end = _unit_after(text, end)
         unit = unit or units.get(start)
@@ -376,8 +379,11 @@ word_number = numerals.word_number
 
 def _ones(text: str) -> str:
     """"one hour" -> "1 hour"; "one reviewer" and "a one" stay words."""
-    return _ONE_RE.sub(lambda m: "1  " if _unit_after(text, m.end())[0] and " " not in m.group()
-                       else m.group(), text)
+    def one(match: re.Match) -> str:
+        alone = " " not in match.group()
+        return "1" + 2 * numerals.PAD if alone and _unit_after(text, match.end())[0] else (
+            match.group())
+    return _ONE_RE.sub(one, text)
 
 
 def _unglue(match: re.Match) -> str:
