@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from decimal import Decimal
 
 # The numeral characters read, and their values from the Unicode database
 # (`unicodedata.numeric`): everyday digits, financial digits (壹贰叁...), 廿 / 卅 / 卌 (20,
@@ -126,8 +127,9 @@ def numeral_value(numeral: str) -> int | float | None:
     value = _integer(whole)
     if value is None or not fraction or any(ch not in _DIGITS for ch in fraction):
         return None
-    number = float(f"{value}." + "".join(str(_DIGITS[ch]) for ch in fraction)) * scale
-    return int(number) if number.is_integer() else number
+    # Decimal: 8.2 x 10^8 is 820,000,000 exactly, not 819,999,999.99.
+    number = Decimal(f"{value}." + "".join(str(_DIGITS[ch]) for ch in fraction)) * scale
+    return int(number) if number == number.to_integral_value() else float(number)
 
 
 # What makes the numeral after it an ordinal or a name: 第一 (first), 星期一 / 周一 (Monday).
