@@ -8,7 +8,8 @@ support check (`support.py`) and the decomposition coverage check (`coverage.py`
 values, not spellings. Digits of other scripts, framed and Roman numeral characters, numbers
 in English words and bidi controls are said in ASCII digits first (`numerals.py`, with
 `text2num` for the words); a number that could only be guessed ("5O", digits under a bidi
-override) is set apart as unreadable (`Specifics.unreadable`), never read as a value. A pure
+override) is set apart as unreadable (`Specifics.unreadable`), never read as a value. Dates
+and times are read by `dates.py`. A pure
 function of the text keeps verdicts reproducible.
 """
 
@@ -20,6 +21,7 @@ import re
 from dataclasses import dataclass, replace
 
 from rt4chart.transforms.text import cjk_numbers, numerals
+from rt4chart.transforms.text.dates import When, read_dates, read_times
 from rt4chart.transforms.text.language import detect, has_cjk, normalize_width
 
 # Canonical unit for each unit word; a number followed by another word has no unit.
@@ -46,32 +48,10 @@ _UNIT_GROUPS = {
 UNITS = {word: unit for unit, words in _UNIT_GROUPS.items() for word in words.split()}
 _SCALES = {"hundred": 100, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12,
            "k": 1e3, "m": 1e6, "mn": 1e6, "bn": 1e9, "b": 1e9}
-MONTHS = {name: i for i, names in enumerate(
-    ("January Jan", "February Feb", "March Mar", "April Apr", "May", "June Jun", "July Jul",
-     "August Aug", "September Sep Sept", "October Oct", "November Nov", "December Dec"),
-    start=1) for name in names.split()}
-WEEKDAYS = {name: name[:3].lower() for name in
-            "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()}
 # Words that make "about 2,000" a round figure: the source may say 1,950.
 _APPROX = re.compile(r"\b(?:about|around|approximately|roughly|nearly|almost|some|over|under"
                      r"|more than|less than|fewer than|at least|up to|close to|just)\s*$", re.I)
 
-_MONTH = r"(?P<mon>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
-_ORD = r"(?:st|nd|rd|th)?"
-_DATE_RES = [re.compile(p) for p in (
-    r"\b(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})\b",
-    r"\b(?P<a>\d{1,2})[/.](?P<b>\d{1,2})[/.](?P<y>\d{4}|\d{2})\b",
-    r"\b" + _MONTH + r"\s+(?P<d>\d{1,2})" + _ORD + r"(?!\d|:\d)(?:,?\s+(?P<y>\d{4})\b)?",
-    r"\b(?P<d>\d{1,2})" + _ORD + r"\s+(?:of\s+)?" + _MONTH + r"(?:,?\s+(?P<y>\d{4})\b)?",
-    r"\b" + _MONTH + r",?\s+(?P<y>\d{4})\b",
-    r"(?:\b(?P<cue>in|of|since|until|by|early|late|mid|last|next|this|from|to|during)\s+)?\b"
-    + _MONTH + r"(?![\w-])",
-)]
-_TIME_RES = [re.compile(p, re.I) for p in (
-    r"\b(?P<h>\d{1,2})(?::(?P<min>\d{1,2}))?\s*(?P<half>[ap])\.?\s?m\b(?:\.(?=\w))?",
-    r"\b(?P<h>\d{1,2}):(?P<min>\d{1,2})(?![\d:])",
-    r"\b(?P<word>noon|midday|midnight)\b",
-)]
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _MONEY_RE = re.compile(r"(?:\b(?:US|A|C|AU|CA|NZ|HK)\$|\$|£|€|¥|\b(?:USD|EUR|GBP)\s?)\s?(?P<n>"
                        + _NUM + r")(?:\s*(?P<scale>hundred|thousand|million|billion|trillion"
@@ -124,15 +104,6 @@ class Quantity:
         if self.approx:
             return self.value * 0.85, self.value * 1.15
         return self.value, self.value
-
-
-@dataclass(frozen=True)
-class When:
-    """A date (year, month, day, any of them None), a weekday, or a time of day in minutes."""
-
-    kind: str  # "date", "weekday" or "time"
-    value: tuple
-    text: str
 
 
 @dataclass(frozen=True)
@@ -269,59 +240,6 @@ def _blank(text: str, start: int, end: int) -> str:
     return text[:start] + " " * (end - start) + text[end:]
 
 
-def _year(raw: str | None) -> int | None:
-    if not raw:
-        return None
-    year = int(raw)
-    return year + (2000 if year < 50 else 1900) if len(raw) == 2 else year
-
-
-def _dates(match: re.Match) -> list[tuple]:
-    groups = match.groupdict()
-    year = _year(groups.get("y"))
-    if groups.get("a"):  # 05/01/2024: month-first or day-first, both kept
-        a, b = int(groups["a"]), int(groups["b"])
-        return [(year, m, d) for m, d in {(a, b), (b, a)} if 1 <= m <= 12 and 1 <= d <= 31]
-    month = int(groups["m"]) if groups.get("m") else MONTHS[groups["mon"]]
-    day = int(groups["d"]) if groups.get("d") else None
-    if not 1 <= month <= 12 or day is not None and not 1 <= day <= 31:
-        return []
-    return [(year, month, day)]
-
-
-def _read_dates(text: str) -> tuple[list[When], str]:
-    found: list[When] = []
-    for pattern in _DATE_RES:
-        for match in pattern.finditer(text):
-            mon = match.groupdict().get("mon")
-            if mon == "May" and match.re is _DATE_RES[-1] and not match.group("cue"):
-                continue  # "May" alone is the modal verb more often than the month
-            found.extend(When("date", v, match.group().strip()) for v in _dates(match))
-            text = _blank(text, match.start(), match.end())
-    for match in re.finditer(r"\b(" + "|".join(WEEKDAYS) + r")s?\b", text):
-        found.append(When("weekday", (WEEKDAYS[match.group(1)],), match.group()))
-    return found, text
-
-
-def _read_times(text: str) -> tuple[list[When], str]:
-    found: list[When] = []
-    for pattern in _TIME_RES:
-        for match in pattern.finditer(text):
-            groups = match.groupdict()
-            if groups.get("word"):
-                minutes, ambiguous = (0 if groups["word"].lower() == "midnight" else 720), False
-            else:
-                hour, minute = int(groups["h"]), int(groups.get("min") or 0)
-                if hour > 24 or minute > 59:
-                    continue
-                half = (groups.get("half") or "").lower()
-                hour = hour % 12 + (12 if half == "p" else 0) if half else hour
-                minutes, ambiguous = hour * 60 + minute, not half and hour <= 12
-            found.append(When("time", (minutes % 1440, ambiguous), match.group().strip()))
-            text = _blank(text, match.start(), match.end())
-    return found, text
-
-
 def _decimals(raw: str) -> int:
     return len(raw.split(".")[1]) if "." in raw else 0
 
@@ -437,8 +355,8 @@ def read(text: str) -> Specifics:
     # from ("two tablespoons"), in notes as in the evidence.
     said = said if len(said) == len(text) else text
     ranges, units = stated_ranges(text), _range_units(text)
-    whens, text = _read_dates(text)
-    times, text = _read_times(text)
+    whens, text = read_dates(text)
+    times, text = read_times(text)
     money, text = _read_money(text, units, said)
     digits, text = _read_digits(text, units, said)
     if cjk:
