@@ -326,13 +326,16 @@ def grounded_verdict(
 
 
 # What a lucky quote gets wrong: a number, amount, percentage, date, weekday or time.
-SPECIFIC_KINDS = frozenset({"number", "amount", "percentage", "date", "weekday", "time"})
+SPECIFIC_KINDS = frozenset({"number", "amount", "percentage", "date", "weekday", "time",
+                            "unreadable"})
 # Specifics that a faithful answer does not state unless its context does: an amount of money,
 # a percentage, a weekday or a time of day found nowhere in the context makes an ENT NIC with
 # any quote. A bare number or a date may come from counting ("two boys"), a range ("30-45
 # minutes") or world knowledge (the year a law was repealed), which human labels (RAGTruth)
-# accept: those count only when a quote restates the claim with specifics of its own.
-STRICT_KINDS = frozenset({"amount", "percentage", "weekday", "time"})
+# accept: those count only when a quote restates the claim with specifics of its own. A number
+# the reader cannot read ("5O", `text/numerals.py`) is checked against nothing, so it is
+# demanded verbatim from the context with any quote.
+STRICT_KINDS = frozenset({"amount", "percentage", "weekday", "time", "unreadable"})
 # A quote restates the claim when it holds this share of the claim's content terms: "The free
 # trial lasts 14 days" restates "The free trial lasts 30 days", and its 14 is the claim's 30.
 RESTATED_SHARE = 0.75
@@ -349,7 +352,9 @@ def _restated(claim: str, quotes: Sequence[str]) -> bool:
     """Whether a quote restates the claim with specifics of its own (its 14 for the claim's
     30). A restating quote without any (the eligibility rule of a claim whose "21 days" adds
     up the other quotes' 14 and 7) swaps nothing."""
-    mine = content_terms(claim)
+    # The claim's words around its specifics: "nineteen ninety-five" is a number, not words
+    # a restating quote has to share.
+    mine = content_terms(read(claim).rest)
     return bool(mine) and any(
         len(mine & content_terms(q)) >= RESTATED_SHARE * len(mine) and _has_specifics(q)
         for q in quotes)
@@ -357,7 +362,7 @@ def _restated(claim: str, quotes: Sequence[str]) -> bool:
 
 def _has_specifics(text: str) -> bool:
     found = read(text)
-    return bool(found.quantities or found.whens)
+    return bool(found.quantities or found.whens or found.unreadable)
 
 
 def unsupported_specifics(claim: str, quotes: Sequence[str], context: str) -> tuple[str, ...]:

@@ -5,7 +5,9 @@ was talked into "supported" still quotes the context sentence closest to the cla
 trial lasts 30 days" with the quote "The free trial lasts 14 days". This check compares the
 claim's specifics with the evidence: numbers with their units, money, percentages, dates,
 weekdays and times (however written, see `text/quantities.py`), named entities, and negation. An ENT
-stands only if nothing is missing; the result names what is, for the claim row's note.
+stands only if nothing is missing; the result names what is, for the claim row's note. A number
+the reader cannot read without a guess ("5O", digits under a bidi override: `text/numerals.py`)
+is stated only by evidence holding the same characters; in the evidence it states no value.
 
 It is lenient where a faithful paraphrase differs: rounding ("33%" for 33.3%), "about 2,000"
 for 1,950, case, possessives, hyphens and camelCase keys ("Wi-Fi" / `"WiFi"`), titles and
@@ -149,6 +151,10 @@ def _missing_specifics(claim: str, evidence: str) -> list[str]:
         group = [w for w in mine.whens if w.kind == kind]
         if len(group) >= spread and len([w for w in whens if w.kind == kind]) < len(group):
             whens = [w for w in whens if w.kind != kind]
+    # A number the reader cannot read without a guess ("5O", digits under a bidi override) is
+    # no value, so no value of the evidence states it: only the same characters do.
+    stated = {u.text for u in theirs.unreadable}
+    missing += [f"unreadable {u.note}" for u in mine.unreadable if u.text not in stated]
     return missing + [f"{w.kind} {w.text}" for w in whens]
 
 

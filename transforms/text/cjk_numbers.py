@@ -25,13 +25,20 @@ Each rewrite is spaced apart from the characters around it, so a number glued to
 from __future__ import annotations
 
 import re
+import unicodedata
+from decimal import Decimal
 
-_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5,
-           "六": 6, "七": 7, "八": 8, "九": 9}
-_SMALL_SCALES = {"十": 10, "拾": 10, "百": 100, "佰": 100, "千": 1000, "仟": 1000}
+# The numeral characters read, and their values from the Unicode database
+# (`unicodedata.numeric`): everyday digits, financial digits (壹贰叁...), 廿 / 卅 / 卌 (20,
+# 30, 40), the scales; 两 / 兩 ("two" before a measure) has no numeric value there.
+_DIGIT_CHARS = "零〇一二两兩三四五六七八九壹贰貳叁參叄肆伍陆陸柒捌玖"
+_TENS_CHARS = "廿卅卌"
+_SCALE_CHARS = "十拾百佰千仟万萬亿億"
+_DIGITS = {ch: 2 if ch in "两兩" else int(unicodedata.numeric(ch)) for ch in _DIGIT_CHARS}
+_SMALL_SCALES = {ch: int(unicodedata.numeric(ch)) for ch in "十拾百佰千仟"}
 _BIG_SCALES = {"万": 10**4, "萬": 10**4, "亿": 10**8, "億": 10**8, "만": 10**4, "억": 10**8,
                "천": 1000, "백": 100}
-_NUMERAL = "零〇一二两兩三四五六七八九十拾百佰千仟万萬亿億"
+_NUMERAL = _DIGIT_CHARS + _TENS_CHARS + _SCALE_CHARS
 # Units and classifiers after which a bare numeral is a number ("三天", "五个人", "一次").
 _UNIT_WORDS = {
     "个月": "months", "個月": "months", "か月": "months", "ヶ月": "months", "カ月": "months",
@@ -46,7 +53,8 @@ _UNIT_WORDS = {
 _CLASSIFIERS = "个個间間家位种種层層条條张張本台件座辆輛只隻杯份道项項篇章部颗顆晚泊つ개층살권잔대"
 _UNIT_ALT = "|".join(sorted(map(re.escape, _UNIT_WORDS), key=len, reverse=True))
 _NUM = r"\d+(?:[.,]\d+)?"
-_CJK_NUM = f"[{_NUMERAL}]+"
+# A numeral, with a decimal part after 点 and a scale after it ("三点五万" 35,000).
+_CJK_NUM = f"[{_NUMERAL}]+(?:[点點][{_DIGIT_CHARS}]+[万萬亿億]?)?"
 _HAN = "\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7a3"
 
 _PERCENT_RE = re.compile(r"百分之\s*(" + _NUM + "|" + _CJK_NUM + r")")
@@ -82,25 +90,46 @@ _RANGE_RE = re.compile(r"(?<=\d)\s*[至到~〜～]\s*(?=\d)|(?<=\d)\s*(?:부터|
 _GLUE_RE = re.compile(r"(?<=[" + _HAN + r"])(?=\d)|(?<=\d)(?=[" + _HAN + r"])")
 
 
-def numeral_value(numeral: str) -> int | None:
-    """The value of a Chinese or Japanese numeral ("三千五百" -> 3500, "两万" -> 20000,
-    "二〇二四" -> 2024, "十五" -> 15), or None if it is not one."""
-    if not numeral or any(ch not in _DIGITS and ch not in _SMALL_SCALES
+def _integer(numeral: str) -> int | None:
+    if not numeral or any(ch not in _DIGITS and ch not in _SMALL_SCALES and ch not in _TENS_CHARS
                           and ch not in _BIG_SCALES for ch in numeral):
         return None
     if all(ch in _DIGITS for ch in numeral) and len(numeral) > 1:
         return int("".join(str(_DIGITS[ch]) for ch in numeral))  # 二〇二四: digit by digit
-    total, section, digit = 0, 0, None
+    total, section, digit, scale = 0, 0, None, 1
     for ch in numeral:
         if ch in _DIGITS:
             digit = _DIGITS[ch]
-        elif ch in _SMALL_SCALES:
-            section += (1 if digit is None else digit) * _SMALL_SCALES[ch]
-            digit = None
+            scale = 1 if ch in "零〇" else scale
+        elif ch in _TENS_CHARS or ch in _SMALL_SCALES:
+            value = int(unicodedata.numeric(ch))
+            section += value if ch in _TENS_CHARS else (1 if digit is None else digit) * value
+            digit, scale = None, value
         else:
             total += (section + (digit or 0)) * _BIG_SCALES[ch] or _BIG_SCALES[ch]
-            section, digit = 0, None
+            section, digit, scale = 0, None, _BIG_SCALES[ch]
+    # 两千五 is 2,500 and 一万二 12,000: a last digit right after a scale of a hundred or more
+    # counts in the next lower place (after 零 it is units: 一万零二 is 10,002).
+    if digit is not None and scale >= 100 and numeral[-2] not in "零〇":
+        digit *= scale // 10
     return total + section + (digit or 0)
+
+
+def numeral_value(numeral: str) -> int | float | None:
+    """The value of a Chinese or Japanese numeral ("三千五百" -> 3500, "两万" -> 20000,
+    "二〇二四" -> 2024, "十五" -> 15, "两千五" -> 2500, "一万二" -> 12000, "三点五万" -> 35000,
+    "叁佰" -> 300, "廿五" -> 25), or None if it is not one."""
+    whole, point, rest = numeral.replace("點", "点").partition("点")
+    if not point:
+        return _integer(numeral)
+    scale = _BIG_SCALES.get(rest[-1:], 1)
+    fraction = rest[:-1] if scale > 1 else rest
+    value = _integer(whole)
+    if value is None or not fraction or any(ch not in _DIGITS for ch in fraction):
+        return None
+    # Decimal: 8.2 x 10^8 is 820,000,000 exactly, not 819,999,999.99.
+    number = Decimal(f"{value}." + "".join(str(_DIGITS[ch]) for ch in fraction)) * scale
+    return int(number) if number == number.to_integral_value() else float(number)
 
 
 # What makes the numeral after it an ordinal or a name: 第一 (first), 星期一 / 周一 (Monday).
@@ -127,7 +156,8 @@ def _numerals(text: str) -> str:
         counted = bool(after) and (bool(unit) or after[0] in _CLASSIFIERS)
         if numeral == "一" and not (unit and len(unit.group()) > 1):
             continue  # 一个, 一天, 一日: "a", "a day"; 一个月, 一小时: one month, one hour
-        scaled = any(ch in _SMALL_SCALES or ch in _BIG_SCALES for ch in numeral)
+        scaled = any(ch in _SMALL_SCALES or ch in _BIG_SCALES or ch in _TENS_CHARS
+                     for ch in numeral)
         if (before.endswith(_NOT_AMOUNT) or numeral[0] in _BIG_SCALES
                 or not (counted or scaled and len(numeral) > 1)):
             continue  # 第一 (first), 星期一 (Monday), 万一 (in case): not amounts

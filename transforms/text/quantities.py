@@ -5,7 +5,11 @@ free trial lasts 30 days, not 14. This module reads those specifics however they
 ("30 days" / "thirty days" / "30-day", "$1.2 million" / "1,200,000 dollars", "5 pm" / "17:00" /
 "17:0", "May 1, 2024" / "2024-05-01" / "1 May 2024", "50%" / "fifty percent") so that the
 support check (`support.py`) and the decomposition coverage check (`coverage.py`) compare
-values, not spellings. Standard library only: the formats are few and fixed, and a pure
+values, not spellings. Digits of other scripts, framed and Roman numeral characters, numbers
+in English words and bidi controls are said in ASCII digits first (`numerals.py`, with
+`text2num` for the words); a number that could only be guessed ("5O", digits under a bidi
+override) is set apart as unreadable (`Specifics.unreadable`), never read as a value. Dates
+and times are read by `dates.py`. A pure
 function of the text keeps verdicts reproducible.
 """
 
@@ -16,7 +20,8 @@ import math
 import re
 from dataclasses import dataclass, replace
 
-from rt4chart.transforms.text import cjk_numbers
+from rt4chart.transforms.text import cjk_numbers, numerals
+from rt4chart.transforms.text.dates import When, read_dates, read_times
 from rt4chart.transforms.text.language import detect, has_cjk, normalize_width
 
 # Canonical unit for each unit word; a number followed by another word has no unit.
@@ -43,46 +48,18 @@ _UNIT_GROUPS = {
 UNITS = {word: unit for unit, words in _UNIT_GROUPS.items() for word in words.split()}
 _SCALES = {"hundred": 100, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12,
            "k": 1e3, "m": 1e6, "mn": 1e6, "bn": 1e9, "b": 1e9}
-_SMALL = {w: i for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen".split())}
-_TENS = {w: 10 * i for i, w in enumerate(
-    "twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)}
-_WORD_VALUES = {**_SMALL, **_TENS}
-MONTHS = {name: i for i, names in enumerate(
-    ("January Jan", "February Feb", "March Mar", "April Apr", "May", "June Jun", "July Jul",
-     "August Aug", "September Sep Sept", "October Oct", "November Nov", "December Dec"),
-    start=1) for name in names.split()}
-WEEKDAYS = {name: name[:3].lower() for name in
-            "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()}
 # Words that make "about 2,000" a round figure: the source may say 1,950.
 _APPROX = re.compile(r"\b(?:about|around|approximately|roughly|nearly|almost|some|over|under"
                      r"|more than|less than|fewer than|at least|up to|close to|just)\s*$", re.I)
 
-_MONTH = r"(?P<mon>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
-_ORD = r"(?:st|nd|rd|th)?"
-_DATE_RES = [re.compile(p) for p in (
-    r"\b(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})\b",
-    r"\b(?P<a>\d{1,2})[/.](?P<b>\d{1,2})[/.](?P<y>\d{4}|\d{2})\b",
-    r"\b" + _MONTH + r"\s+(?P<d>\d{1,2})" + _ORD + r"(?!\d|:\d)(?:,?\s+(?P<y>\d{4})\b)?",
-    r"\b(?P<d>\d{1,2})" + _ORD + r"\s+(?:of\s+)?" + _MONTH + r"(?:,?\s+(?P<y>\d{4})\b)?",
-    r"\b" + _MONTH + r",?\s+(?P<y>\d{4})\b",
-    r"(?:\b(?P<cue>in|of|since|until|by|early|late|mid|last|next|this|from|to|during)\s+)?\b"
-    + _MONTH + r"(?![\w-])",
-)]
-_TIME_RES = [re.compile(p, re.I) for p in (
-    r"\b(?P<h>\d{1,2})(?::(?P<min>\d{1,2}))?\s*(?P<half>[ap])\.?\s?m\b(?:\.(?=\w))?",
-    r"\b(?P<h>\d{1,2}):(?P<min>\d{1,2})(?![\d:])",
-    r"\b(?P<word>noon|midday|midnight)\b",
-)]
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _MONEY_RE = re.compile(r"(?:\b(?:US|A|C|AU|CA|NZ|HK)\$|\$|£|€|¥|\b(?:USD|EUR|GBP)\s?)\s?(?P<n>"
                        + _NUM + r")(?:\s*(?P<scale>hundred|thousand|million|billion|trillion"
                        r"|k|mn|m|bn|b)\b)?", re.I)
 _DIGIT_RE = re.compile(r"(?<![\w.])(?P<n>" + _NUM + r")(?:st|nd|rd|th|s)?(?!\w)"
                        r"(?:\s*(?P<scale>hundred|thousand|million|billion|trillion)\b)?")
-_WORDNUM_RE = re.compile(r"\b(?:(?:a|" + "|".join(_WORD_VALUES) + r"|dozen|hundred|thousand"
-                         r"|million|billion|trillion)(?:[\s-]+(?:and[\s-]+)?|\b)){1,8}", re.I)
+# "one" is a number only before a unit ("one hour"); "one reviewer" is a determiner.
+_ONE_RE = re.compile(r"\b(?:a\s+)?one\b", re.I)
 # A unit glued to its number: "160F", "10mph", "5kg", "30min".
 _GLUED_UNIT_RE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)([A-Za-z]{1,6})\b")
 _UNIT_AFTER_RE = re.compile(
@@ -130,15 +107,6 @@ class Quantity:
 
 
 @dataclass(frozen=True)
-class When:
-    """A date (year, month, day, any of them None), a weekday, or a time of day in minutes."""
-
-    kind: str  # "date", "weekday" or "time"
-    value: tuple
-    text: str
-
-
-@dataclass(frozen=True)
 class Specifics:
     """Everything precise that `read` found, and the text with those parts blanked out."""
 
@@ -146,8 +114,11 @@ class Specifics:
     whens: tuple[When, ...]
     rest: str
     # Ranges the text states ("3 to 5 days", "$3,000-$12,000"): evidence for a vague claim
-    # inside them. Their ends are in `quantities` too.
+    # inside them. Their ends are in `quantities` too, each with the range's unit.
     ranges: tuple[Quantity, ...] = ()
+    # Numbers that could only be guessed ("5O", digits under a bidi override): not read, so
+    # not evidence for any value (`numerals.py`).
+    unreadable: tuple[numerals.Unreadable, ...] = ()
 
 
 # Vague amounts read as ranges: "a few thousand dollars" is 2,000-9,999, "hundreds of" 200-999.
@@ -235,9 +206,7 @@ def _range_side(raw: str, scale: str | None) -> Quantity | None:
     return found[0] if len(found) == 1 else None
 
 
-def stated_ranges(text: str) -> list[Quantity]:
-    """The ranges `text` states, as quantities with low and high: "from $3,000 to around
-    $12,000", "3 to 5 days", "10-15%". A side without a unit takes the other's."""
+def _ranges(text: str) -> list[tuple[int, Quantity]]:
     out = []
     for match in _RANGE_RE.finditer(text):
         a = _range_side(match.group("a"), match.group("sa"))
@@ -247,66 +216,28 @@ def stated_ranges(text: str) -> list[Quantity]:
         unit = a.unit or b.unit or _unit_after(text, match.end())[0]
         if a.unit and b.unit and a.unit != b.unit:
             continue
-        out.append(Quantity(a.value, unit, b.step, False, match.group(),
-                            low=a.value, high=b.value))
+        shown = " ".join(match.group().replace(numerals.PAD, " ").split())
+        out.append((match.start(), Quantity(a.value, unit, b.step, False, shown,
+                                            low=a.value, high=b.value)))
     return out
+
+
+def stated_ranges(text: str) -> list[Quantity]:
+    """The ranges `text` states, as quantities with low and high: "from $3,000 to around
+    $12,000", "3 to 5 days", "10-15%", "2 and 3 years". A side without a unit takes the
+    other's. Two numbers joined by "and" are a range here and two numbers in `read`, never
+    their sum."""
+    return [q for _, q in _ranges(text)]
+
+
+def _range_units(text: str) -> dict[int, str]:
+    """Where each range with a unit starts, and its unit: the first end of "2 and 3 years" is
+    2 years, not a bare 2 that any unit fits."""
+    return {start: q.unit for start, q in _ranges(text) if q.unit}
 
 
 def _blank(text: str, start: int, end: int) -> str:
     return text[:start] + " " * (end - start) + text[end:]
-
-
-def _year(raw: str | None) -> int | None:
-    if not raw:
-        return None
-    year = int(raw)
-    return year + (2000 if year < 50 else 1900) if len(raw) == 2 else year
-
-
-def _dates(match: re.Match) -> list[tuple]:
-    groups = match.groupdict()
-    year = _year(groups.get("y"))
-    if groups.get("a"):  # 05/01/2024: month-first or day-first, both kept
-        a, b = int(groups["a"]), int(groups["b"])
-        return [(year, m, d) for m, d in {(a, b), (b, a)} if 1 <= m <= 12 and 1 <= d <= 31]
-    month = int(groups["m"]) if groups.get("m") else MONTHS[groups["mon"]]
-    day = int(groups["d"]) if groups.get("d") else None
-    if not 1 <= month <= 12 or day is not None and not 1 <= day <= 31:
-        return []
-    return [(year, month, day)]
-
-
-def _read_dates(text: str) -> tuple[list[When], str]:
-    found: list[When] = []
-    for pattern in _DATE_RES:
-        for match in pattern.finditer(text):
-            mon = match.groupdict().get("mon")
-            if mon == "May" and match.re is _DATE_RES[-1] and not match.group("cue"):
-                continue  # "May" alone is the modal verb more often than the month
-            found.extend(When("date", v, match.group().strip()) for v in _dates(match))
-            text = _blank(text, match.start(), match.end())
-    for match in re.finditer(r"\b(" + "|".join(WEEKDAYS) + r")s?\b", text):
-        found.append(When("weekday", (WEEKDAYS[match.group(1)],), match.group()))
-    return found, text
-
-
-def _read_times(text: str) -> tuple[list[When], str]:
-    found: list[When] = []
-    for pattern in _TIME_RES:
-        for match in pattern.finditer(text):
-            groups = match.groupdict()
-            if groups.get("word"):
-                minutes, ambiguous = (0 if groups["word"].lower() == "midnight" else 720), False
-            else:
-                hour, minute = int(groups["h"]), int(groups.get("min") or 0)
-                if hour > 24 or minute > 59:
-                    continue
-                half = (groups.get("half") or "").lower()
-                hour = hour % 12 + (12 if half == "p" else 0) if half else hour
-                minutes, ambiguous = hour * 60 + minute, not half and hour <= 12
-            found.append(When("time", (minutes % 1440, ambiguous), match.group().strip()))
-            text = _blank(text, match.start(), match.end())
-    return found, text
 
 
 def _decimals(raw: str) -> int:
@@ -324,15 +255,19 @@ def _unit_after(text: str, end: int) -> tuple[str | None, int]:
 
 
 def _quantity(text: str, start: int, end: int, value: float, step: float,
-              unit: str | None) -> tuple[Quantity, int]:
+              unit: str | None, units: dict[int, str], said: str) -> tuple[Quantity, int]:
+    while text[end:end + 1] == numerals.PAD:  # the rest of the words the number was read from
+        end += 1
     if unit is None:
         unit, end = _unit_after(text, end)
+        unit = unit or units.get(start)
     before = text[max(0, start - 20):start]
     approx = bool(_APPROX.search(before))
-    return _bounded(Quantity(value, unit, step, approx, text[start:end].strip()), before), end
+    shown = " ".join(said[start:end].split())
+    return _bounded(Quantity(value, unit, step, approx, shown), before), end
 
 
-def _read_money(text: str) -> tuple[list[Quantity], str]:
+def _read_money(text: str, units: dict[int, str], said: str) -> tuple[list[Quantity], str]:
     found = []
     for match in _MONEY_RE.finditer(text):
         symbol = match.group()[: match.start("n") - match.start()].strip().upper()
@@ -340,55 +275,33 @@ def _read_money(text: str) -> tuple[list[Quantity], str]:
         scale = _SCALES[(match.group("scale") or "").lower()] if match.group("scale") else 1
         raw = match.group("n").replace(",", "")
         found.append(_quantity(text, match.start(), match.end(), float(raw) * scale,
-                               scale / 10 ** _decimals(raw), unit)[0])
+                               scale / 10 ** _decimals(raw), unit, units, said)[0])
         text = _blank(text, match.start(), match.end())
     return found, text
 
 
-def _read_digits(text: str) -> tuple[list[Quantity], str]:
+def _read_digits(text: str, units: dict[int, str], said: str) -> tuple[list[Quantity], str]:
     found = []
     for match in _DIGIT_RE.finditer(text):
         raw = match.group("n").replace(",", "")
         scale = _SCALES[match.group("scale").lower()] if match.group("scale") else 1
         quantity, end = _quantity(text, match.start(), match.end(), float(raw) * scale,
-                                  scale / 10 ** _decimals(raw), None)
+                                  scale / 10 ** _decimals(raw), None, units, said)
         found.append(quantity)
         text = _blank(text, match.start(), end)
     return found, text
 
 
-def word_number(words: str) -> float | None:
-    """ "twenty-five" -> 25, "one hundred and five" -> 105, "a million" -> 1e6, else None."""
-    total, current, seen = 0.0, 0.0, False
-    parts = [w for w in re.split(r"[\s-]+", words.lower().strip()) if w not in ("and", "")]
-    for i, word in enumerate(parts):
-        if word == "a":  # "a million", "a dozen"; in "a five-star" it is only an article
-            current = 1.0 if parts[i + 1:i + 2] and parts[i + 1] in (*_SCALES, "dozen") else 0.0
-        elif word in _WORD_VALUES:
-            current, seen = current + _WORD_VALUES[word], True
-        elif word in ("hundred", "dozen"):
-            current, seen = max(current, 1) * (100 if word == "hundred" else 12), True
-        elif word in _SCALES:
-            total, current, seen = total + max(current, 1) * _SCALES[word], 0.0, True
-    return total + current if seen else None
+word_number = numerals.word_number
 
 
-def _read_words(text: str) -> tuple[list[Quantity], str]:
-    found = []
-    for match in _WORDNUM_RE.finditer(text):
-        phrase = match.group().rstrip(" -")
-        phrase = re.sub(r"[\s-]+and$", "", phrase, flags=re.I)
-        value = word_number(phrase)
-        if value is None or phrase.lower() in ("a", "an"):
-            continue
-        end = match.start() + len(phrase)
-        quantity, end = _quantity(text, match.start(), end, value, 1.0, None)
-        # "one" and "a" are mostly determiners ("one reviewer"): a quantity only with a unit.
-        if phrase.lower() in ("one", "a one") and quantity.unit is None:
-            continue
-        found.append(quantity)
-        text = _blank(text, match.start(), end)
-    return found, text
+def _ones(text: str) -> str:
+    """"one hour" -> "1 hour"; "one reviewer" and "a one" stay words."""
+    def one(match: re.Match) -> str:
+        alone = " " not in match.group()
+        return "1" + 2 * numerals.PAD if alone and _unit_after(text, match.end())[0] else (
+            match.group())
+    return _ONE_RE.sub(one, text)
 
 
 def _unglue(match: re.Match) -> str:
@@ -420,38 +333,44 @@ def locale_numbers(text: str) -> str:
 
 @functools.lru_cache(maxsize=16384)  # frozen: evidence is read once per claim it supports
 def read(text: str) -> Specifics:
-    """The quantities, dates, weekdays and times in `text`.
+    """The quantities, dates, weekdays and times in `text`, and the numbers it holds that
+    cannot be read without a guess (`numerals.py`).
 
-    Dates and times are read first so that their digits are not also read as numbers; a
-    year ("in 2019") is a number.
+    Vague amounts ("a few thousand") are read before number words become digits; dates and
+    times before numbers, so that their digits are not also read as numbers; a year ("in
+    2019") is a number.
     """
-    text = normalize_width(text)
+    text, reversed_digits = numerals.without_controls(normalize_width(text))
     if any(ch.isdigit() for ch in text) and detect(text) != "en":
         text = locale_numbers(text)
+    text, unreadable = numerals.characters(text)
     cjk = has_cjk(text)
     if cjk:  # Chinese, Japanese and Korean forms said as the reader below reads them
         text = cjk_numbers.rewrite(text)
     text = text.replace("\u00a0", " ").replace("\u2013", "-").replace("\u2014", " - ")
-    text = _GLUED_UNIT_RE.sub(_unglue, text)
-    ranges = stated_ranges(text)
-    whens, text = _read_dates(text)
-    times, text = _read_times(text)
     vague, text = _read_vague(text)
-    money, text = _read_money(text)
-    digits, text = _read_digits(text)
-    words, text = _read_words(text)
+    said = _GLUED_UNIT_RE.sub(_unglue, text)
+    text = _GLUED_UNIT_RE.sub(_unglue, _ones(numerals.words(text)))
+    # Number words become digits of the same length: a quantity shows the words it was read
+    # from ("two tablespoons"), in notes as in the evidence.
+    said = said if len(said) == len(text) else text
+    ranges, units = stated_ranges(text), _range_units(text)
+    whens, text = read_dates(text)
+    times, text = read_times(text)
+    money, text = _read_money(text, units, said)
+    digits, text = _read_digits(text, units, said)
     if cjk:
         text = cjk_numbers.INSERTED_WORDS_RE.sub(lambda m: " " * len(m.group()), text)
-    return Specifics(tuple(vague + money + digits + words), tuple(whens + times), text,
-                     tuple(ranges))
+    return Specifics(tuple(vague + money + digits), tuple(whens + times), text,
+                     tuple(ranges), reversed_digits + unreadable)
 
 
 def read_plain(text: str) -> list[Quantity]:
-    """The money, digit and word quantities of a short text (no dates, times or ranges)."""
-    money, text = _read_money(text)
-    digits, text = _read_digits(text)
-    words, _ = _read_words(text)
-    return money + digits + words
+    """The money and digit quantities of a short text (no dates, times or ranges; its words
+    already as digits)."""
+    money, text = _read_money(text, {}, text)
+    digits, _ = _read_digits(text, {}, text)
+    return money + digits
 
 
 def same_value(claim: Quantity, other: Quantity) -> bool:
