@@ -101,13 +101,12 @@ def audit(args: argparse.Namespace, beam_args: list[str]) -> int:
     return 0
 
 
-def incomplete_message(summary, out: str | None) -> str:
+def incomplete_message(summary, out: str) -> str:
     """Why `audit` exits EXIT_INCOMPLETE: how many answers, the reason most give, the redo."""
     why = f"; most say: {summary.incomplete_reason}" if summary.incomplete_reason else ""
-    redo = f"`rt4chart audit --redo {out}`" if out else "`rt4chart audit --redo OUT_DIR`"
     return (f"{summary.incomplete} of {summary.traces} answers are incomplete (a judge call "
-            f"failed on them: not counted as grounded){why}; {redo} audits them again "
-            f"(exit {EXIT_INCOMPLETE})")
+            f"failed on them: not counted as grounded){why}; `rt4chart audit --redo {out} "
+            f"--out {out} --overwrite` audits them again (exit {EXIT_INCOMPLETE})")
 
 
 def stream(args: argparse.Namespace, beam_args: list[str]) -> int:
