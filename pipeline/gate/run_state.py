@@ -35,7 +35,10 @@ def _being_written(folder: str) -> bool:
     waiting and without keeping a writer out."""
     if FileSystems.get_scheme(folder) is not None or not os.path.isdir(folder):
         return False
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return False  # unreadable: reading its tables fails next, and says so
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
