@@ -69,8 +69,8 @@ class GateConfig:
     run: str
     max_rate: float | None = option(
         "--max-rate", parse=fraction, metavar="R",
-        help="each route's hallucination rate (of complete answers) must be at most R, a "
-             "fraction: 0.05 is 5%%")
+        help="each route's hallucination rate (its unchecked answers counted as "
+             "hallucinated) must be at most R, a fraction: 0.05 is 5%%")
     route: tuple[str, ...] = option(
         "--route", kind="append", default=(), parsed_default=[], metavar="ROUTE=R",
         help="ROUTE's rate must be at most R (instead of --max-rate; repeatable); a route "
