@@ -1,18 +1,25 @@
 """`rt4chart gate RUN`: fail a CI build when a run hallucinates more than its limits allow.
 
-Each route of the run is checked against the limits given: its rate (hallucinated complete
-answers over complete answers, the answers table's latest row per trace) at most `--max-rate`
-or its own `--route ROUTE=R`; at least `--min-answers` complete answers; with `--baseline`, at
-most `--max-increase` above the baseline's rate. The comparison with a baseline is made on the
-traces both runs audited to the end (same trace ids, complete in both) wherever a route has
-any, so that a different sample of traces is not taken for a regression; a route with none is
-compared run against run, and the line says which. A limit that cannot be checked (a route
-with no complete answer, a route the baseline lacks) fails: a gate never passes for lack of
-data.
+The run is checked before its numbers (gate/run_state.py): a run, or a baseline, that is still
+being written, holds what a failed run completed, or was cut short while being swapped in is
+refused, and so is a baseline judged by another judge model or prompt hash (unless
+`--across-judges`): exit 2, the reason named.
 
-Exit codes: 0 within every limit, 1 not, 2 a usage error (no limit given, a run folder with no
-tables). `--junit FILE` writes one test case per route and limit (gate_junit.py); `--diff FILE`
-writes the claim-level comparison of the two runs (`rt4chart report RUN --compare RUN0`).
+Then each route of the run is checked against the limits given: its rate (hallucinated answers
+over answers, the answers table's latest row per trace, each unchecked answer, incomplete or
+partial, counted as hallucinated) at most `--max-rate` or its own `--route ROUTE=R`; at least
+`--min-answers` checked answers; at most `--max-incomplete` unchecked answers (default 0); with
+`--baseline`, at most `--max-increase` above the baseline's rate. The comparison with a
+baseline is made on the traces the baseline checked that the run audited (same trace ids)
+wherever a route has any, so that a different sample of traces is not taken for a regression;
+a route with none is compared run against run, and the line says which. A limit that cannot be
+checked (a route with no complete answer, a route the baseline lacks) fails: a gate never
+passes for lack of data.
+
+Exit codes: 0 within every limit, 1 not, 2 refused (see above) or a usage error (no limit
+given, a run folder with no tables). `--junit FILE` writes one test case per route and limit,
+and one per refusal (gate/junit.py); `--diff FILE` writes the claim-level comparison of the
+two runs (`rt4chart report RUN --compare RUN0`).
 """
 
 from __future__ import annotations
@@ -22,10 +29,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rt4chart.pipeline.cli.declared import add_options
+from rt4chart.pipeline.gate import run_state
 from rt4chart.pipeline.gate.checks import Check, RouteRate, check_routes, paired_rates, rates
 from rt4chart.transforms.common.options_spec import from_values, option
 
-ALL = "*"  # the run-level check's route
+ALL = run_state.WHOLE  # the run-level checks' route
+
+
+class Refused(ValueError):
+    """The gate cannot check the run (exit 2, as a usage error): `checks` say why."""
+
+    def __init__(self, checks: list[Check]):
+        super().__init__("gate refused: " + "; ".join(c.detail for c in checks))
+        self.checks = checks
 
 
 def fraction(text: str) -> float:
@@ -53,8 +69,8 @@ class GateConfig:
     run: str
     max_rate: float | None = option(
         "--max-rate", parse=fraction, metavar="R",
-        help="each route's hallucination rate (of complete answers) must be at most R, a "
-             "fraction: 0.05 is 5%%")
+        help="each route's hallucination rate (its unchecked answers counted as "
+             "hallucinated) must be at most R, a fraction: 0.05 is 5%%")
     route: tuple[str, ...] = option(
         "--route", kind="append", default=(), parsed_default=[], metavar="ROUTE=R",
         help="ROUTE's rate must be at most R (instead of --max-rate; repeatable); a route "
@@ -69,7 +85,18 @@ class GateConfig:
              "(0.02: two points)")
     min_answers: int | None = option(
         "--min-answers", parse=int, metavar="N",
-        help="each route needs at least N complete answers")
+        help="each route needs at least N complete answers (incomplete and partial ones not "
+             "counted)")
+    max_incomplete: int = option(
+        "--max-incomplete", parse=int, default=0, metavar="N",
+        help="each route may have at most N unchecked answers: incomplete (a judge call "
+             "failed) or partial (audited on its first sentences only, --oversize truncate); "
+             "default 0. Those allowed still count as hallucinated in the rates the limits "
+             "are held to")
+    across_judges: bool = option(
+        "--across-judges", kind="flag", default=False,
+        help="with --baseline: compare with a baseline judged by another judge model or "
+             "prompt hash (refused otherwise: exit 2, both named)")
     junit: str | None = option(
         "--junit", metavar="FILE",
         help="write JUnit XML there: one test case per route and limit")
@@ -92,6 +119,10 @@ class GateConfig:
             raise ValueError("--diff needs --baseline")
         if self.min_answers is not None and self.min_answers < 1:
             raise ValueError(f"--min-answers must be >= 1, got {self.min_answers}")
+        if self.max_incomplete < 0:
+            raise ValueError(f"--max-incomplete must be >= 0, got {self.max_incomplete}")
+        if self.across_judges and not self.baseline:
+            raise ValueError("--across-judges needs --baseline")
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -101,8 +132,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="exit 1 when a run's hallucination rates are over their limits (CI)",
         description="Check an audit run against limits on its hallucination rate per route, "
                     "optionally against a baseline run: exit 0 within every limit, 1 when "
-                    "not, 2 on a usage error. Prints per route the rate, its 95% interval, "
-                    "the baseline's and the verdict.")
+                    "not, 2 when refused or on a usage error. Refused: a run or baseline "
+                    "still being written, failed or cut short mid-swap, and a baseline judged "
+                    "by another judge model or prompt hash. Unchecked answers (incomplete or "
+                    "partial) count against the build: each counts as hallucinated in the "
+                    "rates, and more than --max-incomplete (default 0) on a route fails it. "
+                    "Prints per route the rate, its 95% interval, the baseline's and the "
+                    "verdict.")
     p.add_argument("run", metavar="RUN",
                    help="the run to check: an output folder of `rt4chart audit` or "
                         "`stream`, or bq:PROJECT:DATASET")
@@ -125,8 +161,9 @@ def route_line(route: str, current: RouteRate | None, base: RouteRate | None,
                paired: int | None, checks: list[Check]) -> str:
     """One route's line: its rate and interval, the baseline's, and the verdict."""
     text = f"{route}: rate {rate_text(current) if current else 'absent'}"
-    if current is not None and current.incomplete:
-        text += f" ({current.incomplete} incomplete, not counted)"
+    if current is not None and current.unchecked:
+        text += (f" ({current.unchecked_text()}: counted as hallucinated, "
+                 f"{_pct(current.bound)} at worst)")
     if paired is not None:
         how = f"on {paired} paired traces" if paired else "unpaired: no trace in both runs"
         text += f"; baseline {rate_text(base) if base else 'absent'} ({how})"
@@ -135,26 +172,29 @@ def route_line(route: str, current: RouteRate | None, base: RouteRate | None,
     return f"{text}: {verdict}"
 
 
-def _read(source: str) -> tuple[list[dict], list[dict]]:
+def _read(source: str, role: str) -> tuple[list[dict], list[dict]]:
+    """The answers and claims rows of the run or baseline (`role`); Refused without them."""
     from rt4chart.pipeline.results.runs import read_run_tables
 
-    tables = read_run_tables(source)
+    try:
+        tables = read_run_tables(source)
+    except FileNotFoundError as exc:
+        raise Refused([run_state.refusal(f"{role} tables", str(exc))]) from None
     return tables["answers"].to_pylist(), tables["claims"].to_pylist()
 
 
-def evaluate(config: GateConfig) -> tuple[list[Check], list[str]]:
-    """Every check and the lines to print (reads the runs)."""
-    answers, claims = _read(config.run)
-    current = rates(answers)
-    compared = base_runs = None
+def _check_states(config: GateConfig) -> None:
+    """Refused when the run or the baseline is not a finished run (before reading either)."""
+    found = [run_state.state_check(config.run, "run")]
     if config.baseline:
-        base_runs = _read(config.baseline)
-        compared = paired_rates(answers, base_runs[0])
-    checks = check_routes(config, current, compared, ALL)
-    if base_runs is not None:
-        from rt4chart.pipeline.gate.checks import with_claim_changes
+        found.append(run_state.state_check(config.baseline, "baseline"))
+    refused = [c for c in found if c is not None]
+    if refused:
+        raise Refused(refused)
 
-        checks = with_claim_changes(checks, (answers, claims), base_runs)
+
+def _lines(config: GateConfig, checks: list[Check], current: dict[str, RouteRate],
+           compared: dict | None) -> list[str]:
     routes = sorted({c.route for c in checks if c.route != ALL})
     lines = [f"gate {config.run}" + (f" against {config.baseline} (rates compared on the "
                                      "traces both runs audited, per route, where there are "
@@ -166,16 +206,35 @@ def evaluate(config: GateConfig) -> tuple[list[Check], list[str]]:
             pair.baseline if pair else None,
             (pair.paired if pair else 0) if compared is not None else None,
             [c for c in checks if c.route == route]))
-    lines += [f"{ALL}: FAIL {c.detail}" for c in checks if c.route == ALL and not c.ok]
-    return checks, lines
+    lines += [f"{ALL}: {'note' if c.ok else 'FAIL'} {c.detail}" for c in checks
+              if c.route == ALL]
+    return lines
 
 
-def run(args: argparse.Namespace) -> int:
-    """0 within every limit, 1 not (ValueError, FileNotFoundError: usage errors)."""
-    config = from_values(GateConfig, args, run=args.run)
-    checks, lines = evaluate(config)
-    for line in lines:
-        print(line)
+def evaluate(config: GateConfig) -> tuple[list[Check], list[str]]:
+    """Every check and the lines to print (reads the runs). Raises Refused when the run or the
+    baseline cannot be gated (run_state.py)."""
+    _check_states(config)
+    answers, claims = _read(config.run, "run")
+    current = rates(answers)
+    compared = base_runs = None
+    checks: list[Check] = []
+    if config.baseline:
+        base_runs = _read(config.baseline, "baseline")
+        same = run_state.judge_check(answers, base_runs[0], config.across_judges)
+        if same is not None and same.refused:
+            raise Refused([same])
+        checks += [same] if same is not None else []
+        compared = paired_rates(answers, base_runs[0])
+    checks += check_routes(config, current, compared, ALL)
+    if base_runs is not None:
+        from rt4chart.pipeline.gate.checks import with_claim_changes
+
+        checks = with_claim_changes(checks, (answers, claims), base_runs)
+    return checks, _lines(config, checks, current, compared)
+
+
+def _write_diff(config: GateConfig) -> None:
     if config.diff:
         from rt4chart.pipeline.cli import report as report_cli
 
@@ -186,11 +245,26 @@ def run(args: argparse.Namespace) -> int:
     elif config.baseline:
         print(f"claim-level diff: rt4chart report {config.run} --compare {config.baseline} "
               "--out diff.html")
-    if config.junit:
-        from rt4chart.pipeline.gate.junit import write_junit
 
+
+def run(args: argparse.Namespace) -> int:
+    """0 within every limit, 1 not (ValueError, FileNotFoundError: usage errors; Refused, a
+    ValueError, after writing the JUnit file that names the refusal)."""
+    from rt4chart.pipeline.gate.junit import write_junit
+
+    config = from_values(GateConfig, args, run=args.run)
+    try:
+        checks, lines = evaluate(config)
+    except Refused as exc:
+        if config.junit:
+            write_junit(config.junit, exc.checks)
+        print(f"gate: REFUSED ({', '.join(c.limit for c in exc.checks)}: see the error)")
+        raise
+    for line in lines:
+        print(line)
+    _write_diff(config)
+    if config.junit:
         write_junit(config.junit, checks, diff=config.diff)
     failed = sum(not c.ok for c in checks)
     print(f"gate: {'FAIL' if failed else 'PASS'} ({failed} of {len(checks)} checks failed)")
     return 1 if failed else 0
-

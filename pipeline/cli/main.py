@@ -38,6 +38,10 @@ from rt4chart.transforms.common.redact import NO_EXTRA_KEYS, Redactor
 
 logger = logging.getLogger("rt4chart")
 MAX_ERROR_CHARS = 500
+# `rt4chart audit`'s exit code when the run succeeded but left answers incomplete (a judge call
+# failed on them): neither 0 (a cron job must notice without reading the summary) nor 1 (the
+# run's tables are whole, and `--redo` finishes it). The Python API: `AuditResult.complete`.
+EXIT_INCOMPLETE = 3
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
@@ -93,7 +97,18 @@ def audit(args: argparse.Namespace, beam_args: list[str]) -> int:
     if jobs.no_answer_judged(summary):
         print(f"rt4chart: {jobs.no_answer_judged_message(summary)}", file=sys.stderr)
         return 1
+    if summary.incomplete:
+        print(f"rt4chart: {incomplete_message(summary, config.out)}", file=sys.stderr)
+        return EXIT_INCOMPLETE
     return 0
+
+
+def incomplete_message(summary, out: str) -> str:
+    """Why `audit` exits EXIT_INCOMPLETE: how many answers, the reason most give, the redo."""
+    why = f"; most say: {summary.incomplete_reason}" if summary.incomplete_reason else ""
+    return (f"{summary.incomplete} of {summary.traces} answers are incomplete (a judge call "
+            f"failed on them: not counted as grounded){why}; `rt4chart audit --redo {out} "
+            f"--out {out} --overwrite` audits them again (exit {EXIT_INCOMPLETE})")
 
 
 def stream(args: argparse.Namespace, beam_args: list[str]) -> int:
@@ -280,7 +295,8 @@ def _command(args: argparse.Namespace, beam_args: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """The exit code: 0 success, 1 a failed run (or nothing valid to audit), 2 a usage error
-    found before anything ran (argparse's own errors exit 2 as well)."""
+    found before anything ran (argparse's own errors exit 2 as well; `gate`: refused), 3
+    (`audit`) a run that succeeded but left answers incomplete (EXIT_INCOMPLETE)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     _logging(argv)
     ours, beam_args = split_beam_args(argv)

@@ -41,7 +41,11 @@ BEAM_EPILOG = (
 def add_audit_parser(sub: Any) -> argparse.ArgumentParser:
     """Add the `audit` command to the root parser's sub-commands."""
     p = sub.add_parser("audit", allow_abbrev=False, help="audit trace files (batch)",
-                       description="Audit RAG traces from JSONL or Parquet files.",
+                       description="Audit RAG traces from JSONL or Parquet files. Exit codes: 0 "
+                                   "done, every answer complete; 1 the run failed or judged "
+                                   "nothing; 2 a usage error; 3 done, but answers were left "
+                                   "incomplete (a judge call failed on them: --redo audits "
+                                   "them again).",
                        epilog=BEAM_EPILOG)
     p.add_argument("inputs", nargs="*",
                    help="JSONL or Parquet trace files or globs (each file read in the format "

@@ -1,6 +1,7 @@
 """The gate's checks as JUnit XML (`rt4chart gate --junit FILE`), the report format GitHub
 Actions (test-reporter actions), GitLab (`artifacts:reports:junit`) and Jenkins show: one
-test suite, one test case per route and limit, a `<failure>` for each limit not held."""
+test suite, one test case per route and limit, a `<failure>` for each limit not held, an
+`<error>` for each reason the gate refused the run."""
 
 from __future__ import annotations
 
@@ -25,20 +26,24 @@ def xml_text(text: str) -> str:
 
 def junit_tree(checks: Sequence[Check], diff: str | None = None) -> ET.ElementTree:
     """The XML document: classname `rt4chart gate.ROUTE`, name the limit; a failure's
-    message is the check's figures, its text the changed claims (and where the diff is)."""
-    failures = sum(not c.ok for c in checks)
+    message is the check's figures, its text the changed claims (and where the diff is). A
+    refusal (the run or its baseline cannot be gated: route `*`, name "run state", "baseline
+    judge", ...) is an `<error>` of type GateRefused, its message the reason."""
+    failures = sum(not c.ok and not c.refused for c in checks)
+    errors = sum(c.refused for c in checks)
     suites = ET.Element("testsuites", name=SUITE, tests=str(len(checks)),
-                        failures=str(failures))
+                        failures=str(failures), errors=str(errors))
     suite = ET.SubElement(suites, "testsuite", name=SUITE, tests=str(len(checks)),
-                          failures=str(failures), errors="0", skipped="0")
+                          failures=str(failures), errors=str(errors), skipped="0")
     for check in checks:
         case = ET.SubElement(suite, "testcase", classname=xml_text(f"{SUITE}.{check.route}"),
                              name=check.limit)
         if check.ok:
             ET.SubElement(case, "system-out").text = xml_text(check.detail)
             continue
-        failure = ET.SubElement(case, "failure", message=xml_text(check.detail),
-                                type="GateLimit")
+        failure = ET.SubElement(case, "error" if check.refused else "failure",
+                                message=xml_text(check.detail),
+                                type="GateRefused" if check.refused else "GateLimit")
         parts = [check.detail, check.text] + ([f"claim-level diff: {diff}"] if diff else [])
         failure.text = xml_text("\n".join(p for p in parts if p))
     ET.indent(suites)

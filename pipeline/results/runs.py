@@ -32,8 +32,9 @@ READ = ("answers", "claims", "route_rates", "costs", "dead_letters")
 @dataclass
 class AuditResult:
     """An audit's results: `answers` (typed, with their claims), `summary` (per route and in
-    total), `dead_letters` (records that could not be audited, with the stage and reason), and
-    the tables as Arrow (`to_arrow`, `to_pandas`). `source`: where the tables were read from
+    total), `dead_letters` (records that could not be audited, with the stage and reason),
+    `complete` and `incomplete_answers` (what `rt4chart audit` says with exit 3), and the
+    tables as Arrow (`to_arrow`, `to_pandas`). `source`: where the tables were read from
     (None for an `rt4chart.audit` run that wrote nothing)."""
 
     answers: tuple[Answer, ...]
@@ -41,6 +42,20 @@ class AuditResult:
     dead_letters: tuple[DeadLetterRow, ...]
     tables: dict[str, pa.Table] = field(repr=False)
     source: str | None = None
+
+    @property
+    def incomplete_answers(self) -> tuple[Answer, ...]:
+        """The answers left incomplete (a judge call failed on them; the latest answer of
+        each trace), in trace id order: never counted as grounded, and `rt4chart audit
+        --redo` audits them again."""
+        latest = {a.trace_id: a for a in self.answers}  # sorted by (trace_id, audited_at)
+        return tuple(a for a in latest.values() if not a.complete)
+
+    @property
+    def complete(self) -> bool:
+        """Whether every answer is complete. False is what `rt4chart audit` says with its exit
+        code 3 (answers left incomplete) for the same run."""
+        return not self.incomplete_answers
 
     def answer(self, trace_id: str) -> Answer:
         """The answer of one trace (KeyError when the run has none)."""

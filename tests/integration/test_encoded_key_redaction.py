@@ -71,7 +71,7 @@ def test_no_encoding_of_the_key_reaches_any_output(tmp_path, audit, capsys, capl
         code, tables, out = audit(str(traces), "--judge", "openai", "--base-url",
                                   server.base_url, "--judge-option", "max_attempts=1")
         echoed = server.statuses["raw"]
-    assert code == 0 and echoed >= len(NAMES)
+    assert code == 3 and echoed >= len(NAMES)
     answers = {a["trace_id"]: a for a in tables["answers"]}
     assert all(answers[f"enc{i}"]["status"] == "incomplete" for i in range(len(NAMES)))
     html = tmp_path / "report.html"

@@ -56,11 +56,13 @@ def test_over_the_rate_fails_with_a_junit_failure(runs, capsys, tmp_path):
     assert code == 1
     assert "billing: rate 75.0% [" in out and "of 4: FAIL rate 75.0% > 50.0%" in out
     assert "faq: rate 0.0% [0.0%, " in out and out.count(": ok") == 1
-    assert "gate: FAIL (1 of 2 checks failed)" in out
+    assert "gate: FAIL (1 of 4 checks failed)" in out
     assert junit(tmp_path / "gate.xml") == [
         ("rt4chart gate.billing", "max-rate 0.5", "rate 75.0% > 50.0%",
          "rate 75.0% > 50.0%"),
-        ("rt4chart gate.faq", "max-rate 0.5", None, "")]
+        ("rt4chart gate.billing", "max-incomplete 0", None, ""),
+        ("rt4chart gate.faq", "max-rate 0.5", None, ""),
+        ("rt4chart gate.faq", "max-incomplete 0", None, "")]
 
 
 def test_within_every_limit_passes(runs, capsys, tmp_path):
@@ -68,8 +70,8 @@ def test_within_every_limit_passes(runs, capsys, tmp_path):
                         "--junit", str(tmp_path / "g.xml"))
     assert code == 0, out
     cases = junit(tmp_path / "g.xml")
-    assert len(cases) == 4 and all(message is None for _, _, message, _ in cases)
-    assert "gate: PASS (0 of 4 checks failed)" in out
+    assert len(cases) == 6 and all(message is None for _, _, message, _ in cases)
+    assert "gate: PASS (0 of 6 checks failed)" in out
 
 
 def test_route_limits_and_a_route_the_run_lacks(runs, capsys):

@@ -73,7 +73,7 @@ def test_a_fault_in_one_stage_dead_letters_only_that_trace(tmp_path, audit, monk
     monkeypatch.setattr(owner, name, _boom_on(getattr(owner, name)))
     path = write_jsonl(tmp_path / "t.jsonl", TRACES)
     code, tables, _ = audit(str(path))
-    assert code == 0
+    assert code == (0 if dead_lettered else 3)  # 3: an answer left incomplete
     answers = {a["trace_id"]: a for a in tables["answers"]}
     assert answers["good1"]["status"] == answers["good2"]["status"] == "ok"
     dead = tables["dead_letters"]

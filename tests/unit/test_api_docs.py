@@ -29,8 +29,8 @@ def commands() -> list[tuple[str, str]]:
                 fence = not fence
                 continue
             match = COMMAND.match(line) if fence else None
-            if match:
-                found.append((page, match.group(1)))
+            if match:  # the command alone, without what a shell operator joins to it
+                found.append((page, re.split(r"\s(?:\|\||&&|;|\|)\s", match.group(1))[0]))
     return found
 
 
