@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from rt4chart.transforms.text.names import entities, missing_entities
+from rt4chart.transforms.text.normalize import normalize
 from rt4chart.transforms.text.quantities import Quantity, When, read, same_value
 from rt4chart.transforms.text.words import STOPWORDS, content_terms, fold, stem
 
@@ -230,7 +231,12 @@ def check_support(claim: str, evidence: Sequence[str], context: str = "") -> Sup
         percentages, dates, weekdays, times, entities, and a negation the evidence does not
         share (or a statement the evidence negates).
     """
-    body, joined = claim_body(claim), "\n".join(evidence)
+    # The claim, the quotes and the context read alike (`text.normalize`): "ﬁve", "1\u200b4" and
+    # "１４" in the context are what a model quoting them writes, "five", "14" and "14".
+    evidence = [normalize(text) for text in evidence]
+    context = normalize(context)
+    body = claim_body(normalize(claim))
+    joined = "\n".join(evidence)
     missing = _missing_specifics(body, joined)
     missing += missing_entities(read(body).rest, joined, context)
     missing += _missing_polarity(body, evidence)
