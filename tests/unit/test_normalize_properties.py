@@ -243,3 +243,16 @@ def test_every_way_of_writing_a_word_reads_as_the_word(word, data):
 def test_a_word_of_one_script_is_compared_as_written(word):
     # Russian, Greek or Polish words are not turned into Latin look-alikes.
     assert normalize(word) == unicodedata.normalize("NFKC", word)
+
+
+@given(st.sampled_from(NOUNS + NAMES), st.data())
+def test_an_answer_span_covers_the_whole_of_an_oddly_written_word(word, data):
+    from rt4chart.transforms.checks.spans import claim_spans
+
+    odd = data.draw(distorted(word))
+    sentence = f"We saw the {odd} there."
+    found = claim_spans(sentence, 5, f"the {word}")
+    assert found.source == "claim_text"
+    ((start, end),) = found.spans
+    # Its ligature, combining marks and invisible characters included, none left outside.
+    assert sentence[start - 5:end - 5] == f"the {odd}"
