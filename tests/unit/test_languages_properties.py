@@ -15,6 +15,7 @@ from rt4chart.transforms.text.language import (
     normalize_width,
     remark_length,
 )
+from rt4chart.transforms.text.normalize import normalize
 from rt4chart.transforms.text.quantities import locale_numbers, number_terms, read
 from rt4chart.transforms.text.words import content_words, fold, word_forms
 
@@ -77,8 +78,9 @@ def test_no_word_of_fold_spans_two_cjk_units(text):
         assert not run or word == run and len(word) <= 2
     # CJK numerals are read as digits ("三十" -> 30, "0日百" -> "0 days 百"), so a number may be
     # a content word that is not a word form, and a Han run may be cut at a number; every
-    # other content word is a word form, and all are in the text.
-    folded = normalize_width(text).lower().replace("-", "").replace("_", "")
+    # other content word is a word form, and all are in the text as every check reads it
+    # (`text.normalize`: NFKC, invisible characters removed).
+    folded = normalize(text).lower().replace("-", "").replace("_", "")
     assert all(w in folded for w in content_words(text) if not w.isdigit())
     assert {w for w in content_words(text) if not w.isdigit() and not CJK_RUN_RE.search(w)
             } <= word_forms(text)

@@ -12,7 +12,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from rt4chart.transforms.text import assertion, quantities, words
-from rt4chart.transforms.text.language import has_cjk, normalize_width
+from rt4chart.transforms.text.language import has_cjk
+from rt4chart.transforms.text.normalize import normalize
 
 from text_strategies import DIGIT_ZEROS, any_or_structured, in_script
 from text_strategies import quantities as phrases
@@ -116,7 +117,7 @@ def test_folding_is_deterministic_idempotent_and_single_spaced(text):
 def test_splitting_only_ever_adds_word_forms(text):
     forms = words.word_forms(text)
     assert words.word_forms(text) == forms
-    for compound in normalize_width(text).split():  # full-width forms read as ASCII
+    for compound in normalize(text).split():  # as every check reads it (NFKC: ASCII forms)
         for run in re.findall(r"[^\W_]+", compound):
             assert "".join(words.split_run(run)) == run
             if not has_cjk(run):  # Han, Kana and Hangul runs are read as character pairs

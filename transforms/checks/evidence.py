@@ -2,7 +2,9 @@
 
 The retromorphic relation: every element of a verdict must be traceable to the input. A quote
 counts as evidence only if it occurs in the context, compared after folding case and treating
-every run of whitespace and punctuation as one separator, on word boundaries. Invented words
+every run of whitespace and punctuation as one separator, on word boundaries, both sides read as
+every check reads text (`text.normalize`: invisible characters removed, NFKC, look-alike letters
+folded); the evidence spans point into the original text. Invented words
 never match. An ENT or CON with no grounded quote is not entailed: it becomes NIC, and the claim
 row says why. This is also what keeps a judge that was talked into "ENT" by text inside a trace
 from marking a claim supported without quoting real support.
@@ -20,6 +22,7 @@ from rt4chart.transforms.checks.premise import premises
 from rt4chart.transforms.checks.support import check_support
 from rt4chart.transforms.judges.adapter import as_verdict
 from rt4chart.transforms.judges.base import VerdictLike
+from rt4chart.transforms.text.normalize import mapped, normalize
 from rt4chart.transforms.text.quantities import read
 from rt4chart.transforms.text.words import (
     content_terms,
@@ -46,30 +49,39 @@ _ELLIPSIS_RE = re.compile(r"\[?(?:\.\s*\.\s*\.|…)\]?")
 
 @dataclass(frozen=True)
 class Normalised:
-    """Folded text and, for each of its characters, the offset of its source character."""
+    """Folded text and, for each of its characters, the span [origin, end) of the source
+    characters it came from (`text.normalize.mapped`: a ligature's two letters share one
+    source character, an accent and its combining mark are one, invisible characters belong
+    to the character before them)."""
 
     text: str
     origin: tuple[int, ...]
+    ends: tuple[int, ...]
 
 
 @functools.lru_cache(maxsize=16384)  # frozen; the context's sentences, once per claim
 def normalise(text: str) -> Normalised:
-    """Lower-case letters and digits; any other run of characters becomes one space."""
+    """Lower-case letters and digits of `text` as every check compares it
+    (`text.normalize.mapped`); any other run of characters becomes one space."""
+    source = mapped(text)
     chars: list[str] = []
     origin: list[int] = []
+    ends: list[int] = []
     pending_space = False
-    for i, ch in enumerate(text):
+    for ch, start, end in zip(source.text, source.starts, source.ends, strict=True):
         if ch.isalnum():
             if pending_space and chars:
                 chars.append(" ")
-                origin.append(i)
+                origin.append(start)
+                ends.append(start)
             pending_space = False
             for folded in ch.lower():
                 chars.append(folded)
-                origin.append(i)
+                origin.append(start)
+                ends.append(end)
         else:
             pending_space = True
-    return Normalised("".join(chars), tuple(origin))
+    return Normalised("".join(chars), tuple(origin), tuple(ends))
 
 
 def _occurrences(haystack: str, needle: str) -> Iterable[int]:
@@ -134,7 +146,7 @@ def _align_fragment(
 ) -> list[Evidence]:
     for pos in _occurrences(norm.text, fragment):
         start = norm.origin[pos]
-        end = norm.origin[pos + len(fragment) - 1] + 1
+        end = norm.ends[pos + len(fragment) - 1]
         pieces = _pieces(rendered, start, end, allowed)
         if pieces:
             return pieces
@@ -361,8 +373,10 @@ def _restated(claim: str, quotes: Sequence[str]) -> bool:
 
 
 def _has_specifics(text: str) -> bool:
-    found = read(text)
-    return bool(found.quantities or found.whens or found.unreadable)
+    # Read as written (the reader sets apart what it cannot read, such as digits under a bidi
+    # override) and as normalised (full-width and other forms): a specific either way counts.
+    raw, normal = read(text), read(normalize(text))
+    return any((f.quantities or f.whens or f.unreadable) for f in (raw, normal))
 
 
 def unsupported_specifics(claim: str, quotes: Sequence[str], context: str) -> tuple[str, ...]:

@@ -29,7 +29,7 @@ def _candidates(norm: Normalised, fragment: str) -> list[Span]:
     needle = normalise(fragment).text
     if not needle:
         return []
-    return [(norm.origin[pos], norm.origin[pos + len(needle) - 1] + 1)
+    return [(norm.origin[pos], norm.ends[pos + len(needle) - 1])
             for pos in _occurrences(norm.text, needle)]
 
 

@@ -22,6 +22,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from rt4chart.transforms.text.names import entities, missing_entities
+from rt4chart.transforms.text.normalize import normalize
+from rt4chart.transforms.text.numerals import without_controls
 from rt4chart.transforms.text.quantities import Quantity, When, read, same_value
 from rt4chart.transforms.text.words import STOPWORDS, content_terms, fold, stem
 
@@ -151,11 +153,22 @@ def _missing_specifics(claim: str, evidence: str) -> list[str]:
         group = [w for w in mine.whens if w.kind == kind]
         if len(group) >= spread and len([w for w in whens if w.kind == kind]) < len(group):
             whens = [w for w in whens if w.kind != kind]
-    # A number the reader cannot read without a guess ("5O", digits under a bidi override) is
-    # no value, so no value of the evidence states it: only the same characters do.
-    stated = {u.text for u in theirs.unreadable}
-    missing += [f"unreadable {u.note}" for u in mine.unreadable if u.text not in stated]
+    missing += _unreadable_missing(claim, evidence)
     return missing + [f"{w.kind} {w.text}" for w in whens]
+
+
+def _comparable(text: str) -> str:
+    """`text.normalize`d, after the digits a bidi override shows reversed are blanked
+    (`numerals.without_controls`): removing the override alone would turn "\u202e52\u202c",
+    shown as 25, into a plain 52."""
+    return normalize(without_controls(text)[0])
+
+
+def _unreadable_missing(claim: str, evidence: str) -> list[str]:
+    """A number the reader cannot read without a guess ("5O", digits under a bidi override) is
+    no value, so no value of the evidence states it: only the same characters do."""
+    stated = {u.text for u in read(evidence).unreadable}
+    return [f"unreadable {u.note}" for u in read(claim).unreadable if u.text not in stated]
 
 
 def _kind(q: Quantity) -> str:
@@ -236,8 +249,17 @@ def check_support(claim: str, evidence: Sequence[str], context: str = "") -> Sup
         percentages, dates, weekdays, times, entities, and a negation the evidence does not
         share (or a statement the evidence negates).
     """
-    body, joined = claim_body(claim), "\n".join(evidence)
+    # The claim, the quotes and the context read alike (`text.normalize`): "ﬁve", "1\u200b4" and
+    # "１４" in the context are what a model quoting them writes, "five", "14" and "14".
+    raw_body, raw_joined = claim_body(claim), "\n".join(evidence)
+    evidence = [_comparable(text) for text in evidence]
+    context = _comparable(context)
+    body = claim_body(_comparable(claim))
+    joined = "\n".join(evidence)
     missing = _missing_specifics(body, joined)
+    # What the reader cannot read as written (digits under a bidi override, which the
+    # normalisation removes and would so turn into a plain, wrong value) stays unreadable.
+    missing += [m for m in _unreadable_missing(raw_body, raw_joined) if m not in missing]
     missing += missing_entities(read(body).rest, joined, context)
     missing += _missing_polarity(body, evidence)
     return Support(tuple(missing))

@@ -23,6 +23,10 @@ digits read as their ASCII forms, and the stopwords of a text are the English li
 the text is confidently in another language, that language's list from stopwords-iso
 (`stopwords_of`). Stems are English (`stem`); the prefix comparisons (`same_stem`,
 `short_stem`) serve inflected languages too.
+
+Every reading starts from `normalize.normalize`: invisible characters removed, NFKC (full-width
+letters and digits as their ASCII forms, ligatures taken apart), look-alike letters of
+mixed-script words folded, so that the words of a quote and of the context compare alike.
 """
 
 from __future__ import annotations
@@ -39,8 +43,8 @@ from rt4chart.transforms.text.language import (
     detect,
     has_cjk,
     is_cjk,
-    normalize_width,
 )
+from rt4chart.transforms.text.normalize import normalize
 
 # Function words: they say nothing about what a sentence is about. The one list; the word
 # classes of `vocabulary` (words about the sources, the answer, the reader) are separate.
@@ -106,7 +110,7 @@ def _spaced_cjk(text: str) -> str:
 def word_forms(text: str) -> frozenset[str]:
     """Every lower-cased word form of a text: plain runs, their parts and the glued parts
     (Han, Kana and Hangul runs as their bigrams)."""
-    text = normalize_width(text)
+    text = normalize(text)
     if has_cjk(text):
         text = _spaced_cjk(text)
     forms: set[str] = set()
@@ -219,7 +223,7 @@ def fold(text: str) -> str:
     """Lower-case words and digits separated by single spaces; possessives dropped; camelCase,
     snake_case, hyphens and letter/digit boundaries split ("RestaurantsTakeOut" -> "restaurants
     take out", "Acme's" -> "acme")."""
-    text = DOTTED_RE.sub(lambda m: m.group().replace(".", ""), normalize_width(text))
+    text = DOTTED_RE.sub(lambda m: m.group().replace(".", ""), normalize(text))
     text = _CAMEL_RE.sub(" ", POSSESSIVE_RE.sub("", text))
     if has_cjk(text):
         text = _spaced_cjk(text)
