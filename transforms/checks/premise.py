@@ -97,6 +97,22 @@ _LINK_RE = re.compile(
     r"|but|maybe|perhaps|even|up|down|about|around|is it|was it)\b\.?[\s,]*|[-–—/~]+\s*)+", re.I)
 _JOINS_RE = re.compile(r"\b(?:or|and|to|through|thru|till|until|versus|vs|v|rather than"
                        r"|instead of|not)\b|[-–—/~]", re.I)
+# An indirect yes/no question ("tell me whether ...", "check if the warranty is 5 years"; not
+# the user's own condition, "what happens if I take 500 mg"), or a question that presupposes
+# what it asks about ("Why is the warranty 5 years?").
+_INDIRECT_RE = re.compile(r"\bwhether\b|\bif\s+(?!(?:i|we|my|our|i'm|i've|i'd)\b)"
+                          r"|\b(?:confirm|verify)\b|\b(?:true|the case) that\b"
+                          r"|^\W*(?:(?:so|and|but|then|ok|okay|well)\W+)*(?:why|how come)\b",
+                          re.I)
+# A value a question says of the world, right after its verb: "Why is the warranty 5 years?",
+# "the museum opened in 1990, what is in it?" (not of the user: "my bag weighs 20 kg").
+_PREDICATE_RE = re.compile(
+    r"\b(?:is|are|was|were|be|been|being|lasts?|lasted|takes?|took|costs?|weighs?|holds?"
+    r"|measures?|equals?|reach(?:es|ed)?|runs?|ran|has|have|had|covers?|opened|closed|built"
+    r"|founded|started|began|ended|finished|grew|rose|fell)\s+(?:(?:only|just|about|around"
+    r"|exactly|really|still|now|actually|over|under|in|on|at|for|from|since|by|after|before"
+    r"|of|the|a|an)\s+){0,3}$", re.I)
+_FIRST_PERSON_RE = re.compile(r"\b(?:i|my|we|our|me|mine|i'm|i've|i'd)\b", re.I)
 # In a yes/no question, an identifier is the setting: "Form 1040", "the 2015 Ford Focus".
 _ID_NOUN_RE = re.compile(r"\b(?:form|model|series|version)\s*#?\s*$", re.I)
 _DETERMINER_RE = re.compile(r"(?:^|\b(?:the|a|an|my|our|your|his|her|their|this|that|these"
@@ -123,14 +139,18 @@ def _asked_from(clauses: list[str], sentence: str) -> int:
 
 
 def _located(clause: str) -> list[tuple[int, int, Quantity | When]]:
-    """The values of `clause` with where they stand in it, in order. A value whose text the
-    reader changed ("5kg" read as "5 kg") is at (-1, -1): it is not found, so it is asked."""
+    """The values of `clause` with where they stand in it, in order: each at a whole-word
+    occurrence of its text that no other value holds ("2 days" is not inside "322 days"). A
+    value whose text the reader changed ("5kg" read as "5 kg") is at (-1, -1): it is not
+    found, so it is asked."""
     found = read(clause)
-    out, start_at = [], {}
+    out: list[tuple[int, int, Quantity | When]] = []
     for value in (*found.whens, *found.quantities):
-        at = clause.find(value.text, start_at.get(value.text, 0))
-        start_at[value.text] = at + 1 if at >= 0 else 0
-        out.append((at, at + len(value.text), value) if at >= 0 else (-1, -1, value))
+        pattern = re.compile(r"(?<![\w.,])" + re.escape(value.text) + r"(?!\w)")
+        free = (m for m in pattern.finditer(clause)
+                if not any(m.start() < end and start < m.end() for start, end, _ in out))
+        match = next(free, None)
+        out.append((match.start(), match.end(), value) if match else (-1, -1, value))
     return sorted(out, key=lambda item: item[0])
 
 
@@ -143,6 +163,12 @@ def _linked(clause: str, located: list[tuple[int, int, Quantity | When]]) -> set
         if _LINK_RE.fullmatch(gap) and _JOINS_RE.search(gap):
             out.update((i, i + 1))
     return out
+
+
+def _predicate(clause: str, start: int) -> bool:
+    """Whether the value at `start` is what the clause says of something not the user's."""
+    before = clause[:max(start, 0)]
+    return bool(_PREDICATE_RE.search(before)) and not _FIRST_PERSON_RE.search(before)
 
 
 def _identifier(clause: str, start: int, end: int, value: Quantity | When) -> bool:
@@ -175,9 +201,12 @@ def question_values(question: str) -> tuple[list[Quantity | When], list[Quantity
         for i, clause in enumerate(clauses):
             located = _located(clause)
             linked = _linked(clause, located)
+            indirect = bool(_INDIRECT_RE.search(clause))
             for j, (start, end, value) in enumerate(located):
-                in_question = i >= first and not _identifier(clause, start, end, value)
-                if whole or in_question or j in linked or start < 0 or not _plain(value):
+                in_question = ((i >= first or indirect)
+                               and not _identifier(clause, start, end, value))
+                said = j in linked or _predicate(clause, start)
+                if whole or in_question or said or start < 0 or not _plain(value):
                     asked.append(value)
                 else:
                     settings.append(value)
