@@ -108,7 +108,7 @@ _INDIRECT_RE = re.compile(r"\bwhether\b|\bif\s+(?!(?:i|we|my|our|i'm|i've|i'd)\b
 # "the museum opened in 1990, what is in it?" (not of the user: "my bag weighs 20 kg").
 _PREDICATE_RE = re.compile(
     r"\b(?:is|are|was|were|be|been|being|lasts?|lasted|takes?|took|costs?|weighs?|holds?"
-    r"|measures?|equals?|reach(?:es|ed)?|runs?|ran|has|have|had|covers?|opened|closed|built"
+    r"|measures?|equals?|reach(?:es|ed)?|has|have|had|covers?|opened|closed|built"
     r"|founded|started|began|ended|finished|grew|rose|fell)\s+(?:(?:only|just|about|around"
     r"|exactly|really|still|now|actually|over|under|in|on|at|for|from|since|by|after|before"
     r"|of|the|a|an)\s+){0,3}$", re.I)
