@@ -17,7 +17,10 @@ is the user's setting and is not demanded from the quotes, under every one of th
   yes/no question ("Is the warranty 5 years?", "... 12 galleries, right?") is the answer being
   asked for, and so is every value of a question that names alternatives or a span ("2 or 5
   years", "from 14 to 60 days", "between 3 and 6 months", "12 months versus 24"), that reports
-  what someone said ("I read", "my friend said") or asks to confirm it ("Is that right?"). The
+  what someone said ("I read", "my friend said") or asks to confirm it ("Is that right?"), a
+  value in an indirect or presupposing question ("tell me whether", "Why is the warranty 5
+  years?") and one the question says of something not the user's, right after its verb ("the
+  museum opened in 1990, what is in it?"; not "my bag weighs 20 kg"). The
   one exception in a yes/no question is an identifier: a model year before a name ("Does the
   2015 Ford Focus have ...?") and a number after "form", "model", "series" or "version";
 - the claim states it as the question does (`_same`): the same value, written in digits, of the
