@@ -52,10 +52,13 @@ def test_form_numbers_the_user_named_are_premises_and_the_question_s_other_form_
 def test_a_date_from_the_question_is_a_premise_unless_the_context_gives_another():
     claim = "On 14 March 2026 the ferry runs a reduced timetable of 4 crossings."
     quote = "The ferry runs a reduced timetable of 4 crossings on public holidays."
-    question = "does the ferry run on 14 March 2026"
+    question = "what timetable does the ferry run on 14 March 2026"
     assert _same(claim, quote, question)[0] == "ENT"
     other = quote + "\nOn 21 March 2026 the ferry runs a reduced timetable."
     assert _same(claim, quote, question, context=other) == (
+        "NIC", "ENT overturned: evidence lacks date 14 March 2026")
+    # Issue 46: asked as a yes/no question, the date is what the user wants to know.
+    assert _same(claim, quote, "does the ferry run on 14 March 2026") == (
         "NIC", "ENT overturned: evidence lacks date 14 March 2026")
 
 
@@ -63,7 +66,10 @@ def test_a_value_the_question_does_not_state_is_still_demanded():
     claim = "To reset the oil life on a 2014 Mazda 3, hold the trip knob for 10 seconds."
     quote = "Hold the trip knob for 5 seconds to reset the oil life."
     label, note = _same(claim, quote, "2014 mazda 3 reset oil life")
-    assert label == "NIC" and note == "ENT overturned: evidence lacks number 10 seconds"
+    # Issue 46: the quote's "5 seconds", which the claim does not restate, may be what its bare
+    # "3" stands for in another form: the user's 3 is demanded too.
+    assert label == "NIC" and note == (
+        "ENT overturned: evidence lacks number 3, number 10 seconds")
 
 
 # --- a conflicting value of the same kind keeps the check ---------------------------------

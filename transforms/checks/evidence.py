@@ -417,9 +417,10 @@ def supported_verdict(
     """Support, not just presence: a grounded ENT stands only if its quotes do not restate the
     claim with other specifics (`unsupported_specifics`). Otherwise it is NIC, with no
     evidence, the judge's score (which `probability.claim_p` moves to the NIC side) and a note
-    naming what the evidence lacks. A specific the claim shares with the user's `question`
-    is the user's premise and is not demanded (`premise.premises`: unless the documents state
-    a conflicting value of its kind); the ENT's note names it. Other labels pass unchanged.
+    naming what the evidence lacks. A number or date the claim restates from the setting of
+    the user's `question` ("a 2006 Chevy"; not a value the question asks about) is not demanded
+    (`premise.premises`: unless the documents state a value that could be it in another form);
+    the ENT's note names it. Other labels pass unchanged.
     """
     label, evidence, note, p = grounded
     if label != "ENT":
