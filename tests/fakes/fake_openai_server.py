@@ -153,7 +153,8 @@ class FakeOpenAI:
         stream_usage: whether a streamed reply ends with the usage report when asked
             (``stream_options.include_usage``); False: never, as llama-cpp-python.
         pace: how the run's streamed replies come (sse_stream.Pace: a slow-but-steady
-            server, or one that stalls); the probe's come at once unless `probe_faults`.
+            server, one that stalls, or one that never finishes, streamed or whole); the
+            probe's come at once unless `probe_faults`.
 
     Every POST is kept in `received` (path, query, headers, body, status), rejected ones too;
     `requests` keeps the bodies of the chat completions answered.
@@ -445,6 +446,9 @@ class FakeOpenAI:
             usage = self.stream_usage and bool(
                 (body.get("stream_options") or {}).get("include_usage"))
             sse_stream.send(handler, completion, usage, pace, reply.headers)
+            return True
+        if pace.drip is not None:
+            sse_stream.trickle_whole(handler, pace)
             return True
         time.sleep(sse_stream.whole_s(completion, pace))
         return False

@@ -18,6 +18,7 @@ from rt4chart.transforms.judges.base import (
 )
 from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.judges.openai.breaker import BreakerOpen, CircuitBreaker
+from rt4chart.transforms.judges.openai.endpoint_speed import CALL_DEADLINE_MAX_S
 
 import fake_judges as fj
 
@@ -126,10 +127,38 @@ def test_call_deadline_is_an_option_of_every_judge():
             JudgeSpec.of("offline", {"call_deadline_s": bad}).build()
 
 
-def test_the_openai_judge_deadline_defaults_to_five_http_timeouts(monkeypatch):
+def test_the_openai_judge_deadline_follows_its_speed_and_token_limit_and_is_bounded(
+        monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-unit-0123456789abcdef")
-    assert call_deadline_of(JudgeSpec.of("openai", {"timeout_s": "20"}).build()) == 100
-    assert call_deadline_of(JudgeSpec.of("openai", {"call_deadline_s": "7"}).build()) == 7
+
+    def deadline(**options: str) -> float:
+        return call_deadline_of(JudgeSpec.of("openai", options).build())
+
+    fast = deadline(timeout_s="20", max_output_tokens="64", prompt_tokens_per_s="1000",
+                    output_tokens_per_s="50")
+    slow = deadline(timeout_s="20", max_output_tokens="64", prompt_tokens_per_s="1000",
+                    output_tokens_per_s="5")
+    longer = deadline(timeout_s="20", max_output_tokens="128", prompt_tokens_per_s="1000",
+                      output_tokens_per_s="50")
+    assert 20 < fast < slow and fast < longer
+    # Unmeasured, at one token a second: far more, but never past the bound.
+    assert deadline(timeout_s="20") == deadline(timeout_s="600") == CALL_DEADLINE_MAX_S
+    assert deadline(call_deadline_s="7") == 7
+    assert deadline(call_deadline_s="5000") == 5000  # a deadline given is the user's
+
+
+def test_every_judge_option_is_accepted_where_the_openai_judges_options_are_read():
+    # The job's share of the rate limits reads the options before the judge is built.
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from rt4chart.transforms.judges.openai.job_limits import share_rate_limits
+
+    spec = JudgeSpec.of("openai", {"base_url": "http://127.0.0.1:9/v1",
+                                   "call_deadline_s": "30", "calibration": "identity"})
+    assert share_rate_limits(spec, PipelineOptions([])) == spec
+    with pytest.raises(ValueError, match="call_deadline_s"):
+        share_rate_limits(JudgeSpec.of("openai", {"call_deadline_s": "soon"}),
+                          PipelineOptions([]))
 
 
 class _Clock:
