@@ -115,6 +115,29 @@ def test_time_in_the_judges_own_queue_does_not_count_against_the_deadline():
         asyncio.run(running.verify_local("c", "t", "q"))
 
 
+class _RequeuingJudge:
+    """Runs `run_s`, queues briefly, runs again...: forever, unless its deadline ends it (as a
+    call that retries through its rate limiter, each attempt dripping for a while)."""
+
+    def __init__(self, run_s: float, deadline: float):
+        self.run_s, self.call_deadline_s, self.pieces = run_s, deadline, 0
+
+    async def verify_local(self, claim, chunk, question):
+        while True:
+            await asyncio.sleep(self.run_s)
+            self.pieces += 1
+            with queued():
+                await asyncio.sleep(0.01)
+
+
+def test_a_call_that_keeps_queueing_between_runs_still_ends_at_its_running_deadline():
+    # Leaving the queue used to restart the whole deadline: this call never ended.
+    judge = _RequeuingJudge(run_s=0.1, deadline=0.35)
+    with pytest.raises(JudgeError, match="did not answer within 0.35 s"):
+        asyncio.run(TypedJudge(judge).verify_local("c", "t", "q"))
+    assert judge.pieces <= 4  # its running time counted across the queue waits
+
+
 def test_call_deadline_is_an_option_of_every_judge():
     spec = JudgeSpec.of("fake_judges:faulty", {"call_deadline_s": "2.5", "fault": "hang"})
     judge = spec.build()
