@@ -101,6 +101,19 @@ def test_a_server_that_gives_no_token_at_all_opens_the_breaker():
         asyncio.run(twice())
 
 
+def test_a_server_that_times_out_but_answers_its_health_check_is_slow_not_down():
+    # Silent replies, as above, from a server whose model list answers (issue 47,
+    # point 9: a one-slot server answering late): fewer calls at once, no open breaker.
+    pace = Pace(stall_after=0, stall_s=30.0)
+    with FakeOpenAI(pace=pace, health=True) as server:
+        judge = _judge(server, timeout_s="0.3", max_attempts="3", breaker_after_s="0.2",
+                       breaker_probe_s="60", max_concurrency="4")
+        with pytest.raises(JudgeError, match="no first token"):
+            asyncio.run(_verify(judge, 4))
+    # Three failed attempts, well past breaker_after_s: counted, they would have opened it.
+    assert not judge._breaker.is_open and judge._semaphore.limit < 4
+
+
 def test_a_stalled_reply_in_a_run_is_a_judge_error_never_ent(tmp_path, audit):
     traces = write_jsonl(tmp_path / "t.jsonl", [fj.RUNNING_TRACE])
     with FakeOpenAI(fj.running_example_responder,

@@ -91,6 +91,7 @@ from rt4chart.transforms.judges.openai.faults import (
 )
 from rt4chart.transforms.judges.openai.job_limits import limiter_factory
 from rt4chart.transforms.judges.openai.kind import OPENAI_TRAITS
+from rt4chart.transforms.judges.openai.liveness import answers_health_check, timed_out
 from rt4chart.transforms.judges.openai.logprobs import p_unsupported
 from rt4chart.transforms.judges.openai.prefix_gate import mark_sent
 from rt4chart.transforms.judges.openai.pricing import (
@@ -340,8 +341,9 @@ class OpenAIJudge(Judge):
                                                    cache_key, max_tokens,
                                                    temperature=temperature)
         except BaseException as exc:
-            self._failed(exc, probe, generation, started)
+            await self._failed(exc, probe, generation, started)
             raise
+        self.speed.token()  # a whole reply, too, says the endpoint is alive (liveness)
         self._breaker.success()
         self._semaphore.answered(self.speed.slowing)
         usage = getattr(completion, "usage", None)
@@ -349,14 +351,17 @@ class OpenAIJudge(Judge):
                                               token_count(getattr(usage, "prompt_tokens", None)))
         return self._parse(completion, schema_name)
 
-    def _failed(self, exc: BaseException, probe: bool, generation: int, started: float
-                ) -> None:
+    async def _failed(self, exc: BaseException, probe: bool, generation: int, started: float
+                      ) -> None:
         """After a failed attempt: a timeout sends fewer calls at once; the breaker counts the
-        failures that say the endpoint is down, not those of an endpoint that is working (a
-        reply that stalled after tokens, or while other replies got theirs: busy)."""
+        failures that say the endpoint is down, not those of an endpoint that is working: a
+        timeout after tokens, while other calls got theirs, or while its health check answers
+        (slow, not dead: see liveness)."""
         if isinstance(exc, openai.APITimeoutError):
             self._semaphore.backoff(generation)
-        busy = isinstance(exc, Stalled) and (exc.tokens > 0 or self.speed.alive_since(started))
+        busy = timed_out(exc) and (getattr(exc, "tokens", 0) > 0
+                                   or self.speed.alive_since(started)
+                                   or await answers_health_check(self._ensure_client()))
         if is_endpoint_failure(exc) and not busy:
             self._breaker.failure(redact(f"{type(exc).__name__}: {exc}", self._secrets()), probe)
         else:

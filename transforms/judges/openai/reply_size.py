@@ -40,12 +40,14 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 SENTENCE_FRAME = len("<sentence>\n\n")  # the prompt's tag and line breaks around the sentence
 
 
-# A reply's cap (reply_cap): the output limit it was sent with (never below the judge's
-# max_output_tokens: the probe's 2-token calls must show a server that ignores the limit),
-# plus this share of it, plus CAP_SLACK tokens for the chunks a server counts apart (a role
-# chunk, a final empty one); in bytes, MAX_TOKEN_BYTES per token (a token of any script and a
-# JSON escape fit; a reply of 256 tokens is about 1 KB).
-CAP_SHARE = 0.125
+# A reply's cap (reply_cap), from the output limit it was sent with (never below the judge's
+# max_output_tokens: the probe's 2-token calls must show a server that ignores the limit).
+# Tokens are counted as chunks (or log-probability entries), and a server may stream a token in
+# pieces (the suite's local server sends words, spaces and punctuation apart: up to about two
+# pieces a token), so the count may reach CAP_PIECES x the limit, plus CAP_SLACK. Text: at most
+# MAX_TOKEN_BYTES a token of the limit (a token of any script and a JSON escape fit; a reply of
+# 256 tokens is about 1 KB), plus CAP_SLACK of them.
+CAP_PIECES = 4
 CAP_SLACK = 16
 MAX_TOKEN_BYTES = 32
 
@@ -65,8 +67,7 @@ def reply_cap(max_tokens: int, max_output_tokens: int) -> ReplyCap:
     """The cap of a reply sent with the output limit `max_tokens`, by a judge whose smallest
     full budget is `max_output_tokens`: a server that honours the limit never reaches it."""
     limit = max(max_tokens, max_output_tokens, 1)
-    tokens = limit + math.ceil(limit * CAP_SHARE) + CAP_SLACK
-    return ReplyCap(tokens, tokens * MAX_TOKEN_BYTES)
+    return ReplyCap(CAP_PIECES * limit + CAP_SLACK, (limit + CAP_SLACK) * MAX_TOKEN_BYTES)
 
 
 def sentence_tokens(sentence: str) -> int:
