@@ -97,16 +97,16 @@ def test_one_whitespace_token_a_second_forever_ends_with_every_answer_incomplete
                                           "max_attempts=2")
         assert server.requests  # the run's calls reached the dripping server
     assert code != 0, err[-2000:]
-    # The first token's wait is timeout_s at least (longer at the prompt speed the start-up
-    # probe measured on this machine).
-    _all_incomplete(tables["answers"], r"no first token within [0-9.]+ s",
+    # Whitespace says the server has read the prompt: from then the idle wait holds, and
+    # whitespace never restarts it.
+    _all_incomplete(tables["answers"], r"no token but whitespace for [0-9.]+ s",
                     "whitespace-only chunk[(]s[)] came, which are not progress")
     assert all(c["label"] is None for c in tables["claims"])  # a failure is never ENT
 
 
 @pytest.mark.parametrize(("token", "reason"), [
     ("x", "the reply passed its cap of"),  # real tokens: the cap ends the reply
-    (" ", r"no first token within [0-9.]+ s"),  # whitespace is no progress: the first wait
+    (" ", r"no token but whitespace for [0-9.]+ s"),  # no progress: the idle wait ends it
 ])
 def test_twenty_tokens_a_second_forever_ends_through_the_python_api(tmp_path, token, reason):
     with FakeOpenAI(pace=Pace(drip=token, token_s=0.05)) as server:
@@ -141,3 +141,14 @@ def test_a_slow_server_that_finishes_completes_past_tight_waits(tmp_path):
     answers = tables["answers"]
     assert len(answers) == 2 and all(a["status"] == "ok" for a in answers), answers
     assert all(c["status"] == "ok" and c["label"] for c in tables["claims"])
+
+
+def test_a_server_that_drips_on_the_probe_too_stops_the_run_before_any_trace(tmp_path):
+    # The start-up probe waits long for a local server's first token (it is there to find a
+    # slow server), but whitespace is no token: the idle wait ends it, and the run stops there
+    # with the reason, as for any endpoint that cannot be used.
+    with FakeOpenAI(pace=Pace(drip=" ", token_s=0.5), probe_faults=True) as server:
+        code, tables, err = audit_command(tmp_path, server, "idle_timeout_s=2")
+    assert code == 1 and not tables.get("answers")
+    assert "did not answer the probe's 'limit' call in time" in err
+    assert "no token but whitespace for" in err

@@ -38,8 +38,12 @@ class Stalled(openai.APITimeoutError):
         waited = _seconds(waited_s)
         quiet = (f"; {blank} whitespace-only chunk(s) came, which are not progress"
                  if blank else "")
-        self.message = (f"no token for {waited} s after {tokens} token(s) (idle timeout{quiet})"
-                        if tokens else f"no first token within {waited} s{quiet}")
+        if tokens:
+            self.message = f"no token for {waited} s after {tokens} token(s) (idle timeout{quiet})"
+        elif blank:
+            self.message = f"no token but whitespace for {waited} s (idle timeout{quiet})"
+        else:
+            self.message = f"no first token within {waited} s"
 
     def __str__(self) -> str:
         return self.message

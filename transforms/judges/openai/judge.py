@@ -355,13 +355,16 @@ class OpenAIJudge(Judge):
                       ) -> None:
         """After a failed attempt: a timeout sends fewer calls at once; the breaker counts the
         failures that say the endpoint is down, not those of an endpoint that is working: a
-        timeout after tokens, while other calls got theirs, or while its health check answers
-        (slow, not dead: see liveness)."""
+        timeout after tokens, while other calls got theirs, or, when it wrote nothing at all
+        (not even whitespace), while its health check answers (slow, not dead: liveness)."""
         if isinstance(exc, openai.APITimeoutError):
             self._semaphore.backoff(generation)
+        # Whitespace alone is no sign of life: a server that writes nothing else is down for
+        # a judge, whatever its health check says.
         busy = timed_out(exc) and (getattr(exc, "tokens", 0) > 0
                                    or self.speed.alive_since(started)
-                                   or await answers_health_check(self._ensure_client()))
+                                   or (not getattr(exc, "blank", 0)
+                                       and await answers_health_check(self._ensure_client())))
         if is_endpoint_failure(exc) and not busy:
             self._breaker.failure(redact(f"{type(exc).__name__}: {exc}", self._secrets()), probe)
         else:

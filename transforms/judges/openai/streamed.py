@@ -8,10 +8,10 @@ allows, and every call fails although every call would have finished. Read as a 
 finish reason:
 
 - **idle**: no token for the idle timeout (the first token, which comes after the server has
-  read the prompt, has a wait of its own, see endpoint_speed.EndpointSpeed.first_token_s).
-  Only a chunk with text that is not whitespace (or a refusal) is progress: keep-alives, empty
-  chunks and whitespace-only tokens (a model looping on line breaks inside its JSON) restart
-  nothing (Stalled);
+  read the prompt, has a wait of its own, see endpoint_speed.EndpointSpeed.first_token_s,
+  cut to the idle timeout once the server writes anything). Only a chunk with text that is
+  not whitespace (or a refusal) is progress: keep-alives, empty chunks and whitespace-only
+  tokens (a model looping on line breaks inside its JSON) restart nothing (Stalled);
 - **deadline**: the reply is not over `Waits.reply_s` after the request (from the endpoint's
   speed and the reply's token limit, endpoint_speed.EndpointSpeed.reply_s). Tokens never
   restart it: a server that drips tokens forever ends there (Overdue);
@@ -155,15 +155,15 @@ async def read(client: openai.AsyncOpenAI, create: Any, waits: Waits, cap: Reply
             raw = await create()
             if not is_event_stream(raw.headers):  # one JSON body, read within the same wait
                 return raw, timing, await whole_reply(raw)
-            await _chunks(raw, got, timing, started, cap, lambda at: limit.reschedule(
-                min(at + waits.idle_s, end)), on_token)
+            await _chunks(raw, got, timing, started, cap, lambda at, first=False: limit.reschedule(
+                min(at + waits.idle_s, end, limit.when() if first else end)), on_token)
     except TimeoutError:
         await _close(raw)
         request = _request(client, raw)
         if loop.time() >= end:
             failed: Stalled = Overdue(request, timing.tokens, waits.reply_s, timing.blank)
         else:
-            waited = waits.idle_s if timing.tokens else waits.first_token_s
+            waited = waits.idle_s if timing.tokens or timing.blank else waits.first_token_s
             failed = Stalled(request, timing.tokens, waited, timing.blank)
         failed.timing = timing  # what came before the end: the judge's speed estimate
         raise failed from None
@@ -196,6 +196,10 @@ async def _chunks(raw: Any, got: Assembled, timing: Timing, started: float, cap:
                            "not honour the output limit, or the model loops; the call was "
                            "ended")
         if not piece.progress:
+            if piece.tokens and not timing.blank and not timing.tokens:
+                # The server writes, so it has read the prompt: from its first token, even
+                # whitespace, the first token of progress has the idle wait (never longer).
+                token_at(loop.time(), first=True)
             timing.blank += piece.tokens > 0  # keep-alives and role chunks are not counted
             continue
         now = loop.time()
