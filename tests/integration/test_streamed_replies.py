@@ -101,6 +101,19 @@ def test_a_server_that_gives_no_token_at_all_opens_the_breaker():
         asyncio.run(twice())
 
 
+def test_tokens_never_restart_a_replys_deadline():
+    # A real token every 0.4 s, never a finish: well within the idle timeout, under the cap
+    # for a long while; the reply's deadline (here the call's, set) ends each attempt.
+    with FakeOpenAI(pace=Pace(drip="x", token_s=0.4)) as server:
+        judge = _judge(server, idle_timeout_s="2", max_attempts="2")
+        judge.call_deadline_s = 3.0  # as the option call_deadline_s sets it (JudgeSpec.build)
+        with pytest.raises(JudgeError, match=r"ran past its deadline after 2 attempt.*"
+                                             r"did not end within its deadline of 3\.0 s"):
+            asyncio.run(_verify(judge))
+    # Tokens came: a working endpoint, not a dead one.
+    assert not judge._breaker.is_open
+
+
 def test_a_server_that_times_out_but_answers_its_health_check_is_slow_not_down():
     # Silent replies, as above, from a server whose model list answers (issue 47,
     # point 9: a one-slot server answering late): fewer calls at once, no open breaker.
