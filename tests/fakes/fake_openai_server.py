@@ -152,8 +152,11 @@ class FakeOpenAI:
             that ignores the field.
         stream_usage: whether a streamed reply ends with the usage report when asked
             (``stream_options.include_usage``); False: never, as llama-cpp-python.
+        health: whether ``GET /v1/models`` answers (the judge's health check, see
+            transforms/judges/openai/liveness.py); by default it is not served (404).
         pace: how the run's streamed replies come (sse_stream.Pace: a slow-but-steady
-            server, or one that stalls); the probe's come at once unless `probe_faults`.
+            server, one that stalls, or one that never finishes, streamed or whole); the
+            probe's come at once unless `probe_faults`.
 
     Every POST is kept in `received` (path, query, headers, body, status), rejected ones too;
     `requests` keeps the bodies of the chat completions answered.
@@ -168,7 +171,8 @@ class FakeOpenAI:
                  azure_deployments: tuple[str, ...] = ("judge-deploy",),
                  azure_api_key: str = AZURE_TEST_KEY, probe_faults: bool = False,
                  serial: bool = False, streams: bool = True, pace: Pace | None = None,
-                 stream_usage: bool = True):
+                 stream_usage: bool = True, health: bool = False):
+        self.health = health
         self.streams = streams
         self.stream_usage = stream_usage
         self.pace = pace or Pace()
@@ -420,6 +424,8 @@ class FakeOpenAI:
                      request_counts={"total": len(out), "completed": len(out), "failed": 0})
 
     def route_get(self, path: str) -> tuple[int, dict | bytes]:
+        if path == "/v1/models" and self.health:
+            return 200, {"object": "list", "data": [{"id": "fake", "object": "model"}]}
         if path.startswith("/v1/batches/"):
             return 200, self.retrieve_batch(path.rsplit("/", 1)[1])
         if path.startswith("/v1/files/") and path.endswith("/content"):
@@ -445,6 +451,9 @@ class FakeOpenAI:
             usage = self.stream_usage and bool(
                 (body.get("stream_options") or {}).get("include_usage"))
             sse_stream.send(handler, completion, usage, pace, reply.headers)
+            return True
+        if pace.drip is not None:
+            sse_stream.trickle_whole(handler, pace)
             return True
         time.sleep(sse_stream.whole_s(completion, pace))
         return False

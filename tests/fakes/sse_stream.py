@@ -3,7 +3,8 @@ servers answer ``stream: true``: one chunk per token (its logprob with it when a
 finish reason, then, with ``stream_options.include_usage``, a chunk with the usage and no
 choices, then ``data: [DONE]``. The pace is the test's: a delay before the first token (the
 prompt being read), one between tokens, and a stall (no token for a while, then the connection
-closed) after a number of tokens."""
+closed) after a number of tokens; or a server that never finishes (`Pace.drip`): the same
+token, one every `token_s`, until the client goes away, with SSE keep-alive comments between."""
 
 from __future__ import annotations
 
@@ -26,6 +27,47 @@ class Pace:
     token_s: float = 0.0
     stall_after: int | None = None
     stall_s: float = 0.0
+    drip: str | None = None  # the token a server that never finishes sends forever
+
+
+def drip_forever(handler: Any, completion: dict, pace: Pace) -> None:
+    """After the first chunk, `pace.drip` every `pace.token_s` (with a keep-alive comment and
+    an empty chunk between two), never a finish reason, until the client goes away."""
+    head = {k: completion[k] for k in ("id", "created", "model")}
+    head["object"] = "chat.completion.chunk"
+    token = {**head, "choices": [{"index": 0, "delta": {"content": pace.drip},
+                                  "finish_reason": None}]}
+    empty = {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": None}]}
+    line = f"data: {json.dumps(token)}\n\n".encode()
+    between = b": keep-alive\n\n" + f"data: {json.dumps(empty)}\n\n".encode()
+    time.sleep(pace.first_s)
+    while True:
+        handler.wfile.write(line)
+        handler.wfile.flush()
+        time.sleep(pace.token_s / 2)
+        handler.wfile.write(between)
+        handler.wfile.flush()
+        time.sleep(pace.token_s / 2)
+
+
+def trickle_whole(handler: Any, pace: Pace) -> None:
+    """A whole (not streamed) reply that never ends: a JSON body begun, then `pace.drip`
+    every `pace.token_s` (whitespace keeps it valid JSON so far), until the client goes
+    away; every read of the client gets bytes, so a per-read timeout never fires."""
+    handler.close_connection = True
+    handler.send_response(200)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("connection", "close")
+    handler.end_headers()
+    try:
+        time.sleep(pace.first_s)
+        handler.wfile.write(b'{"id": "chatcmpl-drip", "object": "chat.completion", ')
+        while True:
+            handler.wfile.write(pace.drip.encode())
+            handler.wfile.flush()
+            time.sleep(pace.token_s)
+    except (BrokenPipeError, ConnectionResetError):
+        return
 
 
 def whole_s(completion: dict, pace: Pace) -> float:
@@ -86,6 +128,10 @@ def send(handler: Any, completion: dict, include_usage: bool, pace: Pace,
     handler.wfile.flush()
     sent = 0
     try:
+        if pace.drip is not None:
+            first = chunks_of(completion, include_usage)[0]  # the role, no content
+            handler.wfile.write(f"data: {json.dumps(first)}\n\n".encode())
+            drip_forever(handler, completion, pace)
         for chunk in chunks_of(completion, include_usage):
             if tokens_in(chunk):
                 if pace.stall_after is not None and sent >= pace.stall_after:

@@ -101,6 +101,32 @@ def test_a_server_that_gives_no_token_at_all_opens_the_breaker():
         asyncio.run(twice())
 
 
+def test_tokens_never_restart_a_replys_deadline():
+    # A real token every 0.4 s, never a finish: well within the idle timeout, under the cap
+    # for a long while; the reply's deadline (here the call's, set) ends each attempt.
+    with FakeOpenAI(pace=Pace(drip="x", token_s=0.4)) as server:
+        judge = _judge(server, idle_timeout_s="2", max_attempts="2")
+        judge.call_deadline_s = 3.0  # as the option call_deadline_s sets it (JudgeSpec.build)
+        with pytest.raises(JudgeError, match=r"ran past its deadline after 2 attempt.*"
+                                             r"did not end within its deadline of 3\.0 s"):
+            asyncio.run(_verify(judge))
+    # Tokens came: a working endpoint, not a dead one.
+    assert not judge._breaker.is_open
+
+
+def test_a_server_that_times_out_but_answers_its_health_check_is_slow_not_down():
+    # Silent replies, as above, from a server whose model list answers (issue 47,
+    # point 9: a one-slot server answering late): fewer calls at once, no open breaker.
+    pace = Pace(stall_after=0, stall_s=30.0)
+    with FakeOpenAI(pace=pace, health=True) as server:
+        judge = _judge(server, timeout_s="0.3", max_attempts="3", breaker_after_s="0.2",
+                       breaker_probe_s="60", max_concurrency="4")
+        with pytest.raises(JudgeError, match="no first token"):
+            asyncio.run(_verify(judge, 4))
+    # Three failed attempts, well past breaker_after_s: counted, they would have opened it.
+    assert not judge._breaker.is_open and judge._semaphore.limit < 4
+
+
 def test_a_stalled_reply_in_a_run_is_a_judge_error_never_ent(tmp_path, audit):
     traces = write_jsonl(tmp_path / "t.jsonl", [fj.RUNNING_TRACE])
     with FakeOpenAI(fj.running_example_responder,

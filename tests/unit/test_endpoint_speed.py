@@ -14,13 +14,16 @@ from sse_stream import chunks_of
 from rt4chart.transforms.judges.openai.adaptive_limit import AdaptiveLimit
 from rt4chart.transforms.judges.openai.capabilities import Capabilities, corrected
 from rt4chart.transforms.judges.openai.endpoint_speed import (
+    CALL_DEADLINE_MAX_S,
     EndpointSpeed,
     RunningRate,
     Speed,
+    call_deadline_s,
     run_seconds,
 )
 from rt4chart.transforms.judges.openai.faults import NotACompletion
-from rt4chart.transforms.judges.openai.streamed import Assembled
+from rt4chart.transforms.judges.openai.reply_size import reply_cap
+from rt4chart.transforms.judges.openai.streamed import Assembled, Piece
 
 rates = st.floats(min_value=1e-6, max_value=100.0, allow_nan=False)
 
@@ -176,3 +179,61 @@ def test_an_endpoint_that_refuses_streaming_fields_is_read_whole(status, message
     assert Capabilities.decode(caps.encode()) == caps
     assert caps.encode(transport=False) == Capabilities().encode(transport=False)
     assert Capabilities().encode() == Capabilities().encode(transport=False)
+
+
+def _chunk(content: str | None, refusal: str | None = None) -> ChatCompletionChunk:
+    return ChatCompletionChunk.model_validate({
+        "id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
+        "choices": [{"index": 0, "delta": {"content": content, "refusal": refusal},
+                     "finish_reason": None}]})
+
+
+@given(st.text(alphabet=" \t\n\r\u00a0\u2003\u3000", max_size=20))
+def test_whitespace_only_chunks_and_empty_ones_are_not_progress(blank):
+    piece = Assembled().add(_chunk(blank))
+    assert not piece.progress
+    assert piece.tokens == int(bool(blank)) and piece.size == len(blank.encode())
+    keep_alive = Assembled().add(ChatCompletionChunk.model_validate({
+        "id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
+        "choices": []}))
+    assert keep_alive == Piece()
+
+
+@given(st.text(min_size=1, max_size=40).filter(lambda t: t.strip()), st.booleans())
+def test_a_chunk_with_any_visible_text_or_refusal_is_progress(text, as_refusal):
+    piece = Assembled().add(_chunk(None, text) if as_refusal else _chunk(text))
+    assert piece.progress and piece.tokens == 1 and piece.size == len(text.encode())
+
+
+@given(st.integers(1, 8192), st.integers(1, 4096))
+def test_a_reply_within_its_output_limit_never_reaches_its_cap(max_tokens, max_output_tokens):
+    cap = reply_cap(max_tokens, max_output_tokens)
+    limit = max(max_tokens, max_output_tokens)
+    assert not cap.exceeded(limit, limit * 4)  # a reply the limit allows, at 4 bytes a token
+    assert cap.exceeded(cap.tokens + 1, 0) and cap.exceeded(0, cap.bytes + 1)
+    assert reply_cap(max_tokens + 1, max_output_tokens).tokens >= cap.tokens
+
+
+@given(st.integers(1, 20_000), st.integers(1, 4096), st.floats(0.1, 120), st.floats(0.1, 60),
+       st.one_of(st.none(), st.floats(0.1, 5000)))
+def test_a_replys_deadline_allows_its_first_wait_its_idle_wait_and_its_limit(
+        prompt, limit, floor, idle, output_tps):
+    speed = EndpointSpeed(Speed(prompt_tps=500, output_tps=output_tps))
+    deadline = speed.reply_s(prompt, limit, floor, idle)
+    assert deadline >= speed.first_token_s(prompt, floor) + speed.idle_s(idle)
+    per_token = 1 / output_tps if output_tps else 1.0
+    assert deadline >= limit * per_token  # the whole limit at the mean speed, at least
+    assert speed.reply_s(prompt, limit + 100, floor, idle) >= deadline
+    bounded = call_deadline_s(speed, floor, idle, limit)
+    assert bounded <= CALL_DEADLINE_MAX_S
+
+
+def test_a_reply_cut_at_its_deadline_lengthens_the_next_one():
+    speed = EndpointSpeed(Speed(prompt_tps=1000, output_tps=100))
+    before = speed.reply_s(500, 256, 1.0, 1.0)
+    speed.overdue(tokens=50, first_s=1.0, last_s=26.0)  # 0.5 s a token, not 0.01
+    assert speed.reply_s(500, 256, 1.0, 1.0) > before
+    # Whitespace that came while the first token did not: the prompt was read; no sample.
+    wait = speed.first_token_s(500, 1.0)
+    speed.stalled(500, waited_s=60.0, tokens=0, blank=12)
+    assert speed.first_token_s(500, 1.0) == wait

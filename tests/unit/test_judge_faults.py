@@ -18,6 +18,7 @@ from rt4chart.transforms.judges.base import (
 )
 from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.judges.openai.breaker import BreakerOpen, CircuitBreaker
+from rt4chart.transforms.judges.openai.endpoint_speed import CALL_DEADLINE_MAX_S
 
 import fake_judges as fj
 
@@ -114,6 +115,29 @@ def test_time_in_the_judges_own_queue_does_not_count_against_the_deadline():
         asyncio.run(running.verify_local("c", "t", "q"))
 
 
+class _RequeuingJudge:
+    """Runs `run_s`, queues briefly, runs again...: forever, unless its deadline ends it (as a
+    call that retries through its rate limiter, each attempt dripping for a while)."""
+
+    def __init__(self, run_s: float, deadline: float):
+        self.run_s, self.call_deadline_s, self.pieces = run_s, deadline, 0
+
+    async def verify_local(self, claim, chunk, question):
+        while True:
+            await asyncio.sleep(self.run_s)
+            self.pieces += 1
+            with queued():
+                await asyncio.sleep(0.01)
+
+
+def test_a_call_that_keeps_queueing_between_runs_still_ends_at_its_running_deadline():
+    # Leaving the queue used to restart the whole deadline: this call never ended.
+    judge = _RequeuingJudge(run_s=0.1, deadline=0.35)
+    with pytest.raises(JudgeError, match="did not answer within 0.35 s"):
+        asyncio.run(TypedJudge(judge).verify_local("c", "t", "q"))
+    assert judge.pieces <= 4  # its running time counted across the queue waits
+
+
 def test_call_deadline_is_an_option_of_every_judge():
     spec = JudgeSpec.of("fake_judges:faulty", {"call_deadline_s": "2.5", "fault": "hang"})
     judge = spec.build()
@@ -126,10 +150,38 @@ def test_call_deadline_is_an_option_of_every_judge():
             JudgeSpec.of("offline", {"call_deadline_s": bad}).build()
 
 
-def test_the_openai_judge_deadline_defaults_to_five_http_timeouts(monkeypatch):
+def test_the_openai_judge_deadline_follows_its_speed_and_token_limit_and_is_bounded(
+        monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-unit-0123456789abcdef")
-    assert call_deadline_of(JudgeSpec.of("openai", {"timeout_s": "20"}).build()) == 100
-    assert call_deadline_of(JudgeSpec.of("openai", {"call_deadline_s": "7"}).build()) == 7
+
+    def deadline(**options: str) -> float:
+        return call_deadline_of(JudgeSpec.of("openai", options).build())
+
+    fast = deadline(timeout_s="20", max_output_tokens="64", prompt_tokens_per_s="1000",
+                    output_tokens_per_s="50")
+    slow = deadline(timeout_s="20", max_output_tokens="64", prompt_tokens_per_s="1000",
+                    output_tokens_per_s="5")
+    longer = deadline(timeout_s="20", max_output_tokens="128", prompt_tokens_per_s="1000",
+                      output_tokens_per_s="50")
+    assert 20 < fast < slow and fast < longer
+    # Unmeasured, at one token a second: far more, but never past the bound.
+    assert deadline(timeout_s="20") == deadline(timeout_s="600") == CALL_DEADLINE_MAX_S
+    assert deadline(call_deadline_s="7") == 7
+    assert deadline(call_deadline_s="5000") == 5000  # a deadline given is the user's
+
+
+def test_every_judge_option_is_accepted_where_the_openai_judges_options_are_read():
+    # The job's share of the rate limits reads the options before the judge is built.
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from rt4chart.transforms.judges.openai.job_limits import share_rate_limits
+
+    spec = JudgeSpec.of("openai", {"base_url": "http://127.0.0.1:9/v1",
+                                   "call_deadline_s": "30", "calibration": "identity"})
+    assert share_rate_limits(spec, PipelineOptions([])) == spec
+    with pytest.raises(ValueError, match="call_deadline_s"):
+        share_rate_limits(JudgeSpec.of("openai", {"call_deadline_s": "soon"}),
+                          PipelineOptions([]))
 
 
 class _Clock:

@@ -191,9 +191,11 @@ DEFAULT_CALL_DEADLINE_S = 300.0
 class CallDeadline:
     """The deadline of one judge call, on the running event loop.
 
-    `expired` is a future that resolves when the call has run `seconds` without being queued;
-    leaving the queue restarts the full deadline (so a queued call is not cut short by the
-    others ahead of it).
+    `expired` is a future that resolves when the call has run `seconds` without being queued:
+    the clock stops while the call waits in the judge's own queue and goes on from where it
+    stopped when the wait ends (so a queued call is not cut short by the others ahead of it,
+    and a call that queues between its attempts still ends). Nothing else restarts it: not the
+    tokens of a reply, which a server can drip forever.
     """
 
     def __init__(self, seconds: float):
@@ -202,14 +204,20 @@ class CallDeadline:
         self.expired: asyncio.Future[None] = self._loop.create_future()
         self._timer: asyncio.TimerHandle | None = None
         self._queued = 0
+        self._left = seconds  # running time left when the clock last stopped
+        self._since = self._loop.time()
         self._arm()
 
     def _arm(self) -> None:
+        if not self._queued and not self.expired.done():
+            self._since = self._loop.time()
+            self._timer = self._loop.call_later(max(0.0, self._left), self._expire)
+
+    def _stop(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
-        self._timer = None
-        if not self._queued and not self.expired.done():
-            self._timer = self._loop.call_later(self.seconds, self._expire)
+            self._timer = None
+            self._left -= self._loop.time() - self._since
 
     def _expire(self) -> None:
         if not self.expired.done():
@@ -218,15 +226,10 @@ class CallDeadline:
     def enter_queue(self) -> None:
         self._queued += 1
         if self._queued == 1:
-            self._arm()
+            self._stop()
 
     def leave_queue(self) -> None:
         self._queued -= 1
-        if not self._queued:
-            self._arm()
-
-    def progress(self) -> None:
-        """The call made progress (a token of its reply came): the deadline restarts."""
         if not self._queued:
             self._arm()
 
@@ -256,7 +259,7 @@ def stop_deadline(token: contextvars.Token) -> None:
 @contextlib.contextmanager
 def queued() -> Iterator[None]:
     """Mark a wait in the judge's own queue: it does not count against the call's deadline,
-    which restarts in full when the wait ends. A no-op outside a deadline."""
+    whose clock goes on when the wait ends. A no-op outside a deadline."""
     deadline = _DEADLINE.get()
     if deadline is None:
         yield
@@ -266,15 +269,6 @@ def queued() -> Iterator[None]:
         yield
     finally:
         deadline.leave_queue()
-
-
-def progress() -> None:
-    """Mark progress of the running call (a token of a streamed reply came): its deadline
-    restarts in full, so a reply that keeps coming is never cut by it. A no-op outside a
-    deadline."""
-    deadline = _DEADLINE.get()
-    if deadline is not None:
-        deadline.progress()
 
 
 class _DeadlineFromThread:
@@ -293,9 +287,6 @@ class _DeadlineFromThread:
 
     def leave_queue(self) -> None:
         self._on_loop(self._deadline.leave_queue)
-
-    def progress(self) -> None:
-        self._on_loop(self._deadline.progress)
 
 
 def context_for_thread() -> contextvars.Context:

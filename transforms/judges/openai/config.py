@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 
+from rt4chart.transforms.judges.base import CALIBRATION_OPTION, DEADLINE_OPTION, check_deadline
 from rt4chart.transforms.judges.openai.capabilities import LADDER, Capabilities
 from rt4chart.transforms.judges.openai.throughput import ThroughputOptions
-from rt4chart.transforms.judges.option_values import convert
+from rt4chart.transforms.judges.option_values import convert, declarations
 
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high")
 # The variables the openai library's AzureOpenAI reads (and the deployment, by convention).
@@ -154,10 +155,27 @@ class OpenAIConfig:
         return None if self.reasoning_effort == "none" else self.reasoning_effort
 
 
+# Options of every judge, read where a judge is built (contract.JudgeSpec.build) and by the
+# pipeline, never by its factory: whoever reads the openai judge's options takes them too.
+EVERY_JUDGE = (DEADLINE_OPTION, CALIBRATION_OPTION)
+
+
+def option_names() -> frozenset[str]:
+    """Every option the openai judge accepts (`--judge-option KEY=VALUE`): its config's
+    fields, its throughput tuning's declared options and every judge's own."""
+    tuning = set()
+    for part in ThroughputOptions.tuning_parts():
+        tuning |= set(declarations(part, False))
+    return frozenset(OpenAIConfig.__dataclass_fields__) | tuning | set(EVERY_JUDGE)
+
+
 def judge_options(options: Mapping[str, str]) -> tuple[OpenAIConfig, ThroughputOptions]:
     """The openai judge's options split into its config and its throughput tuning
-    (reservations, prefix gate, provider limits: throughput.py). ValueError on a bad one."""
-    own = dict(options)
+    (reservations, prefix gate, provider limits: throughput.py); every judge's options
+    (EVERY_JUDGE) are accepted and left to the pipeline. ValueError on a bad one."""
+    own = {k: v for k, v in options.items() if k not in EVERY_JUDGE}
+    if DEADLINE_OPTION in options:
+        check_deadline(options[DEADLINE_OPTION])
     tuning = ThroughputOptions.pop_from(own)
     return OpenAIConfig.from_options(own), tuning
 

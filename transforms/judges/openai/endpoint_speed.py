@@ -9,9 +9,11 @@ them; a machine that gets busy moves them within a few replies.
 
 From them: how long to wait for a reply's first token (its prompt at the pessimistic speed,
 times a margin, never less than the configured floor), how long to wait between two tokens
-(the idle timeout: never less than its floor), whether the endpoint is slowing down (the last
-reply much slower than the estimate: concurrency stops growing) and how long a run of known
-size will take (:func:`run_seconds`).
+(the idle timeout: never less than its floor), a reply's deadline (its first token's wait plus
+its whole token limit at a margin over the pessimistic writing speed; tokens do not restart it),
+the default deadline of a call (:func:`call_deadline_s`), whether the endpoint is slowing
+down (the last reply much slower than the estimate: concurrency stops growing) and how long a
+run of known size will take (:func:`run_seconds`).
 
 One instance per judge (one event loop: no locking).
 """
@@ -39,6 +41,17 @@ IDLE_MARGIN = 8.0
 MIN_PROMPT_TOKENS = 32
 # A reply this many times slower per token than the estimate says the endpoint is slowing.
 SLOWING_RATIO = 2.0
+# A reply's deadline allows its whole token limit at this many times the pessimistic time per
+# token (a reply of the full limit at a quarter of the pessimistic speed still ends in time).
+REPLY_MARGIN = 4.0
+# Seconds per output token while the writing speed is unknown (no streamed reply measured, or
+# replies read whole): one token a second, slower than a judge's replies come from any server
+# that finishes them in useful time (the suite's busy llama.cpp: about 10 a second).
+UNKNOWN_OUTPUT_S = 1.0
+# A call's default deadline (call_deadline_s unset): this many long replies' deadlines (room
+# for retries), never more than CALL_DEADLINE_MAX_S.
+DEADLINE_REPLIES = 5
+CALL_DEADLINE_MAX_S = 900.0
 
 
 class RunningRate:
@@ -134,6 +147,17 @@ class EndpointSpeed:
         rate = self.output.pessimistic
         return floor if rate is None else max(floor, IDLE_MARGIN * rate)
 
+    def reply_s(self, prompt_tokens: int, max_tokens: int, first_floor: float,
+                idle_floor: float) -> float:
+        """A reply's deadline, from its request to its end, for a prompt of `prompt_tokens`
+        and an output limit of `max_tokens`: its first token's wait, plus the limit written at
+        REPLY_MARGIN x the pessimistic time per token (UNKNOWN_OUTPUT_S unmeasured), at least
+        one idle wait. Tokens never restart it."""
+        rate = self.output.pessimistic
+        per_token = UNKNOWN_OUTPUT_S if rate is None else REPLY_MARGIN * rate
+        return (self.first_token_s(prompt_tokens, first_floor)
+                + max(self.idle_s(idle_floor), max_tokens * per_token))
+
     def observe(self, prompt_tokens: int | None, first_s: float, output_tokens: int,
                 stream_s: float) -> None:
         """A whole reply: `first_s` to its first token, `stream_s` from there to its last."""
@@ -142,12 +166,20 @@ class EndpointSpeed:
         if output_tokens > 1:
             self.output.observe(stream_s / (output_tokens - 1))
 
-    def stalled(self, prompt_tokens: int | None, waited_s: float, tokens: int) -> None:
-        """A reply that stopped. Before its first token, after `waited_s`: the server reads
-        prompts at least that slowly (the next wait is longer). Between tokens it is no
+    def stalled(self, prompt_tokens: int | None, waited_s: float, tokens: int,
+                blank: int = 0) -> None:
+        """A reply that stopped. Before its first token, after `waited_s`, with nothing
+        written (`blank`: whitespace-only chunks, which say the prompt was read): the server
+        reads prompts at least that slowly (the next wait is longer). Between tokens it is no
         measure of speed: the idle timeout is there to see a reply stop."""
-        if tokens == 0 and prompt_tokens:
+        if tokens == 0 and not blank and prompt_tokens:
             self.prompt.at_least(waited_s / prompt_tokens)
+
+    def overdue(self, tokens: int, first_s: float | None, last_s: float | None) -> None:
+        """A reply cut at its deadline after `tokens` tokens: it wrote at least that slowly
+        (the next deadline is longer)."""
+        if tokens > 1 and first_s is not None and last_s is not None:
+            self.output.at_least((last_s - first_s) / (tokens - 1))
 
     @property
     def slowing(self) -> bool:
@@ -169,6 +201,15 @@ class EndpointSpeed:
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
+
+
+def call_deadline_s(speed: EndpointSpeed, first_floor: float, idle_floor: float,
+                    max_output_tokens: int) -> float:
+    """A call's default deadline (the adapter's, over all its attempts; time in the judge's
+    own queues does not count): DEADLINE_REPLIES deadlines of a long reply (a long prompt,
+    `max_output_tokens`) at the endpoint's speed, at most CALL_DEADLINE_MAX_S."""
+    long_reply = speed.reply_s(LONG_PROMPT_TOKENS, max_output_tokens, first_floor, idle_floor)
+    return min(CALL_DEADLINE_MAX_S, DEADLINE_REPLIES * long_reply)
 
 
 def speed_report(measured: EndpointSpeed, slots: int, max_output_tokens: int

@@ -27,22 +27,49 @@ class NotACompletion(SchemaMismatch):
 
 class Stalled(openai.APITimeoutError):
     """A streamed reply that stopped: no first token within its wait (`tokens` 0), or no next
-    token within the idle timeout (see streamed.py). Retried like a timeout."""
+    token within the idle timeout (see streamed.py). Retried like a timeout. `blank`: the
+    chunks of whitespace-only tokens that came, which are not progress (nor are keep-alives
+    and empty chunks)."""
 
-    def __init__(self, request: Any, tokens: int, waited_s: float):
+    def __init__(self, request: Any, tokens: int, waited_s: float, blank: int = 0):
         super().__init__(request=request)
-        self.tokens, self.waited_s = tokens, waited_s
-        waited = f"{waited_s:.0f}" if waited_s >= 10 else f"{waited_s:.1f}"
-        self.message = (f"no token for {waited} s after {tokens} token(s) (idle timeout)"
-                        if tokens else f"no first token within {waited} s")
+        self.tokens, self.waited_s, self.blank = tokens, waited_s, blank
+        self.timing: Any = None  # streamed.Timing of what came, when the reader knows it
+        waited = _seconds(waited_s)
+        quiet = (f"; {blank} whitespace-only chunk(s) came, which are not progress"
+                 if blank else "")
+        if tokens:
+            self.message = f"no token for {waited} s after {tokens} token(s) (idle timeout{quiet})"
+        elif blank:
+            self.message = f"no token but whitespace for {waited} s (idle timeout{quiet})"
+        else:
+            self.message = f"no first token within {waited} s"
 
     def __str__(self) -> str:
         return self.message
 
 
-# A call's deadline (call_deadline_s, enforced by the adapter) by default: this many times the
-# HTTP timeout of one attempt (an attempt restarts it, see OpenAIJudge._attempt).
-DEADLINE_TIMEOUTS = 5
+class Overdue(Stalled):
+    """A reply that did not end within its deadline (from the request; its tokens do not
+    restart it): retried like a timeout, within the call's deadline."""
+
+    def __init__(self, request: Any, tokens: int, deadline_s: float, blank: int = 0):
+        super().__init__(request, tokens, deadline_s, blank)
+        self.message = (f"the reply did not end within its deadline of {_seconds(deadline_s)} s "
+                        f"({tokens} token(s) by then, and {blank} whitespace-only chunk(s); "
+                        "a reply's deadline is not restarted by its tokens)")
+
+
+class Overlong(JudgeError):
+    """A streamed reply that grew past its cap (reply_size.reply_cap): the server does not
+    honour the output limit, or the model loops. The connection is closed; not retried (the
+    same request would run on the same way)."""
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.0f}" if value >= 10 else f"{value:.1f}"
+
+
 # The longest a provider's error message may be in a reason, and the longest reason; both cut
 # after redaction (a key cut in two would no longer be recognised).
 MESSAGE_CHARS = 200
@@ -125,6 +152,8 @@ def failure_reason(exc: BaseException, attempts: int, secrets: tuple[str, ...]) 
     elif isinstance(exc, openai.APIStatusError):
         message = redact(str(exc.message), secrets)[:MESSAGE_CHARS]
         text = f"HTTP {exc.status_code} ({type(exc).__name__}): {message}"
+    elif isinstance(exc, Overdue):
+        text = f"the reply ran past its deadline after {attempts} attempt(s): {exc}"
     elif isinstance(exc, Stalled):
         text = f"the reply stalled after {attempts} attempt(s): {exc}"
     else:

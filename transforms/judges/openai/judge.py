@@ -8,17 +8,21 @@ through the rate limiter.
 
 Failures end: an HTTP 200 whose body is not a chat completion (an HTML page from a proxy) is
 retried like a malformed answer; replies are read as a stream (streamed.py) with an idle
-timeout between tokens, so a slow reply that keeps coming is not a timeout; a circuit breaker
-(:mod:`.breaker`) makes calls fail fast while the endpoint has failed every call for
-`breaker_after_s` (a busy endpoint gets fewer calls at once instead, see adaptive_limit); every
-call has a deadline (`call_deadline_s`: 5 x `timeout_s` by default, or 5 x the wait for a long
-prompt's first token at a slow endpoint's speed, enforced by the adapter; waits in the judge's
-own queue do not count, and each token of a streamed reply restarts it); and every failure's
-reason is redacted with the configured key (see :mod:`.openai_faults`).
+timeout between tokens (keep-alives and whitespace-only tokens are not progress), so a slow
+reply that keeps coming is not a timeout, within a deadline per reply from the request (the
+endpoint's measured speed and the reply's token limit: endpoint_speed.EndpointSpeed.reply_s;
+tokens never restart it) and a cap on its tokens and bytes (reply_size.reply_cap; a reply past
+it is a judge error, not retried); a circuit breaker (:mod:`.breaker`) makes calls fail fast
+while the endpoint has failed every call for `breaker_after_s` (a busy endpoint gets fewer
+calls at once instead, see adaptive_limit); every call has a deadline over all its attempts
+(`call_deadline_s`: by default endpoint_speed.call_deadline_s, at most 900 s; enforced by the
+adapter; waits in the judge's own queue do not count, tokens never restart it); and every
+failure's reason is redacted with the configured key (see :mod:`.openai_faults`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import hashlib
 import logging
@@ -42,7 +46,6 @@ from rt4chart.transforms.judges.base import (
     DecomposedClaim,
     JudgeError,
     Verdict,
-    progress,
     queued,
     record_usage,
 )
@@ -68,15 +71,15 @@ from rt4chart.transforms.judges.openai.capabilities import (
 from rt4chart.transforms.judges.openai.config import OpenAIConfig, judge_options
 from rt4chart.transforms.judges.openai.endpoint import missing_key, open_client, settle
 from rt4chart.transforms.judges.openai.endpoint_speed import (
-    LONG_PROMPT_TOKENS,
     EndpointSpeed,
     Speed,
+    call_deadline_s,
     speed_report,
 )
 from rt4chart.transforms.judges.openai.faults import (
-    DEADLINE_TIMEOUTS,
     MESSAGE_CHARS,
     NotACompletion,
+    Overdue,
     Stalled,
     completion_of,
     failure_reason,
@@ -85,6 +88,7 @@ from rt4chart.transforms.judges.openai.faults import (
 )
 from rt4chart.transforms.judges.openai.job_limits import limiter_factory
 from rt4chart.transforms.judges.openai.kind import OPENAI_TRAITS
+from rt4chart.transforms.judges.openai.liveness import answers_health_check, timed_out
 from rt4chart.transforms.judges.openai.logprobs import p_unsupported
 from rt4chart.transforms.judges.openai.prefix_gate import mark_sent
 from rt4chart.transforms.judges.openai.pricing import (
@@ -99,6 +103,7 @@ from rt4chart.transforms.judges.openai.ratelimit import (
     exhausted_for,
     retry_after_seconds,
 )
+from rt4chart.transforms.judges.openai.reply_size import reply_cap
 from rt4chart.transforms.judges.openai.reply_view import post_whole, read_body, split_request
 from rt4chart.transforms.judges.openai.secret_key import read_api_key
 from rt4chart.transforms.judges.openai.streamed import Waits, is_event_stream, read, stream_body
@@ -219,14 +224,14 @@ class OpenAIJudge(Judge):
 
     @property
     def call_deadline_s(self) -> float:
-        """The call deadline (base.CallDeadline; a streamed reply's tokens restart it): as set,
-        else DEADLINE_TIMEOUTS x the wait for a long prompt's first token at the endpoint's
-        running speed (timeout_s at least), so that the deadline never cuts a wait the judge
-        itself allows."""
+        """The call deadline (base.CallDeadline, over all its attempts; tokens never restart
+        it): as set, else endpoint_speed.call_deadline_s (five deadlines of a long reply at the
+        endpoint's running speed, at most 900 s)."""
         if self._deadline_s is not None:
             return self._deadline_s
-        return DEADLINE_TIMEOUTS * self.speed.first_token_s(LONG_PROMPT_TOKENS,
-                                                            self.config.timeout_s)
+        cfg = self.config
+        return call_deadline_s(self.speed, cfg.timeout_s, cfg.idle_timeout_s,
+                               cfg.max_output_tokens)
 
     @call_deadline_s.setter
     def call_deadline_s(self, seconds: float) -> None:
@@ -323,8 +328,9 @@ class OpenAIJudge(Judge):
                                                    cache_key, max_tokens,
                                                    temperature=temperature)
         except BaseException as exc:
-            self._failed(exc, probe, generation, started)
+            await self._failed(exc, probe, generation, started)
             raise
+        self.speed.token()  # a whole reply, too, says the endpoint is alive (liveness)
         self._breaker.success()
         self._semaphore.answered(self.speed.slowing)
         usage = getattr(completion, "usage", None)
@@ -332,14 +338,20 @@ class OpenAIJudge(Judge):
                                               token_count(getattr(usage, "prompt_tokens", None)))
         return self._parse(completion, schema_name)
 
-    def _failed(self, exc: BaseException, probe: bool, generation: int, started: float
-                ) -> None:
+    async def _failed(self, exc: BaseException, probe: bool, generation: int, started: float
+                      ) -> None:
         """After a failed attempt: a timeout sends fewer calls at once; the breaker counts the
-        failures that say the endpoint is down, not those of an endpoint that is working (a
-        reply that stalled after tokens, or while other replies got theirs: busy)."""
+        failures that say the endpoint is down, not those of an endpoint that is working: a
+        timeout after tokens, while other calls got theirs, or, when it wrote nothing at all
+        (not even whitespace), while its health check answers (slow, not dead: liveness)."""
         if isinstance(exc, openai.APITimeoutError):
             self._semaphore.backoff(generation)
-        busy = isinstance(exc, Stalled) and (exc.tokens > 0 or self.speed.alive_since(started))
+        # Whitespace alone is no sign of life: a server that writes nothing else is down for
+        # a judge, whatever its health check says.
+        busy = timed_out(exc) and (getattr(exc, "tokens", 0) > 0
+                                   or self.speed.alive_since(started)
+                                   or (not getattr(exc, "blank", 0)
+                                       and await answers_health_check(self._ensure_client())))
         if is_endpoint_failure(exc) and not busy:
             self._breaker.failure(redact(f"{type(exc).__name__}: {exc}", self._secrets()), probe)
         else:
@@ -394,18 +406,27 @@ class OpenAIJudge(Judge):
         create = functools.partial(client.chat.completions.with_raw_response.create,
                                    extra_headers=headers)
         if whole or not self.capabilities.stream:  # sent and read as plain JSON (reply_view)
-            return await post_whole(client, body, headers, timeout_s or None), None
+            return await self._post_whole(client, body, headers, timeout_s), None
         prompt = self.throughput.prompt_tokens.estimate([m["content"] for m in body["messages"]])
         floor = timeout_s or self.config.timeout_s
+        limit = self._limit_of(body)
         waits = Waits(self.speed.first_token_s(prompt, floor),
-                      self.speed.idle_s(self.config.idle_timeout_s))
+                      self.speed.idle_s(self.config.idle_timeout_s),
+                      self._reply_s(prompt, limit, floor))
         # No read timeout of httpx's: the waits above are the stream's (streamed.read)
         sent = functools.partial(create, **split_request(stream_body(body)),
                                  timeout=httpx.Timeout(None, connect=floor, write=floor))
         try:
-            raw, timing, completion = await read(client, sent, waits, self._token)
+            raw, timing, completion = await read(
+                client, sent, waits, reply_cap(limit, self.config.max_output_tokens),
+                self._token)
+        except Overdue as exc:
+            timing = exc.timing
+            if timing is not None:
+                self.speed.overdue(timing.tokens, timing.first_s, timing.last_s)
+            raise
         except Stalled as exc:
-            self.speed.stalled(prompt, exc.waited_s, exc.tokens)
+            self.speed.stalled(prompt, exc.waited_s, exc.tokens, exc.blank)
             raise
         if not is_event_stream(raw.headers):  # the server ignored `stream`: one JSON body
             self._read_whole("the endpoint answers `stream: true` with a whole reply")
@@ -423,11 +444,36 @@ class OpenAIJudge(Judge):
                                timing.last_s - timing.first_s)
         return raw, completion
 
+    async def _post_whole(self, client: openai.AsyncOpenAI, body: dict[str, Any],
+                          headers: dict[str, str] | None, timeout_s: float | None) -> Any:
+        """A reply read whole, within the deadline a streamed one would have (httpx's timeout
+        is per read: a body that trickles in would never end it)."""
+        prompt = self.throughput.prompt_tokens.estimate([m["content"] for m in body["messages"]])
+        deadline = self._reply_s(prompt, self._limit_of(body), timeout_s or self.config.timeout_s)
+        try:
+            async with asyncio.timeout(deadline):
+                return await post_whole(client, body, headers, timeout_s or None)
+        except TimeoutError:
+            request = httpx.Request("POST", str(client.base_url).rstrip("/") +
+                                    "/chat/completions")
+            raise Overdue(request, 0, deadline) from None
+
+    def _reply_s(self, prompt: int, limit: int, floor: float) -> float:
+        """One reply's deadline (endpoint_speed.EndpointSpeed.reply_s), never past the call's
+        own deadline when one is set."""
+        reply_s = self.speed.reply_s(prompt, limit, floor, self.config.idle_timeout_s)
+        return min(reply_s, self._deadline_s) if self._deadline_s else reply_s
+
+    def _limit_of(self, body: dict[str, Any]) -> int:
+        """The output limit a request carries (the judge's budget when it carries none)."""
+        limit = body.get("max_completion_tokens") or body.get("max_tokens")
+        return limit if isinstance(limit, int) and limit > 0 else self.config.max_output_tokens
+
     def _token(self) -> None:
-        # A token of a streamed reply: the endpoint works, and the call makes progress.
+        # A token of a streamed reply (not whitespace): the endpoint works. The call's deadline
+        # is not restarted: a server that drips tokens forever must still end the call.
         self.speed.token()
         self._breaker.success()
-        progress()
 
     def _read_whole(self, why: str) -> None:
         fix = unstreamed(self.capabilities, why)

@@ -44,7 +44,7 @@ from rt4chart.transforms.judges.openai.capabilities import (
     step_down,
 )
 from rt4chart.transforms.judges.openai.endpoint_speed import LONG_PROMPT_TOKENS
-from rt4chart.transforms.judges.openai.faults import MESSAGE_CHARS
+from rt4chart.transforms.judges.openai.faults import MESSAGE_CHARS, Overlong
 from rt4chart.transforms.judges.openai.pricing import token_count
 from rt4chart.transforms.judges.schema_check import SchemaMismatch, validate
 
@@ -165,10 +165,13 @@ class Prober:
             message = error_text(exc)[0][:MESSAGE_CHARS * 2]
             raise self._fail(f"the judge endpoint refused the probe call: HTTP "
                              f"{exc.status_code}: {message}") from None
-        except openai.APITimeoutError:
+        except openai.APITimeoutError as exc:
             raise self._fail(f"the judge endpoint {judge.base_url or 'api.openai.com'} did not "
                              f"answer the probe's {step!r} call in time (timeout_s="
-                             f"{judge.config.timeout_s:g})") from None
+                             f"{judge.config.timeout_s:g}): {exc}") from None
+        except Overlong as exc:
+            raise self._fail(f"the judge endpoint's reply to the probe's {step!r} call ran on: "
+                             f"{exc}") from None
         except openai.APIConnectionError as exc:
             raise self._fail(f"the judge endpoint cannot be reached at "
                              f"{judge.base_url or 'api.openai.com'}: {type(exc).__name__}: "

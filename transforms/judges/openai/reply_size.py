@@ -19,6 +19,9 @@ This only chooses which replies' lengths a call's reservation is learned from
 (`reservation.OutputReservation` keeps a quantile per stage and size class): when a judge's
 replies do not follow the prediction, each class still learns the lengths it sees, and a reply
 that exceeds its reservation is retried, never taken cut off.
+
+It also says how large a reply may grow whatever the server does (:func:`reply_cap`): a server
+that ignores the request's output limit, or a model that loops, must not stream forever.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from dataclasses import dataclass
 
 from rt4chart.transforms.text.terms import terms
 
@@ -34,6 +38,36 @@ QUOTED_SENTENCES = 2  # at most this many sentences count as the likely quote
 SHARED_SHARE = 0.2  # a sentence with this share of the claim's terms may be quoted
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 SENTENCE_FRAME = len("<sentence>\n\n")  # the prompt's tag and line breaks around the sentence
+
+
+# A reply's cap (reply_cap), from the output limit it was sent with (never below the judge's
+# max_output_tokens: the probe's 2-token calls must show a server that ignores the limit).
+# Tokens are counted as chunks (or log-probability entries), and a server may stream a token in
+# pieces (the suite's local server sends words, spaces and punctuation apart: up to about two
+# pieces a token), so the count may reach CAP_PIECES x the limit, plus CAP_SLACK. Text: at most
+# MAX_TOKEN_BYTES a token of the limit (a token of any script and a JSON escape fit; a reply of
+# 256 tokens is about 1 KB), plus CAP_SLACK of them.
+CAP_PIECES = 4
+CAP_SLACK = 16
+MAX_TOKEN_BYTES = 32
+
+
+@dataclass(frozen=True)
+class ReplyCap:
+    """The most a streamed reply may carry, in tokens and in bytes of text."""
+
+    tokens: int
+    bytes: int
+
+    def exceeded(self, tokens: int, size: int) -> bool:
+        return tokens > self.tokens or size > self.bytes
+
+
+def reply_cap(max_tokens: int, max_output_tokens: int) -> ReplyCap:
+    """The cap of a reply sent with the output limit `max_tokens`, by a judge whose smallest
+    full budget is `max_output_tokens`: a server that honours the limit never reaches it."""
+    limit = max(max_tokens, max_output_tokens, 1)
+    return ReplyCap(CAP_PIECES * limit + CAP_SLACK, (limit + CAP_SLACK) * MAX_TOKEN_BYTES)
 
 
 def sentence_tokens(sentence: str) -> int:

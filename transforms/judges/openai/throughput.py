@@ -45,6 +45,11 @@ class ThroughputOptions:
     explicit: tuple[tuple[str, float | None], ...] = ()  # --rpm/--tpm as given (None: unset)
 
     @classmethod
+    def tuning_parts(cls) -> tuple[type, ...]:
+        """The dataclasses whose `judge_option` fields are this tuning's options."""
+        return ReservationConfig, GateConfig, cls
+
+    @classmethod
     def pop_from(cls, options: dict[str, str]) -> ThroughputOptions:
         """This module's options, removed from `options` (ValueError on a bad value)."""
         reservation = take(ReservationConfig, options, WHAT)
