@@ -2,7 +2,7 @@
 greeting before them, a question tag, a lead-in with a colon, an advice clause, "Here is how
 ...", in several languages) once made them exempt from checking.
 
-    .venv/bin/python tests/bench/bench_hidden_facts.py [--data tests/data/exemptions/hidden_facts.jsonl]
+    .venv/bin/python tests/bench/bench_hidden_facts.py [--data FILE.jsonl]
         [--work DIR] [--show]
 
 Each trace of the case file is one answer: a faithful sentence copied from the context, then

@@ -143,7 +143,7 @@ def _set_aside(body: str) -> str:
 
 def _without_phrases(folded: str, phrases) -> str:
     text = f" {folded} "
-    for phrase in phrases:
+    for phrase in sorted(phrases, key=len, reverse=True):  # "schönen aufenthalt" first
         phrase = " ".join(phrase.split())
         while f" {phrase} " in text:
             text = text.replace(f" {phrase} ", " ")
@@ -181,7 +181,7 @@ def discourse_only(sentence: str) -> bool:
     first; any digit left, any Han, Kana or Hangul character outside a discourse phrase, or any
     other word makes it checkable."""
     text = _set_aside(_clean(sentence))
-    language = detect(text)
+    language = detect(text.lower())  # "ICH HOFFE, DAS HILFT!" is German in any case
     if has_cjk(text):
         lowered = text.lower()
         for phrase in _CJK_PHRASES:
@@ -202,8 +202,11 @@ _PREFIX_RE = re.compile(
 def without_discourse_prefix(sentence: str) -> str:
     """`sentence` past its opening phrases of discourse words only ("Hi, ...", "Thank you!
     ...", "Sure: ...", "Vielen Dank! ...", "谢谢！..."): the rest is what it asserts, and is
-    verified on its own. Unchanged when no such phrase opens it or nothing follows it."""
+    verified on its own. Unchanged when no such phrase opens it, nothing follows it, or the
+    whole is discourse ("Ich hoffe, das hilft!": its phrase spans the comma)."""
     text = sentence.strip()
+    if discourse_only(text):
+        return text
     for _ in range(4):  # stacked: "Hi! Thanks for asking, ..."
         match = _PREFIX_RE.match(text.lstrip("¡¿"))
         if not match or not discourse_only(match.group("head")):
@@ -288,7 +291,7 @@ def classify(sentence: str) -> Assertion:
     negated = any(w in NEGATIONS or w.endswith("n't") for w in _WORD_RE.findall(kept.lower()))
     found = tuple(numbers + names)
     about_sources = _about_sources(body)
-    if not found and discourse_only(sentence):
+    if discourse_only(sentence):  # a capitalised discourse word is no name ("VIELEN DANK!")
         if _YES_NO_RE.match(body):
             return Assertion(FACT, reason="a yes or no: it answers the question")
         if (_negated_saying(body) and about_sources and not _CONDITIONAL_RE.search(sentence)

@@ -208,11 +208,31 @@ PHRASES_EN = tuple("""feel free|good morning|good afternoon|good evening|good da
     are as follows|as follows|the following|key points|main points|key details|main
     details|in summary|to summarize|in short|in brief|in conclusion|important to note|
     correct answer|complete answer|detailed answer|detailed explanation|more detailed|
-    possible answers|clears things up|clear things up|to wrap up|wrap up|final answer""".replace("\n", " ")
-    .split("|"))
+    possible answers|clears things up|clear things up|to wrap up|wrap up|final answer|
+    glad to|be glad|so much|no way|for certain|out of reach|what we have|going forward|
+    in mind|first things first|that said|put simply|it all depends|up to date|out of date|
+    make sure|be sure|happy to|is best to|it s best|do your own"""
+    .replace("\n", " ").split("|"))
+# The conversation, the writer and the answer as a text: disclaimers ("I am an AI and cannot
+# give legal advice."), transitions ("Moving on to the next point."), remarks on the sources'
+# quality ("The passages are somewhat contradictory.") and refusals ("I have to decline this
+# request."). No adjective here can be a predicate about a thing of the world on its own
+# ("available", "free", "safe", "new", "necessary" are not listed: "It is available." is
+# verified).
+CONVERSATION_WORDS = _stems("""patience depth expand expanding shorter version decline declined
+    regrettably request way speculation speculative conclusive certain uncertain unsure
+    contradictory consistent inconsistent sufficient insufficient relevant irrelevant touch
+    topic topics differ level official decision wise fine print research mind forward
+    background kept condense condensed ai assistant language model personal opinion opinions
+    access real-time knowledge incomplete informational purpose purposes ability browse
+    internet break moving move next look closer thing things said consider considering put
+    earlier previous message return original discussed complex aspect aspects depend depends
+    view gist takeaway takeaways simple essentials clearer picture legal medical financial
+    advisor precise case silent scope outside turn treat refusal lacked missing somewhat
+    everything nothing something new add adds here s word long short runs roughly few""")
 # Every English discourse word (stems).
 DISCOURSE_EN = (GREETING_WORDS | THANKS_WORDS | OFFER_WORDS | REFERRAL_WORDS | HEDGE_WORDS
-                | POINTER_WORDS)
+                | POINTER_WORDS | CONVERSATION_WORDS)
 
 # The same classes in the other supported languages (`language.SUPPORT`), folded lower-case
 # words; each list holds the function words its phrases need, so that no stopword list decides
@@ -316,33 +336,45 @@ DISCOURSE_PHRASES = {
            "不好意思", "总之", "综上所述", "总结", "以下是", "如下", "答案", "回答",
            "根据所提供的段落", "根据提供的段落", "根据所给段落", "根据段落", "根据文章",
            "根据资料", "根据上下文", "根据", "段落", "文章", "资料", "信息", "无法回答",
-           "无法", "不能回答", "我", "您", "你", "的", "是", "了", "吧", "呢", "啊"),
+           "无法", "不能回答", "祝您旅途愉快", "祝你旅途愉快", "旅途愉快", "如果还有其他疑问",
+           "如果还有其他问题", "欢迎随时提问", "我", "您", "你", "的", "是", "了", "吧", "呢",
+           "啊"),
     "ja": ("こんにちは", "こんばんは", "おはようございます", "ありがとうございます",
            "ありがとうございました", "ありがとう", "お役に立てれば幸いです",
            "お役に立てれば", "お役に立てて嬉しいです", "他にご質問があれば",
            "ご質問があれば", "お気軽にお尋ねください", "お気軽にどうぞ", "申し訳ありません",
            "すみません", "残念ながら", "まとめると", "要約", "以下の通りです", "以下",
            "回答", "答え", "提供された文章に基づいて", "文章に基づいて", "資料によると",
-           "によると", "に基づいて", "お答えできません", "回答できません", "です", "ます",
+           "によると", "に基づいて", "お答えできません", "回答できません", "ご不明な点があれば",
+           "素敵な旅になりますように", "良い旅を", "です", "ます",
            "は", "が", "を", "に", "の", "ね", "よ"),
     "ko": ("안녕하세요", "안녕", "감사합니다", "고맙습니다", "감사", "도움이 되었으면 좋겠습니다",
            "도움이 되길 바랍니다", "도움이 되셨기를 바랍니다", "다른 질문이 있으시면",
            "언제든지 물어보세요", "언제든지 문의하세요", "죄송합니다", "유감스럽게도", "요약하면",
            "요약", "결론적으로", "다음과 같습니다", "답변", "제공된 구절에 따르면", "구절에 따르면",
-           "에 따르면", "답변할 수 없습니다", "답할 수 없습니다"),
+           "에 따르면", "답변할 수 없습니다", "답할 수 없습니다", "즐거운 여행 되세요",
+           "궁금한 점이 있으면"),
 }
 # The same in the other languages: the phrases that say "I hope this helps" (their verb alone
 # could be a predicate: "Das hilft.").
 PHRASES = {
     "en": PHRASES_EN,
     "de": ("ich hoffe das hilft", "ich hoffe dies hilft", "hoffe das hilft",
-           "das hilft hoffentlich"),
-    "fr": ("cela vous aide", "ceci vous aide", "cela t aide", "vous aide"),
+           "das hilft hoffentlich", "ich wünsche ihnen", "ich wünsche dir", "einen schönen",
+           "schönen aufenthalt", "schönen tag", "gute reise", "viel spaß"),
+    "fr": ("cela vous aide", "ceci vous aide", "cela t aide", "vous aide", "je vous souhaite",
+           "bon séjour", "excellent séjour", "bonne visite", "bon voyage"),
+    "es": ("que disfrute", "disfrute de su estancia", "buen viaje", "feliz estancia",
+           "si necesita algo más", "si necesitas algo más"),
+    "it": ("buona permanenza", "buon soggiorno", "buona visita", "buon viaggio"),
+    "pt": ("espero ter ajudado", "qualquer dúvida", "estou à disposição", "boa estadia",
+           "boa viagem"),
+    "ru": ("хорошего отдыха", "приятного отдыха", "счастливого пути", "обращайтесь",
+           "надеюсь это поможет", "это поможет"),
     "nl": ("hoop dat dit helpt", "dit helpt"),
     "sv": ("hoppas att detta hjälper", "detta hjälper", "det här hjälper"),
     "da": ("håber at dette hjælper", "dette hjælper"),
     "no": ("håper at dette hjelper", "dette hjelper"),
     "fi": ("toivottavasti tämä auttaa", "tämä auttaa"),
-    "ru": ("надеюсь это поможет", "это поможет"),
     "pl": ("mam nadzieję że to pomoże", "to pomoże"),
 }
