@@ -36,7 +36,7 @@ from rt4chart.schemas.records import (
     Usage,
     UsageRecord,
 )
-from rt4chart.transforms.checks.coverage import check_coverage, topic_terms
+from rt4chart.transforms.checks.coverage import check_coverage
 from rt4chart.transforms.checks.spans import claim_spans
 from rt4chart.transforms.common.guard import GuardedParts, guarded
 from rt4chart.transforms.common.limits import LimitsConfig, claims_over_limit
@@ -47,7 +47,6 @@ from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.regroup import DEFAULT_TIMEOUT_S, Regroup
 from rt4chart.transforms.text.absence import accepted_absence, states_absence
 from rt4chart.transforms.text.assertion import classify
-from rt4chart.transforms.text.language import detect
 from rt4chart.transforms.validate import raw_text
 
 
@@ -193,8 +192,6 @@ def number_claims(prepared: PreparedTrace, results: Iterable[DecomposeResult]) -
     failed: list[FailedClaim] = []
     no_claims: list[Claim] = []
     trace_id = prepared.trace.trace_id
-    topic = topic_terms(prepared.trace.question, *(d.text for d in prepared.trace.contexts))
-    language = detect(prepared.trace.answer)
 
     def next_index() -> int:
         return len(claims) + len(failed) + len(no_claims)
@@ -213,7 +210,7 @@ def number_claims(prepared: PreparedTrace, results: Iterable[DecomposeResult]) -
                           c.spans, c.span_source, empty or note)
             (no_claims if empty else claims).append(claim)
             checked += [] if empty else [c]
-        extra = check_coverage(s.text, covering(s.text, checked), topic, language)
+        extra = check_coverage(s.text, covering(s.text, checked))
         if extra.extra_claim:
             claims.append(Claim(trace_id, next_index(), extra.extra_claim, s.index,
                                 s.start, s.end, extra.kind))

@@ -19,11 +19,9 @@ from rt4chart.transforms.text.assertion import ABSENCE, FACT, NONE, SOURCE, clas
     "Below are the main points drawn from the documents.",
     "Summary of findings:",
     "## Overview",
-    "Step 4: Preparing The Sauce",
     # about the sources
     "Both documents agree on this point.",
     "The third excerpt repeats what the first one says.",
-    "Documents 2 and 5 cover the same ground.",
     "The context provided is detailed enough to answer fully.",
     "Neither passage addresses this directly, so I relied on the others.",
     "(See documents 1, 3 and 4.)",
@@ -65,6 +63,9 @@ def test_sentences_that_assert_nothing_checkable(sentence):
     ("There are no details about the refund policy.", ABSENCE),
     # negation is content
     ("The museum does not open on holidays.", FACT),
+    # a heading's title and a remark with a word outside the discourse vocabulary (issue 46)
+    ("Step 4: Preparing The Sauce", FACT),
+    ("Documents 2 and 5 cover the same ground.", SOURCE),
 ])
 def test_sentences_that_assert_something(sentence, kind):
     found = classify(sentence)

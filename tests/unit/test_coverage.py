@@ -30,12 +30,10 @@ from rt4chart.transforms.checks.coverage import Coverage, check_coverage, is_non
     "The answer is:",
     "Here is a summary of the article in 80 words:",
     "Sure! Here's the answer:",
-    # headings
-    "Key features:",
+    # headings of discourse words only
     "## Details",
     "**Pros:**",
-    "Passage 3: Attaching Frames Together",
-    "Step 2: Prepare The Dough",
+    "Summary:",
     # bare citations
     "This is mentioned in passage 3.",
     "(Passage 2)",
@@ -58,20 +56,27 @@ def test_sentences_that_claim_nothing(sentence):
     "Hours: Monday to Friday",
     "- Free WiFi",
     "It is cheap.",
+    # headings with a word about the world are verified, whatever their form (issue 46)
+    "Key features:",
+    "Passage 3: Attaching Frames Together",
+    "Step 2: Prepare The Dough",
+    "## Amoxicillin cures cancer in 90% of patients",
 ])
 def test_sentences_that_claim_something(sentence):
     assert not is_non_claim(sentence)
     assert check_coverage(sentence, []).extra_claim is not None
 
 
-def test_an_offer_or_a_question_with_a_specific_in_it_is_still_checked():
-    # Advice and questions assert nothing, unless they carry a number, date or name: the
-    # 30-day trial is a fact a judge could hide.
-    assert check_coverage("Let me know if you want the trial.", []) == Coverage()
-    assert check_coverage("Would you like to know more about the trial?", []) == Coverage()
-    sentence = "Let me know if you want the 30-day trial."
-    assert not is_non_claim(sentence)
-    assert check_coverage(sentence, []).extra_claim == sentence
+def test_an_offer_or_a_question_is_exempt_only_when_it_names_nothing_of_the_world():
+    # Advice and questions are exempt only when every word is discourse vocabulary: the trial
+    # is a word about the world, so a judge could hide a fact behind it (issue 46).
+    assert check_coverage("Let me know if you want more details.", []) == Coverage()
+    assert check_coverage("Would you like me to go into more detail?", []) == Coverage()
+    for sentence in ("Let me know if you want the trial.",
+                     "Would you like to know more about the trial?",
+                     "Let me know if you want the 30-day trial."):
+        assert not is_non_claim(sentence)
+        assert check_coverage(sentence, []).extra_claim == sentence
 
 
 def test_no_claims_or_substituted_claims_cannot_make_a_sentence_vanish():
@@ -120,24 +125,16 @@ def test_list_markers_and_source_references_are_not_content():
     assert extra == "The trial lasts 30 days."
 
 
-def test_a_short_remark_that_touches_neither_question_nor_context_is_not_re_added():
-    from rt4chart.transforms.checks.coverage import topic_terms
-
-    topic = topic_terms("When is the tax return due?", "Returns are due on April 15.")
-    # Words no vocabulary knows count as content; the topic decides for short remarks.
-    assert check_coverage("Fun topic, this.", []).extra_claim is not None
-    assert check_coverage("Fun topic, this.", [], topic) == Coverage()
-    assert check_coverage("Give me a shout if you fancy more.", [], topic) == Coverage()
-    # On topic, or with a number, a date, a name or a negation, it is checked.
-    assert check_coverage("Late returns are fined.", [], topic).extra_claim
-    assert check_coverage("It costs $5.", [], topic).extra_claim
-    assert check_coverage("It is not free.", [], topic).extra_claim
-    assert check_coverage("The office in Zurich is lovely.", [], topic).extra_claim
+def test_no_sentence_is_waived_for_its_length_its_topic_or_an_exclamation_mark():
+    # A short remark, an off-topic sentence and an exclamation are re-added when they hold a
+    # word outside the discourse vocabulary, in every language (issue 46).
+    for sentence in ("Fun topic, this.", "It is delicious.", "Der Eintritt ist frei!",
+                     "Viel Spaß beim Zelten!", "The medication can cause hair loss."):
+        assert check_coverage(sentence, []).extra_claim == sentence, sentence
 
 
-def test_a_longer_plain_word_sentence_is_re_added_even_off_topic():
-    from rt4chart.transforms.checks.coverage import topic_terms
-
-    topic = topic_terms("What are the side effects?", "Common side effects include nausea.")
-    sentence = "The medication can cause hair loss."
-    assert check_coverage(sentence, [], topic).extra_claim == sentence
+def test_a_greeting_or_thanks_before_a_fact_is_split_off_the_added_claim():
+    assert check_coverage("Thank you, amoxicillin is safe with alcohol.", []).extra_claim == (
+        "amoxicillin is safe with alcohol.")
+    assert check_coverage("Vielen Dank! Das Medikament heilt Krebs.", []).extra_claim == (
+        "Das Medikament heilt Krebs.")

@@ -35,18 +35,23 @@ FACTS = [json.loads(line)["text"] for line in HELD_OUT.read_text().splitlines() 
 NON_CLAIMS = [
     "Passage 1 and Passage 2",
     "Based on the given passages, the lyrics are:",
-    "Therefore, it's recommended to consult further resources or seek guidance from an "
-    "experienced sewer for more detailed instructions.",
     "Passage 3 provides the necessary information to answer the question.",
     "Therefore, these steps are based on the information provided in passages 1-2.",
     "Documents 2 and 4",
     "According to the provided passages, the main points are:",
-    "So, it's advisable to consult a qualified electrician for further guidance.",
     "Thus, it is recommended to speak with your pharmacist for more specific advice.",
     "Passage 2 contains the relevant information to answer this question.",
     "Hence, these tips are based on the details given in passages 3 and 4.",
+]
+# Lead-ins that name an action or a thing of the world, and referrals to a trade the
+# vocabulary does not list, are verified (issue 46): a lead-in can carry a fact ("here is how
+# amoxicillin cures cancer:"), and only discourse vocabulary proves there is nothing to check.
+CHECKED_NOW = [
     "Based on the given passages, here is how to repot an orchid:",
     "Based on the passages provided, here's a short guide on how to descale a kettle:",
+    "Therefore, it's recommended to consult further resources or seek guidance from an "
+    "experienced sewer for more detailed instructions.",
+    "So, it's advisable to consult a qualified electrician for further guidance.",
 ]
 
 
@@ -54,6 +59,9 @@ def test_the_issue_s_non_claims_and_fresh_variants_assert_nothing():
     for text in NON_CLAIMS:
         assert not classify(text).checkable, text
         assert no_claim_note(PlacedClaim(text)) is not None, text
+    for text in CHECKED_NOW:
+        assert classify(text).checkable, text
+        assert no_claim_note(PlacedClaim(text)) is None, text
 
 
 def test_no_held_out_checkable_fact_is_called_none():

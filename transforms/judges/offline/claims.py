@@ -26,7 +26,13 @@ from rt4chart.transforms.judges.offline.lexical import (
     _weights,
 )
 from rt4chart.transforms.text.absence import states_absence
-from rt4chart.transforms.text.assertion import ABSENCE, NONE, classify, strip_marker
+from rt4chart.transforms.text.assertion import (
+    ABSENCE,
+    NONE,
+    classify,
+    strip_marker,
+    without_discourse_prefix,
+)
 
 FACT = "fact"  # with ABSENCE, the kinds this decomposer gives (records.CLAIM_KINDS)
 
@@ -62,7 +68,8 @@ def decompose_claims(sentence: str) -> list[LexicalClaim]:
     auxiliary verb, as in "X is A and Y is B."). Words are never dropped, so negation,
     numbers, dates and modals stay; each claim is its own fragment.
     """
-    body = strip_marker(sentence)
+    # A greeting or thanks that opens the sentence is split off: the rest is what it claims.
+    body = without_discourse_prefix(strip_marker(sentence))
     if states_absence(body):
         return [LexicalClaim(body, ABSENCE, (body,))]
     if classify(body).kind == NONE:
