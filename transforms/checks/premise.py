@@ -47,7 +47,8 @@ import re
 from collections.abc import Iterable, Sequence
 
 from rt4chart.transforms.checks.support import _kind, claim_body
-from rt4chart.transforms.text.quantities import MONTHS, UNITS, Quantity, When, read
+from rt4chart.transforms.text.dates import MONTHS
+from rt4chart.transforms.text.quantities import UNITS, Quantity, When, read
 from rt4chart.transforms.text.words import STOPWORDS, content_terms
 
 # The support check's kinds (`evidence.SPECIFIC_KINDS`) a question can make a setting: not its
