@@ -82,8 +82,8 @@ def overview_view(run: Run) -> dict:
             charts.rate_over_time(
                 timeline.dated_windows(run.route_rates, undated), "chart-time",
                 "Hallucination rate per route and window (UTC day for batch runs), with 95% "
-                "intervals" + (f"; {len(undated)} answers without a timestamp of their own are "
-                               "left out." if undated else "."), left_out=len(undated)),
+                "intervals" + (f"; answers without a timestamp of their own left out: "
+                               f"{len(undated)}." if undated else "."), left_out=len(undated)),
             charts.con_nic(totals, "chart-split", "Hallucinated answers per route, split into "
                            "CON (contradicted) and NIC (baseless)."),
             *([charts.tokens_and_cost(totals, "chart-cost", "Judge tokens and cost per route.")]

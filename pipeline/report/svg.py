@@ -12,6 +12,7 @@ All text is XML-escaped here (route names are untrusted), so the result is safe 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import escape
@@ -26,8 +27,13 @@ MARKERS = ("circle", "square", "diamond", "triangle")
 Number = float | int | None
 
 
+# Characters XML 1.0 does not allow even escaped (controls other than tab and newlines, lone
+# surrogates, U+FFFE/U+FFFF): replaced, so that an untrusted route name cannot break the SVG.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
 def _t(text: object) -> str:
-    return escape(str(text), quote=True)
+    return escape(_NOT_XML.sub("\ufffd", str(text)), quote=True)
 
 
 def finite(value: Number) -> bool:

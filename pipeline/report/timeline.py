@@ -39,10 +39,18 @@ def undated(answers: list[dict], traces: dict[str, PreparedTrace]) -> list[dict]
     return out
 
 
-def _window_key(row: dict, answer: dict) -> bool:
-    return (row["route"] == answer["route"]
-            and _utc(row["window_start"]) <= _utc(answer["event_time"])
-            < _utc(row["window_end"]))
+def _window_of(route_rates: list[dict], answer: dict) -> int | None:
+    """The index of the window holding `answer`: its route's latest window starting at or
+    before its event time and (when the row says) ending after it."""
+    t = _utc(answer["event_time"])
+    found = None
+    for i, row in enumerate(route_rates):
+        end = row.get("window_end")
+        if (row["route"] == answer["route"] and _utc(row["window_start"]) <= t
+                and (end is None or t < _utc(end))
+                and (found is None or row["window_start"] > route_rates[found]["window_start"])):
+            found = i
+    return found
 
 
 def dated_windows(route_rates: list[dict], left_out: list[dict]) -> list[dict]:
@@ -51,11 +59,10 @@ def dated_windows(route_rates: list[dict], left_out: list[dict]) -> list[dict]:
     taken: Counter = Counter()
     flagged: Counter = Counter()
     for a in left_out:
-        for i, row in enumerate(route_rates):
-            if _window_key(row, a):
-                taken[i] += a["status"] == "ok"
-                flagged[i] += bool(a["status"] == "ok" and a["hallucinated"])
-                break
+        i = _window_of(route_rates, a)
+        if i is not None:
+            taken[i] += a["status"] == "ok"
+            flagged[i] += bool(a["status"] == "ok" and a["hallucinated"])
     out = []
     for i, row in enumerate(route_rates):
         n = (row.get("traces") or 0) - taken[i]
