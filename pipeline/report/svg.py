@@ -21,7 +21,7 @@ from html import escape
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
              "#000000")
 WIDTH, HEIGHT = 640, 360
-LEFT, RIGHT, TOP, BOTTOM = 64, 16, 64, 64  # plot margins: title and legend above, labels below
+LEFT, RIGHT, TOP, BOTTOM = 64, 48, 64, 64  # plot margins: title and legend above, labels below
 MARKERS = ("circle", "square", "diamond", "triangle")
 
 Number = float | int | None
