@@ -104,8 +104,8 @@ def compare_view(before: Run, after: Run, linked: set[str]) -> dict:
                    "delta": None if ta.rate is None or tb.rate is None
                    else (ta.rate - tb.rate) * 100}
                   for tb, ta in zip(b, a, strict=True)],
-        "chart": charts.chart(
-            charts.compare_rates(b, a), "chart-compare",
+        "chart": charts.compare_rates(
+            b, a, "chart-compare",
             "Hallucination rate per route before and after, with 95% intervals; "
             "the same numbers are in the table above."),
         "n_verdicts": len(verdicts), "n_claims": len(claims),

@@ -1,6 +1,6 @@
 """The report page: overview, flagged traces, comparison and trace views, in one HTML file.
 
-Everything is inline (styles, the page's script, plotly.js), so the file opens offline. This
+Everything is inline (styles, the page's script, the charts as SVG), so the file opens offline. This
 module gathers the data; the templates (templates/page.html and the parts it imports) render it.
 """
 
@@ -11,9 +11,8 @@ from datetime import UTC, datetime
 from importlib import resources
 
 from markupsafe import Markup
-from plotly.offline import get_plotlyjs
 
-from rt4chart.pipeline.report import charts
+from rt4chart.pipeline.report import charts, timeline
 from rt4chart.pipeline.report.compare import compare_view
 from rt4chart.pipeline.report.templating import render as render_template
 from rt4chart.pipeline.report.trace_view import anchor, trace_data
@@ -32,10 +31,14 @@ def _static(name: str) -> Markup:
 
 
 def flagged(run: Run) -> list[dict]:
-    """Hallucinated or incomplete answers, worst first (CON, NIC, no verdict; then by P)."""
+    """Hallucinated or incomplete answers, worst first: by label (CON, NIC, no verdict), then
+    by P(hallucinated), then (answers often tie on P) by the number of CON and NIC claims, more
+    first, then by trace id, so that the order never depends on the order of the tables."""
     rows = [a for a in run.answers if a["hallucinated"] or a["status"] != "ok"]
+    bad = Counter(c["trace_id"] for c in run.claims if c["label"] in ("CON", "NIC"))
     return sorted(rows, key=lambda a: (SEVERITY.get(a["label"] or "ERR", 2),
-                                       -(a["p_hallucinated"] or 0.0), a["trace_id"]))
+                                       -(a["p_hallucinated"] or 0.0), -bad[a["trace_id"]],
+                                       a["trace_id"]))
 
 
 def problems(run: Run) -> dict:
@@ -70,17 +73,21 @@ def _stats(run: Run) -> list[tuple[str, object]]:
 def overview_view(run: Run) -> dict:
     """The overview, for `overview.html`."""
     totals = route_totals(run.route_rates)
+    undated = timeline.undated(run.answers, run.traces)
     return {
         "stats": _stats(run), "totals": totals, "windows": run.route_rates,
         "charts": [
-            charts.chart(charts.rate_by_route(totals), "chart-rate", "Hallucination rate per "
-                         "route with 95% Wilson intervals; the numbers are in the table above."),
-            charts.chart(charts.rate_over_time(run.route_rates), "chart-time", "Hallucination "
-                         "rate per route and window (UTC day for batch runs), with 95% intervals."),
-            charts.chart(charts.con_nic(totals), "chart-split", "Hallucinated answers per route, "
-                         "split into CON (contradicted) and NIC (baseless)."),
-            *([charts.chart(charts.tokens_and_cost(totals), "chart-cost",
-                            "Judge tokens and cost per route.")] if has_cost(totals) else []),
+            charts.rate_by_route(totals, "chart-rate", "Hallucination rate per route with 95% "
+                                 "Wilson intervals; the numbers are in the table above."),
+            charts.rate_over_time(
+                timeline.dated_windows(run.route_rates, undated), "chart-time",
+                "Hallucination rate per route and window (UTC day for batch runs), with 95% "
+                "intervals" + (f"; answers without a timestamp of their own left out: "
+                               f"{len(undated)}." if undated else "."), left_out=len(undated)),
+            charts.con_nic(totals, "chart-split", "Hallucinated answers per route, split into "
+                           "CON (contradicted) and NIC (baseless)."),
+            *([charts.tokens_and_cost(totals, "chart-cost", "Judge tokens and cost per route.")]
+              if has_cost(totals) else []),
         ],
         "no_cost": None if has_cost(totals) else NO_COST,
         "problems": problems(run), "suspicious": suspicious(run),
@@ -137,8 +144,6 @@ def page_view(run: Run, other: Run | None, max_traces: int, title: str) -> dict:
     return {
         "title": title, "meta": _meta(run), "css": _static("report.css"),
         "js": _static("report.js"),
-        # plotly's own library (offline copy of plotly.js), inlined as the library ships it.
-        "plotly_js": Markup(get_plotlyjs()),
         "overview": overview_view(run), "flagged": flagged_view(rows, run),
         "compare": (compare_view(other, run, {a["trace_id"] for a in shown})
                     if other is not None else None),

@@ -30,6 +30,12 @@ def num(value: float | None, spec: str) -> str:
     return "n/a" if value is None else format(value, spec)
 
 
+def threshold(value: float) -> str:
+    """A threshold as a percentage with the digits it has (up to 4 decimals of the
+    probability): 0.1508 is "15.08%", never "15%" next to a probability of 0.15."""
+    return f"{value * 100:.2f}".rstrip("0").rstrip(".") + "%"
+
+
 def _none_as_empty(value: object) -> object:
     # A missing value (None) prints as nothing, as the hand-written pages did; an undefined
     # name still fails (StrictUndefined).
@@ -49,7 +55,7 @@ def environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=False,
     )
-    env.filters.update(num=num, usd=usd)
+    env.filters.update(num=num, usd=usd, threshold=threshold)
     return env
 
 

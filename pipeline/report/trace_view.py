@@ -117,12 +117,30 @@ def _evidence(claim: dict, sentences: dict[int, Sentence]) -> list[dict]:
     return items
 
 
+def _sign(x: float) -> int:
+    return (x > 0) - (x < 0)
+
+
+def same_rounding(p: float, threshold: float) -> tuple[str, str]:
+    """`p` and `threshold` with as many decimals (2 at least) as it takes for the printed
+    numbers to compare as the numbers do: 0.1500 against 0.1508 reads "0.1500" and "0.1508",
+    never "0.15" and "0.15" (which would seem to put the label on the wrong side)."""
+    for digits in range(2, 18):
+        shown = f"{p:.{digits}f}", f"{threshold:.{digits}f}"
+        if _sign(float(shown[0]) - float(shown[1])) == _sign(p - threshold):
+            return shown
+    return repr(p), repr(threshold)  # repr round-trips: the order is kept
+
+
 def p_with_threshold(p: float | None, threshold: float | None, side: str) -> str:
     """A row's probability with the run's threshold it is read against (older runs, written
-    before rows recorded it, show the probability alone)."""
+    before rows recorded it, show the probability alone), on the same rounding."""
     if p is None:
         return "n/a"
-    return f"{p:.2f}" + ("" if threshold is None else f" ({side} {threshold:.2f})")
+    if threshold is None:
+        return f"{p:.2f}"
+    shown_p, shown_t = same_rounding(p, threshold)
+    return f"{shown_p} ({side} {shown_t})"
 
 
 def claim_data(claim: dict, prepared: PreparedTrace | None, sentences: dict[int, Sentence],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
@@ -64,8 +65,10 @@ def test_eval_writes_report_audit_tables_and_plots(runs):
     assert len(report["judge"]["prompt_hash"]) >= 16
     assert report["config"]["seed"] == 7 and report["config"]["limit"] == 25
     md = (out / "report.md").read_text()
-    for png in ("roc.png", "pr.png", "calibration.png"):
-        assert (out / png).read_bytes()[:4] == b"\x89PNG" and f"]({png})" in md
+    for plot in ("roc.svg", "pr.svg", "calibration.svg"):
+        root = ET.fromstring((out / plot).read_bytes())  # well-formed, standalone SVG
+        assert root.tag == "{http://www.w3.org/2000/svg}svg" and f"]({plot})" in md
+        assert list(root.iter("{http://www.w3.org/2000/svg}g"))  # marks drawn
     assert "| answer.f1 |" in md and "sha256" in md
 
 

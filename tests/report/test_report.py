@@ -127,9 +127,14 @@ def test_route_rates_match_the_tables(dom, runs):
     table_rows = {r["route"]: r for r in rows}
     assert float(shown["support-bot"].find("td", cls="rate").attrs["data-value"]) == (
         pytest.approx(table_rows["support-bot"]["rate"]))
-    # Plotly (inline, offline) drew every chart.
-    charts = list(dom.find_all("div", cls="chart"))
-    assert charts and all(c.attrs.get("data-drawn") == "true" for c in charts)
+    # Every chart is inline SVG with its title and a tooltip per mark (one per route here).
+    charts = {c.attrs["id"]: c for c in dom.find_all("svg", cls="chart")}
+    assert {"chart-rate", "chart-time", "chart-split"} <= set(charts)
+    rate = charts["chart-rate"]
+    assert rate.find("text", cls="chart-title").text.startswith("Hallucination rate per route")
+    tips = [m.find("title").text for m in rate.find_all("g", cls="mark")]
+    assert len(tips) == len(totals) and all(tip.startswith(t.route) for tip, t in
+                                            zip(tips, totals, strict=True))
 
 
 def test_trace_content_is_inert(dom):

@@ -3,7 +3,6 @@ and the templates ship with the package."""
 
 from __future__ import annotations
 
-import json
 import tomllib
 from fnmatch import fnmatch
 from pathlib import Path
@@ -67,10 +66,12 @@ def test_markup_in_a_trace_field_is_shown_as_text_in_each_part(dom, part, where,
 def test_no_markup_from_the_run_becomes_an_element(dom):
     assert not list(dom.find_all("img")) and not list(dom.find_all("b"))
     scripts = list(dom.find_all("script"))
-    data = [s for s in scripts if s.attrs.get("type") == "application/json"]
-    assert len(scripts) - len(data) == 2  # plotly.js and the page's script, nothing else
-    for spec in data:  # each figure stays one JSON document: no route name closed its script
-        assert EVIL not in spec.text and json.loads(spec.text)["data"]
+    assert len(scripts) == 1  # the page's own script, nothing else (the charts are SVG)
+    charts = list(dom.find_all("svg", cls="chart"))
+    assert charts  # the route name (markup) is text in each chart's marks, not an element
+    for chart in charts:
+        assert not list(chart.find_all("script")) and not list(chart.find_all("img"))
+    assert EVIL in " ".join(t.text for c in charts for t in c.find_all("title"))
     assert EVIL in _texts(dom, cls="context")  # the context sentence itself, as text
 
 

@@ -1,17 +1,6 @@
-/* rt4chart report: draws the charts, sorts and filters the flagged traces. No network. */
+/* rt4chart report: sorts and filters the flagged traces (charts are inline SVG). No network. */
 (function () {
   "use strict";
-
-  function drawCharts() {
-    if (typeof Plotly === "undefined") { return; }
-    document.querySelectorAll("div.chart").forEach(function (div) {
-      var spec = document.getElementById(div.id + "-spec");
-      if (!spec) { return; }
-      var fig = JSON.parse(spec.textContent);
-      Plotly.newPlot(div, fig.data, fig.layout, {displaylogo: false, responsive: true});
-      div.setAttribute("data-drawn", "true");
-    });
-  }
 
   function flaggedRows() {
     var table = document.getElementById("flagged-table");
@@ -81,7 +70,6 @@
     });
     window.addEventListener("hashchange", openTarget);
     applyFilters();
-    drawCharts();
     openTarget();
   });
 }());
