@@ -269,8 +269,12 @@ def _cover(wanted: set[str], text: str) -> list[str]:
     quotes: list[str] = []
     units = _units(text)
     while wanted and len(quotes) < MAX_QUOTES and units:
-        # Most new claim words first; of equals, the shortest unit (the most precise quote).
-        unit, covered = max(units, key=lambda u: (len(wanted & u[1]), -len(u[0])))
+        # Most new claim words first; of equals, a statement (two words or more: a careful
+        # model does not quote the one-word line "Cook." as evidence that brats can be cooked
+        # when "Cook the bratwurst over medium heat." is there), then the shortest unit (the
+        # most precise quote).
+        unit, covered = max(units, key=lambda u: (len(wanted & u[1]), len(words(u[0])) >= 2,
+                                                  -len(u[0])))
         if not wanted & covered:
             break
         quotes.append(unit)
