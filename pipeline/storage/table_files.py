@@ -271,7 +271,8 @@ class _WriteBundleFn(StorageDoFn):
         name = f"part-{time.time_ns()}-{uuid.uuid4().hex[:12]}.parquet"
         return FileSystems.join(self._dir, folder, f".tmp-{name}")
 
-    def process(self, row) -> None:
+    # No return annotation: Beam 2.78 refuses a process declared to return None.
+    def process(self, row):
         values = to_dict(row)
         key = None
         if self._settle is not None:

@@ -22,8 +22,11 @@ import quote_judge
 from rt4chart.pipeline.cli import eval as eval_cli
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ragtruth_gold"
-# cut -> (answer F1, span F1) at least, overall; measured 0.957 / 0.616 and 0.957 / 0.926.
-FLOORS = {"sentence": (0.95, 0.60), "gold": (0.95, 0.90)}
+# cut -> (answer F1, span F1) at least, overall; measured 0.957 / 0.616 and 0.957 / 0.926
+# before issue 46, 0.957 / 0.899 with `cut=gold` after it: the lead-ins and headings this judge
+# gives no claim are re-added and verified now (an exemption must prove there is nothing to
+# check), and in answers flagged already their spans widen the predicted spans.
+FLOORS = {"sentence": (0.95, 0.60), "gold": (0.95, 0.89)}
 
 
 @pytest.fixture(scope="module", params=sorted(FLOORS))

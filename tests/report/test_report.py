@@ -35,10 +35,10 @@ SCREENSHOT = Path("/tmp/rt4chart-report.png")
 
 
 
-def _audit(traces: Path, out: Path, *judge: str) -> None:
+def _audit(traces: Path, out: Path, *judge: str, expect: int = 0) -> None:
     code = audit_cli.main(["audit", str(traces), *judge, "--window-size", "2",
                            "--window-overlap", "1", "--out", str(out)])
-    assert code == 0
+    assert code == expect
 
 
 def _report(*argv: str) -> int:
@@ -53,7 +53,9 @@ def runs(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("report")
     traces = root / "traces.jsonl"
     traces.write_text("".join(json.dumps(t) + "\n" for t in (fake_judges.RUNNING_TRACE, HOSTILE)))
-    _audit(traces, root / "after", "--judge", "fake_judges:running_example")
+    # The scripted judge has no script for the hostile answer: that answer ends incomplete,
+    # which the audit's exit status says (3), and the report shows it as such.
+    _audit(traces, root / "after", "--judge", "fake_judges:running_example", expect=3)
     _audit(traces, root / "before", "--judge", "offline")
     html = root / "report.html"
     assert _report(str(root / "after"), "--compare", str(root / "before"),

@@ -51,7 +51,7 @@ def run_dirs(tmp_path_factory) -> tuple[Path, Path]:
     out = base / "hive"
     code = cli.main(["audit", str(traces), "--out", str(out), "--judge", "fake_judges:flaky",
                      "--judge-option", "fail_on=Kyoto", "--write-traces"])
-    assert code == 0
+    assert code == 3  # succeeded with an incomplete answer (the flaky judge's, on purpose)
     flat = base / "flat"
     shutil.copytree(out, flat)
     for table in [p for p in flat.iterdir() if p.is_dir()]:
