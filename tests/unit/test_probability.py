@@ -103,8 +103,10 @@ def test_shipped_offline_calibration_is_monotone_and_fits_the_current_judge():
     assert fit["data"]["part"] == "dev" and fit["answers"] > 100 and fit["claims"] > 500
     # Held out, not in-sample: a map's ECE on the answers it was fitted to says little (blocks of
     # 25 give 0.001 in-sample and 0.09 on the test part); the cross-validated figure of the block
-    # size the fit chose is the one that predicts unseen answers.
-    assert fit["min_block_cv_ece"][str(fit["min_block"])] <= 0.05
+    # size the fit chose is the one that predicts unseen answers. 0.065 since issue 46 (it was
+    # under 0.05): the offline baseline now verifies the lead-ins, headings and sentences after
+    # a greeting it used to skip, whose lexical scores are noisier.
+    assert fit["min_block_cv_ece"][str(fit["min_block"])] <= 0.07
 
 
 def test_a_run_takes_the_judges_map_an_option_or_the_identity(tmp_path):
