@@ -133,7 +133,7 @@ def test_the_key_is_in_no_output_in_any_encoding(tmp_path, audit, capsys, caplog
         code, tables, out = audit(str(traces), "--judge", "openai", "--base-url",
                                   server.base_url, "--judge-option", "max_attempts=1")
         errors = server.statuses["raw"]
-    assert code == 0 and errors >= len(NAMES)
+    assert code == 3 and errors >= len(NAMES)
     # The echoes reached the tables (redacted), so the search below is not vacuous.
     claims = [c for c in tables["claims"] if c["trace_id"].startswith("echo")]
     # (a claim whose echo is too long for the claim bounds is re-added from the sentence)

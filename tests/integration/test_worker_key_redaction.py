@@ -75,7 +75,7 @@ def test_local_worker_processes_redact_the_runs_key_variable(tmp_path, audit, ca
             "--direct_num_workers", "2", "--direct_running_mode", "multi_processing")
         errors = server.statuses["raw"]
         sent = {r.headers.get("authorization") for r in server.received}
-    assert code == 0 and errors >= 1 and sent == {f"Bearer {KEY}"}
+    assert code == 3 and errors >= 1 and sent == {f"Bearer {KEY}"}
     # The echoes reached the tables, redacted: the search below is not vacuous.
     assert any("[REDACTED]" in c["claim"] for c in tables["claims"])
     answers = {a["trace_id"]: a for a in tables["answers"]}

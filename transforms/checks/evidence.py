@@ -367,7 +367,9 @@ def _restated(claim: str, quotes: Sequence[str]) -> bool:
     # The claim's words around its specifics: "nineteen ninety-five" is a number, not words
     # a restating quote has to share.
     mine = content_terms(read(claim).rest)
-    return bool(mine) and any(
+    if not mine:  # "It is 30 days.": a claim that names nothing but its value is restated by
+        return any(_has_specifics(q) for q in quotes)  # any quote with a value of its own
+    return any(
         len(mine & content_terms(q)) >= RESTATED_SHARE * len(mine) and _has_specifics(q)
         for q in quotes)
 
