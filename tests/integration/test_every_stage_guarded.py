@@ -256,8 +256,10 @@ def test_a_fault_in_each_step_dead_letters_its_trace_and_the_run_goes_on(
     graphs = _capture_graph(monkeypatch, prepare)
     path = write_jsonl(tmp_path / "t.jsonl", _traces(N_TRACES))
     out = tmp_path / "out"
+    # The run goes on (not 1); where a fault hit a judge step, the answers it left incomplete
+    # are said by the exit status (3), as a cron job would read it.
     assert cli.main(["audit", str(path), "--judge", "offline", *args,
-                     "--out", str(out)]) == 0
+                     "--out", str(out)]) in (0, 3)
     n = len(labels)
     assert 15 <= n < N_TRACES
     assert _unguarded(graphs[0]) == []
