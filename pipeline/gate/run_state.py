@@ -20,6 +20,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from rt4chart.pipeline.gate.checks import Check
 from rt4chart.pipeline.storage import run_folder
+from rt4chart.pipeline.storage.run_lock import lock_holder
 
 WHOLE = "*"  # the route of run-level checks
 
@@ -31,10 +32,14 @@ def refusal(limit: str, detail: str) -> Check:
 
 def _being_written(folder: str) -> bool:
     """Whether a running `rt4chart audit` holds the folder's lock (run_lock.FolderLock, an
-    exclusive flock on the folder). A shared flock taken and dropped at once tells, without
-    waiting and without keeping a writer out."""
+    exclusive flock on the folder), asked as the readers ask it (`run_lock.lock_holder`:
+    without taking the lock, so that a run starting meanwhile is never turned away as busy).
+    Where that cannot tell (no /proc/locks), a shared flock taken and dropped at once does."""
     if FileSystems.get_scheme(folder) is not None or not os.path.isdir(folder):
         return False
+    holder = lock_holder(folder)
+    if holder is None or holder.startswith("pid "):
+        return holder is not None
     try:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     except OSError:
