@@ -152,3 +152,33 @@ def test_a_server_that_drips_on_the_probe_too_stops_the_run_before_any_trace(tmp
     assert code == 1 and not tables.get("answers")
     assert "did not answer the probe's 'limit' call in time" in err
     assert "no token but whitespace for" in err
+
+
+SHORT = [SECOND, {"trace_id": "museum", "route": "faq", "question": "When did it open?",
+                  "contexts": [{"doc_id": "museum", "text": "The river museum opened in 1990."}],
+                  "answer": "The river museum opened in 1990."}]
+
+
+def test_a_one_slot_server_without_streamed_usage_is_slow_not_dead(tmp_path):
+    # llama-cpp-python's shape (issue 47, point 9): one request at a time, streams without a
+    # usage report (so replies are read whole), a model list that does not answer while it
+    # computes. Each whole reply takes longer than timeout_s: before, every read timed out at
+    # timeout_s, the breaker opened and answers ended incomplete; a whole reply's first byte
+    # comes when it is written, so rt4chart now waits for its deadline, measured from the
+    # server's own whole replies.
+    traces = write_jsonl(tmp_path / "short.jsonl", SHORT)
+    out = tmp_path / "out"
+    with FakeOpenAI(pace=Pace(first_s=0.3, token_s=0.05), serial=True, stream_usage=False,
+                    health=False) as server:
+        args = ["audit", str(traces), "--out", str(out), "--judge", "openai", "--base-url",
+                server.base_url]
+        for option in ("timeout_s=1", "idle_timeout_s=1", "breaker_after_s=3"):
+            args += ["--judge-option", option]
+        done = subprocess.run([sys.executable, "-c", CLI, *args], capture_output=True,
+                              text=True, env=_env(), timeout=SAFETY_NET_S)
+        assert server.requests and all("stream" not in r for r in server.requests[1:])
+    assert done.returncode == 0, done.stderr[-3000:]
+    answers = read_tables(out)["answers"]
+    assert {a["trace_id"] for a in answers} == {"opening-hours", "museum"}
+    assert all(a["status"] == "ok" and a["label"] == "ENT" for a in answers), answers
+    assert "replies read whole" in done.stderr

@@ -216,7 +216,8 @@ def unstreamed(caps: Capabilities, why: str) -> tuple[Capabilities, str] | None:
     report (`stream` or `stream_options` refused, or no usage in a streamed reply)."""
     if not caps.stream:
         return None
-    return replace(caps, stream=False), f"{why}: replies read whole (timeout_s each)"
+    return replace(caps, stream=False), (f"{why}: replies read whole, each within its reply's "
+                                         "deadline (measured from the whole replies)")
 
 
 def step_down(caps: Capabilities) -> tuple[Capabilities, str] | None:

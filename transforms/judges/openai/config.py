@@ -44,8 +44,9 @@ class OpenAIConfig:
     rpm: float = 500.0
     tpm: float = 200_000.0
     max_concurrency: int = 32
-    # A reply read whole (stream=false): its timeout. A streamed reply: the least wait for its
-    # first token (longer for a long prompt at the endpoint's measured speed, endpoint_speed).
+    # A reply read whole because stream=false: each read's timeout (read whole because the
+    # server streams no usage: its reply's deadline instead). A streamed reply: the least wait
+    # for its first token (longer for a long prompt at the endpoint's measured speed).
     timeout_s: float = 60.0
     # Read replies as a stream (streamed.py): a reply may take as long as it keeps producing
     # tokens; it fails when no token came for idle_timeout_s (or more, at a slow endpoint's

@@ -166,6 +166,13 @@ class EndpointSpeed:
         if output_tokens > 1:
             self.output.observe(stream_s / (output_tokens - 1))
 
+    def observe_whole(self, output_tokens: int | None, took_s: float) -> None:
+        """A reply read whole, `took_s` from its request, of `output_tokens` tokens: its time
+        over its tokens is an upper bound of the time per token (the prompt's reading and a
+        one-slot server's queue are in it), so deadlines follow a server that slows down."""
+        if output_tokens and output_tokens > 1 and took_s > 0:
+            self.output.observe(took_s / output_tokens)
+
     def stalled(self, prompt_tokens: int | None, waited_s: float, tokens: int,
                 blank: int = 0) -> None:
         """A reply that stopped. Before its first token, after `waited_s`, with nothing

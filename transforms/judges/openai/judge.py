@@ -379,6 +379,7 @@ class OpenAIJudge(Judge):
                     whole: bool = False) -> Any:
         """One HTTP request: the chat completion (read whole with `whole`, else as the
         capabilities say), honouring the provider's rate-limit headers."""
+        started = self.speed.now()
         try:
             raw, completion = await self._request(client, body, headers, timeout_s, whole)
         except openai.APIStatusError as exc:
@@ -396,6 +397,9 @@ class OpenAIJudge(Judge):
             self._limiter.pause(pause)
         if completion is None:  # a whole reply (reply_view.post_whole)
             completion = completion_of(raw, functools.partial(read_body, raw))
+            usage = getattr(completion, "usage", None)
+            self.speed.observe_whole(token_count(getattr(usage, "completion_tokens", None)),
+                                     self.speed.now() - started)
         return completion
 
     async def _request(self, client: openai.AsyncOpenAI, body: dict[str, Any],
@@ -449,10 +453,16 @@ class OpenAIJudge(Judge):
         """A reply read whole, within the deadline a streamed one would have (httpx's timeout
         is per read: a body that trickles in would never end it)."""
         prompt = self.throughput.prompt_tokens.estimate([m["content"] for m in body["messages"]])
-        deadline = self._reply_s(prompt, self._limit_of(body), timeout_s or self.config.timeout_s)
+        floor = timeout_s or self.config.timeout_s
+        deadline = self._reply_s(prompt, self._limit_of(body), floor)
+        # A whole reply's first byte comes when the server has written all of it. Read whole
+        # because the user asked (stream=false), each read has `timeout_s`, as documented;
+        # read whole because the server's streams carry no usage, rt4chart chose it, and a
+        # slow server's reply may take its whole deadline (measured from its whole replies).
+        per_read = floor if not self.config.stream else deadline
         try:
             async with asyncio.timeout(deadline):
-                return await post_whole(client, body, headers, timeout_s or None)
+                return await post_whole(client, body, headers, per_read)
         except TimeoutError:
             request = httpx.Request("POST", str(client.base_url).rstrip("/") +
                                     "/chat/completions")
@@ -479,7 +489,7 @@ class OpenAIJudge(Judge):
         fix = unstreamed(self.capabilities, why)
         if fix is not None:
             self.capabilities, change = fix
-            logger.warning("%s (timeout_s=%g)", change, self.config.timeout_s)
+            logger.warning("%s", change)
 
     def held_keys(self) -> tuple[str, ...]:
         return self._fetched
