@@ -4,7 +4,8 @@ written): `POST /api/public/scores` and the trace's generation observation.
 The keys are Langfuse SDK's variables (`LANGFUSE_PUBLIC_KEY`, `LANGFUSE_SECRET_KEY`, HTTP basic
 auth), well-known key variables of `transforms/common/redact.py`, and the client's errors are
 redacted of the keys it sends; the host is found as the SDK finds it. 429 (waiting its
-`Retry-After`), 408, 5xx and connection errors are retried (tenacity, bounded); a refused
+`Retry-After`), 408, 5xx and connection errors are retried (`sources/rest_client.py`, the HTTP
+client with retries it shares with Phoenix's: tenacity, bounded); a refused
 request (400, 404, 409, 422, ...) is not retried and raises `ScoreRejected` with Langfuse's
 message; bad keys (401/403) or an unreachable host raise `LangfuseError`, which stops the
 write-back. Langfuse upserts a score by its `id`.
@@ -12,15 +13,13 @@ write-back. Langfuse upserts a score by its `id`.
 
 from __future__ import annotations
 
-import email.utils
 import os
-import time
 from dataclasses import dataclass
 
 import httpx
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from rt4chart.pipeline.sources.phoenix_client import DEFAULT_NAME
+from rt4chart.pipeline.sources.rest_client import RestClient, RetriesExhausted, RetryPolicy
 from rt4chart.transforms.common.redact import Redactor
 
 HOST_ENV = "LANGFUSE_HOST"
@@ -28,7 +27,6 @@ BASE_URL_ENV = "LANGFUSE_BASE_URL"  # the SDK's name since its v4 (2026); LANGFU
 PUBLIC_KEY_ENV = "LANGFUSE_PUBLIC_KEY"
 SECRET_KEY_ENV = "LANGFUSE_SECRET_KEY"
 DEFAULT_HOST = "https://cloud.langfuse.com"  # the SDK's default
-_RETRIED_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 _FATAL_STATUS = frozenset({401, 403})
 MAX_ERROR_CHARS = 300
 
@@ -50,12 +48,6 @@ class ScoreRejected(Exception):
     def __init__(self, message: str, status: int):
         super().__init__(message)
         self.status = status
-
-
-class _Transient(Exception):
-    def __init__(self, response: httpx.Response):
-        super().__init__(f"{response.status_code} {response.reason_phrase}")
-        self.response = response
 
 
 @dataclass(frozen=True)
@@ -96,20 +88,6 @@ def check_keys(public: str | None = None, secret: str | None = None) -> None:
                          f"and ${SECRET_KEY_ENV}")
 
 
-def _retry_after(response: httpx.Response) -> float | None:
-    value = (response.headers.get("Retry-After") or "").strip()
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:  # an HTTP date
-        return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError):
-        return None  # unreadable: the exponential back-off instead
-
-
 class LangfuseClient:
     """A small client of Langfuse's public API (httpx); `transport` is a test hook."""
 
@@ -121,8 +99,10 @@ class LangfuseClient:
         check_keys(public, secret)
         # Its errors are cleaned of the keys it sends (the variables' or those it was given).
         self._keys = Redactor((PUBLIC_KEY_ENV, SECRET_KEY_ENV), (public, secret))
-        self._http = httpx.Client(base_url=target.base_url, timeout=target.timeout_s,
-                                  transport=transport, auth=httpx.BasicAuth(public, secret))
+        self._http = RestClient(
+            target.base_url, timeout_s=target.timeout_s, redactor=self._keys,
+            policy=RetryPolicy(target.attempts, target.backoff_s, target.max_retry_after_s),
+            transport=transport, auth=httpx.BasicAuth(public, secret))
 
     def close(self) -> None:
         self._http.close()
@@ -133,37 +113,18 @@ class LangfuseClient:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _wait(self, state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        if isinstance(exc, _Transient):
-            after = _retry_after(exc.response)
-            if after is not None:
-                return min(after, self._target.max_retry_after_s)
-        return min(self._target.backoff_s * 2 ** (state.attempt_number - 1), 20.0)
-
-    def _send(self, method: str, url: str, **kwargs) -> httpx.Response:
-        response = self._http.request(method, url, **kwargs)
-        if response.status_code in _RETRIED_STATUS:
-            raise _Transient(response)
-        return response
-
     def _request(self, method: str, url: str, **kwargs) -> httpx.Response:
-        """The response, retried on transport errors, 408, 429 and 5xx. LangfuseError on bad
-        keys or an unreachable host; ScoreRejected on any other 4xx or exhausted retries."""
+        """The response, retried on transport errors, 408, 429 and 5xx (rest_client).
+        LangfuseError on bad keys or an unreachable host; ScoreRejected on any other 4xx or
+        exhausted retries."""
         t = self._target
-        retrying = Retrying(
-            stop=stop_after_attempt(t.attempts), reraise=True, wait=self._wait,
-            retry=retry_if_exception(lambda e: isinstance(e, _Transient | httpx.TransportError)))
         try:
-            response = retrying(self._send, method, url, **kwargs)
-        except httpx.TransportError as exc:
-            raise LangfuseError(self._keys.redact(
-                f"{method} {t.base_url}{url} failed after {t.attempts} attempt(s): "
-                f"{type(exc).__name__}: {exc}")) from None
-        except _Transient as exc:
-            raise ScoreRejected(self._keys.redact(
-                f"{method} {url}: still {exc} after {t.attempts} attempt(s): "
-                f"{_message(exc.response)}"), exc.response.status_code) from None
+            response = self._http.request(method, url, **kwargs)
+        except RetriesExhausted as exc:
+            if exc.response is None:
+                raise LangfuseError(str(exc)) from None
+            raise ScoreRejected(self._keys.redact(f"{exc}: {_message(exc.response)}"),
+                                exc.response.status_code) from None
         if response.status_code in _FATAL_STATUS:
             raise LangfuseError(self._keys.redact(
                 f"{method} {t.base_url}{url}: {response.status_code} "

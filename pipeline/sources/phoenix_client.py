@@ -2,7 +2,8 @@
 (`sources/phoenix_api.py`), what writes verdicts onto them (`annotate/phoenix.py`) and the
 gold labels of `eval` (`eval/phoenix_labels.py`).
 
-Transport errors, 429 and 5xx are retried (tenacity, with exponential back-off); the key
+Transport errors, 408, 429 and 5xx are retried (`rest_client.py`, the HTTP client with retries
+it shares with Langfuse's write-back: tenacity, bounded, Retry-After honoured); the key
 (`PHOENIX_API_KEY`, a well-known key variable of `transforms/common/redact.py`) is sent as a
 bearer token and redacted from the client's errors, so that no log line or error shows it.
 """
@@ -15,10 +16,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import httpx
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from rt4chart.pipeline.sources.common import SpanDecodeError
 from rt4chart.pipeline.sources.phoenix import row_span
+from rt4chart.pipeline.sources.rest_client import RestClient, RetriesExhausted, RetryPolicy
 from rt4chart.schemas.spans import SourceSpan
 from rt4chart.transforms.common.redact import Redactor
 
@@ -27,7 +28,6 @@ logger = logging.getLogger(__name__)
 API_KEY_ENV = "PHOENIX_API_KEY"
 ENDPOINT_ENV = "PHOENIX_COLLECTOR_ENDPOINT"
 DEFAULT_NAME = "rt4chart"  # the annotations' name, unless `--annotation-name` says otherwise
-_RETRIED_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 
 
 class PhoenixError(RuntimeError):
@@ -37,14 +37,6 @@ class PhoenixError(RuntimeError):
     def __init__(self, message: str, status: int | None = None):
         super().__init__(message)
         self.status = status
-
-
-class _Transient(Exception):
-    """A response worth retrying (429, 5xx)."""
-
-    def __init__(self, response: httpx.Response):
-        super().__init__(f"{response.status_code} {response.reason_phrase}")
-        self.response = response
 
 
 @dataclass(frozen=True)
@@ -91,8 +83,9 @@ class PhoenixClient:
         key = api_key if api_key is not None else os.environ.get(API_KEY_ENV)
         # Its errors are cleaned of the key it sends (a variable's or one it was given).
         self._keys = Redactor((API_KEY_ENV,), (key,) if key else ())
-        self._http = httpx.Client(
-            base_url=target.base_url, timeout=target.timeout_s, transport=transport,
+        self._http = RestClient(
+            target.base_url, timeout_s=target.timeout_s, redactor=self._keys,
+            policy=RetryPolicy(target.attempts, target.backoff_s), transport=transport,
             headers={"Authorization": f"Bearer {key}"} if key else {})
 
     def close(self) -> None:
@@ -104,25 +97,13 @@ class PhoenixClient:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _send(self, method: str, url: str, **kwargs) -> httpx.Response:
-        response = self._http.request(method, url, **kwargs)
-        if response.status_code in _RETRIED_STATUS:
-            raise _Transient(response)
-        return response
-
     def _request(self, method: str, url: str, **kwargs) -> httpx.Response:
-        """The response to a request, retried on transport errors, 429 and 5xx; PhoenixError
-        when it fails for good or Phoenix refuses it (4xx)."""
-        t = self._target
-        retrying = Retrying(
-            stop=stop_after_attempt(t.attempts), reraise=True,
-            wait=wait_exponential(multiplier=t.backoff_s, max=20),
-            retry=retry_if_exception(lambda e: isinstance(e, _Transient | httpx.TransportError)))
+        """The response to a request, retried on transport errors, 408, 429 and 5xx
+        (rest_client); PhoenixError when it fails for good or Phoenix refuses it (4xx)."""
         try:
-            response = retrying(self._send, method, url, **kwargs)
-        except (_Transient, httpx.TransportError) as exc:
-            raise PhoenixError(self._keys.redact(
-                f"{method} {url} failed after {t.attempts} attempt(s): {exc}")) from None
+            response = self._http.request(method, url, **kwargs)
+        except RetriesExhausted as exc:
+            raise PhoenixError(str(exc)) from None
         if response.status_code >= 400:
             raise PhoenixError(self._keys.redact(
                 f"{method} {url}: {response.status_code} {response.reason_phrase}: "

@@ -12,7 +12,6 @@ import pytest
 from rt4chart.pipeline.annotate.langfuse import (
     LangfuseTarget,
     _message,
-    _retry_after,
     default_host,
 )
 from rt4chart.pipeline.annotate.langfuse_write import (
@@ -22,6 +21,7 @@ from rt4chart.pipeline.annotate.langfuse_write import (
     trace_scores,
 )
 from rt4chart.pipeline.annotate.verdicts import TraceVerdict, group_verdicts
+from rt4chart.pipeline.sources.rest_client import retry_after as _retry_after
 from rt4chart.schemas.rows import to_dict
 
 from testutil import answer_row
