@@ -3,13 +3,15 @@ from the command list alone, and hands every command to `cli.main`.
 
 The commands' parsers are made from the options' declarations, which live beside the stages
 that own them and so import Apache Beam, the openai client and pyarrow (seconds of start-up).
-The root help only names the commands: it needs none of that.
+The root help only names the commands: it needs none of that; a command's help is replayed
+from the parsers as recorded (`cli/quick_help.py`).
 """
 
 from __future__ import annotations
 
 import sys
 
+from rt4chart.pipeline.cli import quick_help
 from rt4chart.pipeline.cli.commands import COMMANDS, root_parser
 
 ROOT_ONLY = {"-h", "--help", "--version"}
@@ -37,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if root_only(argv):
         return root_help(argv)
+    helped = quick_help.answer(argv)  # a command's help: from the recorded parsers, no Beam
+    if helped is not None:
+        return helped
     # Beam's import-time notices (its "apitools not found" without the [gcp] extra) are kept
     # out of the logs by rt4chart's package (`rt4chart._quiet_beam`), imported before this.
     from rt4chart.pipeline.cli import main as cli  # the commands: Beam, openai, pyarrow

@@ -222,7 +222,7 @@ class KnownOptionsParser(argparse.ArgumentParser):
 
     def new_sub_parser(self, **kwargs) -> KnownOptionsParser:
         """A sub-command's parser, kept (`add_subparsers` makes them with this)."""
-        parser = KnownOptionsParser(**kwargs)
+        parser = type(self)(**kwargs)
         self.sub_parsers.append(parser)
         return parser
 

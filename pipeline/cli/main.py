@@ -45,9 +45,11 @@ EXIT_INCOMPLETE = 3
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
-def parsers() -> tuple[KnownOptionsParser, dict[str, KnownOptionsParser]]:
-    """The root parser, and each command's parser by name."""
-    root, sub = root_parser(KnownOptionsParser)
+def parsers(parser_class: type[KnownOptionsParser] = KnownOptionsParser,
+            ) -> tuple[KnownOptionsParser, dict[str, KnownOptionsParser]]:
+    """The root parser, and each command's parser by name (`parser_class`: `help_record`'s
+    recording parser writes them down for `quick_help`)."""
+    root, sub = root_parser(parser_class)
     commands = {"audit": cli_args.add_audit_parser(sub),
                 "stream": cli_args.add_stream_parser(sub),
                 "eval": eval_cli.add_parsers(sub),

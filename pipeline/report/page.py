@@ -12,8 +12,9 @@ from importlib import resources
 
 from markupsafe import Markup
 
-from rt4chart.pipeline.report import charts, timeline
+from rt4chart.pipeline.report import charts, packing, timeline
 from rt4chart.pipeline.report.compare import compare_view
+from rt4chart.pipeline.report.templating import macro
 from rt4chart.pipeline.report.templating import render as render_template
 from rt4chart.pipeline.report.trace_view import anchor, trace_data
 from rt4chart.pipeline.results.load import SEVERITY, Run, answer_counts, route_totals
@@ -149,10 +150,17 @@ def page_view(run: Run, other: Run | None, max_traces: int, title: str) -> dict:
                     if other is not None else None),
         "more": ({"shown": max_traces, "flagged": len(rows)} if len(rows) > max_traces
                  else None),
-        "traces": [trace_data(a, sorted(run.claims_of(a["trace_id"]),
-                                        key=lambda c: c["claim_index"]),
-                              run.traces.get(a["trace_id"]), run.summary) for a in shown],
+        "packed_traces": [_packed_view(run, a) for a in shown],
     }
+
+
+def _packed_view(run: Run, answer: dict) -> Markup:
+    """One flagged answer's trace view, rendered (escaped by its template) and packed."""
+    view = trace_data(answer, sorted(run.claims_of(answer["trace_id"]),
+                                     key=lambda c: c["claim_index"]),
+                      run.traces.get(answer["trace_id"]), run.summary)
+    # Markup: base64 inside our own placeholder element (packing.placeholder).
+    return Markup(packing.placeholder(macro("trace.html", "trace_view", view)))
 
 
 def render(run: Run, other: Run | None = None, max_traces: int = 200,

@@ -9,6 +9,7 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from rt4chart import prompts
+from rt4chart.pipeline.report.packing import unpacked
 from rt4chart.pipeline.report.page import render
 from rt4chart.pipeline.results.load import load_run, route_totals
 from rt4chart.pipeline.run import graph
@@ -48,6 +49,6 @@ def test_report_from_bigquery_tables_matches_the_report_from_parquet(emulator, d
     assert [(r.route, r.traces, r.hallucinated) for r in route_totals(from_bq.route_rates)] == [
         (r.route, r.traces, r.hallucinated) for r in route_totals(from_files.route_rates)] == [
         ("support-bot", 1, 1)]
-    html = render(from_bq, None, max_traces=10, title="from BigQuery")
+    html = unpacked(render(from_bq, None, max_traces=10, title="from BigQuery"))
     assert 'id="trace-running-example' in html
     assert "support-bot" in html

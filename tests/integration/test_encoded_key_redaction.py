@@ -13,6 +13,7 @@ import urllib.parse
 import pytest
 
 from rt4chart.pipeline.cli import main as cli
+from rt4chart.pipeline.report.packing import unpacked  # trace views as a browser shows them
 
 from fake_openai_server import FakeOpenAI, RawReply, lexical_responder, tag
 from testutil import read_tables, write_jsonl
@@ -81,6 +82,7 @@ def test_no_encoding_of_the_key_reaches_any_output(tmp_path, audit, capsys, capl
              for name, rows in read_tables(out).items()}
     texts.update({str(p): p.read_text(errors="replace") for p in [*out.rglob("*"), html]
                   if p.is_file() and not p.name.endswith(".parquet")})
+    texts["report, unpacked"] = unpacked(html.read_text())
     texts["stdout"], texts["stderr"] = printed.out, printed.err
     texts["log"] = "\n".join(r.getMessage() for r in caplog.records)
     assert "summary.json" in {p.name for p in out.iterdir()}

@@ -22,6 +22,7 @@ import urllib.parse
 import pytest
 
 from rt4chart.pipeline.cli import main as cli
+from rt4chart.pipeline.report.packing import unpacked  # trace views as a browser shows them
 
 from fake_openai_server import FakeOpenAI, RawReply, lexical_responder, schema_name_of, tag
 from testutil import read_tables, write_jsonl
@@ -149,6 +150,7 @@ def test_the_key_is_in_no_output_in_any_encoding(tmp_path, audit, capsys, caplog
              for name, rows in read_tables(out).items()}
     texts.update({str(p): p.read_text(errors="replace") for p in [*out.rglob("*"), html_path]
                   if p.is_file() and not p.name.endswith(".parquet")})
+    texts["report, unpacked"] = unpacked(html_path.read_text())
     texts["stdout"], texts["stderr"] = printed.out, printed.err
     texts["log"] = "\n".join(r.getMessage() for r in caplog.records)
     leaks = [f"{name} in {where}" for where, text in texts.items() for name in _leaks(text)]

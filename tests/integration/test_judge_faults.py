@@ -9,6 +9,7 @@ import socket
 import pytest
 
 from rt4chart.pipeline.cli import main as cli
+from rt4chart.pipeline.report.packing import unpacked  # trace views as a browser shows them
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.judges.openai.judge import OpenAIJudge
 
@@ -251,6 +252,8 @@ def test_an_endpoint_echoing_the_key_leaves_it_in_no_output(tmp_path, audit, cap
     for path in [*out.rglob("*"), html]:
         if path.is_file() and KEY.encode() in path.read_bytes():
             leaks.append(str(path))
+    if KEY in unpacked(html.read_text()):
+        leaks.append(f"{html}, unpacked")
     assert "not a chat completion" in html.read_text()  # the reasons are in the report
     (leaky,) = [d for d in read_tables(out)["dead_letters"] if d["trace_id"] == "leaky"]
     assert "Bearer [REDACTED]" in leaky["raw"]

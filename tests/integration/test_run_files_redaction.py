@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from rt4chart.pipeline.report.packing import unpacked  # trace views as a browser shows them
+
 from testutil import write_jsonl
 
 RT4CHART = str(Path(sys.executable).parent / "rt4chart")
@@ -47,6 +49,7 @@ def test_a_key_in_a_custom_judges_model_name_and_replies_reaches_no_file(tmp_pat
                                        "report.html", "labels.jsonl"}
     holding = [str(p.relative_to(tmp_path)) for p in files if KEY.encode() in p.read_bytes()]
     assert holding == []
+    assert KEY not in unpacked((tmp_path / "report.html").read_text())
     assert not [text for text in printed if KEY in text]
     # The judge's model was written, redacted (not left out): the summary says which judge.
     summary = json.loads((tmp_path / "R" / "summary.json").read_text())

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
+from rt4chart.pipeline.report.packing import unpacked
+
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
         "track", "wbr"}
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
@@ -81,8 +83,21 @@ class _Builder(HTMLParser):
 
 
 def parse(html: str) -> Element:
+    """The DOM of `html` as a browser shows it: packed trace views in place (the browser's
+    own unpacking is what the Chromium tests check, with `browser_dom`)."""
     builder = _Builder()
-    builder.feed(html)
+    builder.feed(unpacked(html))
+    builder.close()
+    return builder.root
+
+
+def browser_dom(page: Path) -> Element:
+    """The DOM headless Chromium holds once the page's script has run: parsed as it is (no
+    packed trace view may be left for `parse` to unpack)."""
+    dump = run_chromium(page, "--dump-dom", "--virtual-time-budget=5000")
+    assert 'class="packed"' not in dump, "the page's script left trace views packed"
+    builder = _Builder()
+    builder.feed(dump)
     builder.close()
     return builder.root
 

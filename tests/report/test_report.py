@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from report_dom import chromium, parse, run_chromium
+from report_dom import browser_dom, chromium, run_chromium
 
 from rt4chart.pipeline.cli import main as audit_cli
 from rt4chart.pipeline.cli import report as report_cli
@@ -68,7 +68,7 @@ def dom(runs):
     if chromium() is None:
         pytest.fail("the report's browser test needs Debian's chromium (`.ci/run` installs it: "
                     "apt-get install chromium)")
-    return parse(run_chromium(runs["html"], "--dump-dom", "--virtual-time-budget=5000"))
+    return browser_dom(runs["html"])
 
 
 def test_report_is_self_contained(runs):

@@ -8,7 +8,7 @@ import argparse
 from pathlib import Path
 
 import pytest
-from report_dom import chromium, parse, run_chromium
+from report_dom import browser_dom, chromium
 
 from rt4chart.pipeline.cli import main as audit_cli
 from rt4chart.pipeline.cli import report as report_cli
@@ -45,7 +45,7 @@ def test_the_trace_view_of_an_otlp_run_has_its_question_documents_and_evidence(o
     answers = read_table(str(otlp_run["out"]), "answers").to_pylist()
     assert len(answers) == 1 and answers[0]["label"] == "CON"
     trace_id = answers[0]["trace_id"]
-    dom = parse(run_chromium(otlp_run["html"], "--dump-dom", "--virtual-time-budget=5000"))
+    dom = browser_dom(otlp_run["html"])
     a = anchor(trace_id)
     section = dom.by_id(a)
     assert fake_judges.RUNNING_TRACE["question"] in section.text

@@ -12,6 +12,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from rt4chart.pipeline.report import timeline
+from rt4chart.pipeline.report.packing import unpacked
 from rt4chart.pipeline.report.page import flagged, render
 from rt4chart.pipeline.report.trace_view import p_with_threshold, same_rounding
 from rt4chart.pipeline.results.load import Run
@@ -165,3 +166,9 @@ def test_a_200_answer_report_is_one_offline_file_whose_charts_are_small():
     # claims) stays small: overview, charts, flagged table, styles and script.
     frame = html[:html.index('<section id="traces"')] + html[html.index("</main>"):]
     assert len(frame.encode("utf-8")) <= 300_000
+    # The trace views are packed (packing.py): each is in the page once, and unpacks to the
+    # view of a flagged answer (its section, its claims); the page stays under 1 MB.
+    assert len(html.encode("utf-8")) <= 1_000_000
+    views = re.findall(r'<section class="trace" id="([^"]+)"', unpacked(html))
+    assert len(views) == len(set(views)) == html.count('<div class="packed" data-gz=') > 0
+    assert '<section class="trace"' not in html

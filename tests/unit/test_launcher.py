@@ -42,9 +42,14 @@ def test_help_version_and_a_missing_command():
 
 
 def test_a_command_goes_to_the_full_cli():
-    with pytest.raises(SystemExit) as exc:  # argparse's help exits, as from `cli.main`
-        _run(["report", "--help"])
-    assert exc.value.code == 0
+    with pytest.raises(SystemExit) as exc:  # argparse's usage error exits, as from `cli.main`
+        _run(["report", "--nosuch"])
+    assert exc.value.code == 2
+
+
+def test_a_commands_help_is_answered_without_the_full_cli():  # tests/unit/test_quick_help.py
+    code, out, _ = _run(["report", "--help"])
+    assert code == 0 and out.startswith("usage: rt4chart report")
 
 
 def test_the_root_help_imports_neither_beam_nor_openai():

@@ -1,4 +1,5 @@
-/* rt4chart report: sorts and filters the flagged traces (charts are inline SVG). No network. */
+/* rt4chart report: unpacks the trace views, sorts and filters the flagged traces (charts are
+   inline SVG). No network. */
 (function () {
   "use strict";
 
@@ -60,6 +61,23 @@
     el.scrollIntoView();
   }
 
+  /* A trace view is packed in the file (gzip, base64: pipeline/report/packing.py); it is put
+     in place of its placeholder as the same HTML the report rendered. */
+  function unpack(el) {
+    var raw = atob(el.getAttribute("data-gz")), bytes = new Uint8Array(raw.length);
+    for (var i = 0; i < raw.length; i += 1) { bytes[i] = raw.charCodeAt(i); }
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).text().then(function (html) {
+      el.insertAdjacentHTML("afterend", html);
+      el.remove();
+    });
+  }
+
+  function unpackAll() {
+    var packed = Array.prototype.slice.call(document.querySelectorAll("div.packed[data-gz]"));
+    return Promise.all(packed.map(unpack));
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("[data-filter]").forEach(function (el) {
       el.addEventListener("input", applyFilters);
@@ -70,6 +88,6 @@
     });
     window.addEventListener("hashchange", openTarget);
     applyFilters();
-    openTarget();
+    unpackAll().then(openTarget);
   });
 }());
