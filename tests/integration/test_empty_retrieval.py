@@ -23,7 +23,10 @@ from testutil import write_jsonl
 
 QUESTION = "When did the city museum open?"
 FACTS = "The city museum opened in 1990. It holds about 4,000 paintings."
-REFUSAL = "I don't know, nothing was found."
+# A refusal as the assertion classifier reads one (every word discourse: text/assertion.py).
+# "I don't know, nothing was found." is not one to it: "found" is outside the closed discourse
+# vocabulary, so that sentence is checked, and with nothing retrieved it is flagged NIC.
+REFUSAL = "I'm sorry, I could not find anything about that."
 ABSENT = "The documents do not mention when the museum opened."
 TRACES = [
     {"trace_id": "er-facts", "route": "museum", "question": QUESTION, "contexts": [],
