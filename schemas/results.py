@@ -101,6 +101,9 @@ class Answer:
     cost_usd: float | None
     suspicious_input: bool | None
     partial: bool | None
+    # The trace's retrieval returned nothing (contexts: []): its checkable claims are NIC,
+    # "nothing was retrieved". None: a run written before the column.
+    empty_retrieval: bool | None = None
 
     @property
     def complete(self) -> bool:
@@ -122,7 +125,7 @@ class Answer:
         return cls(row.trace_id, row.route, row.label, row.status, row.p_hallucinated, spans,
                    tuple(Claim.of(c) for c in ordered), row.reason, row.judge_model,
                    row.judge_calls, row.input_tokens, row.output_tokens, row.cost_usd,
-                   row.suspicious_input, row.partial)
+                   row.suspicious_input, row.partial, row.empty_retrieval)
 
 
 @dataclass(frozen=True)

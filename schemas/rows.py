@@ -125,6 +125,9 @@ class AnswerRow:
     sample_weight: float | None = column(
         "FLOAT64", description="1/rate of a trace picked by --sample, 1 for --always or no "
         "sampling: its weight in route_rates.rate_weighted")
+    empty_retrieval: bool | None = column(
+        "BOOL", description="the trace's retrieval returned nothing (contexts: []): every "
+        "checkable claim is NIC, \"nothing was retrieved\" (NULL: a run before the column)")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -166,6 +166,7 @@ def answer_rows(
         partial=claim_set.prepared.partial, partial_reason=claim_set.prepared.partial_reason,
         suspicious_input=bool(t.suspicious), suspicious_snippets=t.suspicious,
         p_threshold=probability.answer_threshold(cal), sample_weight=t.sample_weight,
+        empty_retrieval=not t.contexts,
     )
     return answer, rows
 

@@ -355,7 +355,7 @@ class _PrepareFn(GuardedDoFn):
         except Exception as exc:  # noqa: BLE001 - a bad record must not stop the run
             yield self._dead(trace, f"segmentation failed: {exc!r}")
             return
-        if not prepared.sentences:
+        if not prepared.sentences and trace.contexts:  # no contexts: nothing was retrieved
             yield self._dead(trace, "context has no sentences")
             return
         yield prepared

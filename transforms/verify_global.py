@@ -43,6 +43,25 @@ from rt4chart.transforms.judges.adapter import TypedJudge, as_verdict
 from rt4chart.transforms.judges.contract import JudgeSpec
 
 ABSENCE_NOTE = "absence claim: the context does not contain it (an absence has no quote)"
+# The note of every claim of an answer whose retrieval returned nothing (`contexts: []`).
+NOTHING_RETRIEVED = "nothing was retrieved"
+
+
+def nothing_retrieved(element: GlobalRequest) -> bool:
+    """Whether the trace's retrieval returned nothing (`contexts: []`): a trace with documents
+    always has a sentence in its context (segment.py dead-letters one without)."""
+    return not element.context.segments and not element.context.text
+
+
+def unretrieved_verdict(element: GlobalRequest) -> ClaimVerdict:
+    """A claim of an answer whose retrieval returned nothing, decided without the judge: there
+    is nothing to verify it against. A factual claim is NIC (it can only come from the model's
+    memory); an absence claim ("the sources do not say X") is ENT, as the empty context indeed
+    lacks X. No judge call: no usage beyond the claim's own."""
+    label = "ENT" if element.claim.kind == ABSENCE else "NIC"
+    return ClaimVerdict(element.claim, element.window_labels, element.local_label,
+                        element.deciding_window, label, "ok", (), NOTHING_RETRIEVED,
+                        element.usage, 0.0 if label == "ENT" else 1.0)
 
 
 def grounded_absence(verdict: object, rendered: RenderedText, claim: str
@@ -60,6 +79,18 @@ def grounded_absence(verdict: object, rendered: RenderedText, claim: str
     return "ENT", (), ABSENCE_NOTE, claim_probability("ENT", "ENT", verdict.p_unsupported)
 
 
+def verdict_out(element: GlobalRequest, verdict: ClaimVerdict, keyed: bool):
+    """The verdict; for the confirm stage (`keyed`) keyed, with the JSON key paths of its
+    evidence sentences (what the quotes alone no longer show: `confirm.ConfirmRequest.keys`)."""
+    if not keyed:
+        return verdict
+    if not needs_confirmation(verdict):  # passes the confirm stage unchanged
+        return element.key, verdict, ()
+    cited = {e.sentence_index for e in verdict.evidence}
+    return element.key, verdict, tuple(sorted(
+        (i, words) for i, words in key_words(element.context).items() if i in cited))
+
+
 class _GlobalFn(JudgeCallFn):
     """The answer of a call is the verdict's stored form (what judge_cache keeps and --reuse
     replays), so that a fresh and a replayed answer take the same path."""
@@ -71,15 +102,7 @@ class _GlobalFn(JudgeCallFn):
         self._keyed = keyed  # emit (TraceKey, ClaimVerdict) for the confirm stage
 
     def _out(self, element: GlobalRequest, verdict: ClaimVerdict):
-        """The verdict; for the confirm stage keyed, with the JSON key paths of its evidence
-        sentences (what the quotes alone no longer show: `confirm.ConfirmRequest.keys`)."""
-        if not self._keyed:
-            return verdict
-        if not needs_confirmation(verdict):  # passes the confirm stage unchanged
-            return element.key, verdict, ()
-        cited = {e.sentence_index for e in verdict.evidence}
-        return element.key, verdict, tuple(sorted(
-            (i, words) for i, words in key_words(element.context).items() if i in cited))
+        return verdict_out(element, verdict, self._keyed)
 
     async def call(self, judge, element: GlobalRequest) -> list:
         typed, claim = TypedJudge(judge), element.claim
@@ -148,10 +171,16 @@ class VerifyGlobal(beam.PTransform):
 
     def expand(self, pending: beam.PCollection[GlobalRequest]) -> GlobalOutputs:
         fn = _GlobalFn(self._spec, run=self._run, keyed=self._confirm.enabled)
-        judged = pending | "Judge" >> RunJudge(fn, self._reuse)
+        retrieved, unretrieved = pending | "SplitRetrieved" >> beam.Partition(
+            lambda element, _: int(nothing_retrieved(element)), 2)
+        judged = retrieved | "Judge" >> RunJudge(fn, self._reuse)
+        keyed = self._confirm.enabled
+        decided = unretrieved | "NothingRetrieved" >> beam.Map(
+            lambda element: verdict_out(element, unretrieved_verdict(element), keyed))
+        results = (judged.results, decided) | "AllVerdicts" >> beam.Flatten()
         if not self._confirm.enabled:
-            return GlobalOutputs(judged.results, judged.usage, judged.cache)
-        confirmed = judged.results | "ConfirmEnt" >> self._confirm_ent()
+            return GlobalOutputs(results, judged.usage, judged.cache)
+        confirmed = results | "ConfirmEnt" >> self._confirm_ent()
         return GlobalOutputs(
             confirmed.verdicts,
             (judged.usage, confirmed.usage) | "AllUsage" >> beam.Flatten(),

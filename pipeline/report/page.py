@@ -68,7 +68,15 @@ def _stats(run: Run) -> list[tuple[str, object]]:
             ("CON", sum(a["label"] == "CON" for a in complete)),
             ("NIC", sum(a["label"] == "NIC" for a in complete)),
             ("Claims", len(run.claims)),
+            ("Empty retrievals", empty_retrievals(run.answers)),
             ("Judge cost", usd(total_cost(a["cost_usd"] for a in run.answers)))]
+
+
+def empty_retrievals(answers: list[dict]) -> str:
+    """Answers whose retrieval returned nothing, and how many of them are flagged (a run
+    written before the column has none to show)."""
+    empty = [a for a in answers if a.get("empty_retrieval")]
+    return f"{len(empty)} ({sum(bool(a['hallucinated']) for a in empty)} flagged)"
 
 
 def overview_view(run: Run) -> dict:

@@ -86,6 +86,10 @@ class Summary:
     not_queries: int = 0
     # The most common reason answers were incomplete (redacted), for the run's final message.
     incomplete_reason: str | None = None
+    # Answers whose retrieval returned nothing (contexts: []), audited: a figure of their own
+    # (their checkable claims are NIC, "nothing was retrieved"), flagged ones among them.
+    empty_retrievals: int = 0
+    empty_retrievals_flagged: int = 0
     # Traces a spend cap did not let start (the skipped table), and the cap: {reason, cap_usd
     # by route or *, spent_usd, rounds} (None without a cap; pipeline/run/jobs.py sets it).
     skipped: int = 0
@@ -142,6 +146,10 @@ class Summary:
                        f"{self.always} always audited, {self.audited} audited; "
                        f"{self.unsampled} left out by sampling")
         out += caching_lines(self)
+        if self.empty_retrievals:
+            out.append(f"empty retrievals: {self.empty_retrievals} answer(s) whose retrieval "
+                       f"returned nothing, {self.empty_retrievals_flagged} flagged (a claim "
+                       "with nothing retrieved to check it against is NIC)")
         if self.not_queries:
             out.append(f"skipped: {self.not_queries} span trace(s) that are not queries (no "
                        "LLM, retriever or reranker span: e.g. document splitting, embedding)")
@@ -189,6 +197,9 @@ def summarise(out: str, seconds: float, keys: Redactor = NO_EXTRA_KEYS) -> Summa
         seconds=seconds,
         cached_share_by_task=cached_share_by_task(answers),
         incomplete_reason=most_common_reason(answers, keys),
+        empty_retrievals=sum(bool(a.empty_retrieval) for a in answers),
+        empty_retrievals_flagged=sum(bool(a.empty_retrieval and a.hallucinated)
+                                     for a in answers),
         skipped=len(read_rows(out, "skipped")),
         by_judge_model=by_judge_model(costs),
         **traffic_totals(read_table(out, "route_rates").to_pylist()),

@@ -39,6 +39,7 @@ def _answers() -> list[dict]:
         "audited_at": dt.datetime(2024, 5, 1, 9, 31, 2, 654321, tzinfo=UTC), "late": False,
         "partial": False, "partial_reason": None, "suspicious_input": False,
         "suspicious_snippets": [], "p_threshold": 0.5, "sample_weight": 1.0,
+        "empty_retrieval": False,
     }
     return [
         {**common, "trace_id": "t-1", "event_time": dt.datetime(2024, 5, 1, 9, 30, tzinfo=UTC),

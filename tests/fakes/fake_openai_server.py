@@ -29,6 +29,7 @@ from sse_stream import Pace
 from rt4chart import prompts
 from rt4chart.transforms.judges.offline import claims as lexical_claims
 from rt4chart.transforms.judges.offline import lexical
+from rt4chart.transforms.judges.openai.liveness import HEALTH_HEADER
 
 from strict_profiles import (
     AZURE_TEST_KEY,
@@ -152,8 +153,14 @@ class FakeOpenAI:
             that ignores the field.
         stream_usage: whether a streamed reply ends with the usage report when asked
             (``stream_options.include_usage``); False: never, as llama-cpp-python.
-        health: whether ``GET /v1/models`` answers (the judge's health check, see
-            transforms/judges/openai/liveness.py); by default it is not served (404).
+        health: whether the judge's health check (``GET /v1/models`` with liveness.py's
+            header, see transforms/judges/openai/liveness.py) answers; by default it does not
+            (404), as a server that is down.
+        models: the models ``GET /v1/models`` lists otherwise (the launcher asks once when no
+            model is named: served_models.py); None: the route is not served (404), as a server
+            without it. By default one model, named as the judge's default.
+        only_listed: a chat completion for a model not in `models` gets OpenAI's 404
+            (``model_not_found``); by default any name is answered, as llama.cpp does.
         pace: how the run's streamed replies come (sse_stream.Pace: a slow-but-steady
             server, one that stalls, or one that never finishes, streamed or whole); the
             probe's come at once unless `probe_faults`.
@@ -171,8 +178,13 @@ class FakeOpenAI:
                  azure_deployments: tuple[str, ...] = ("judge-deploy",),
                  azure_api_key: str = AZURE_TEST_KEY, probe_faults: bool = False,
                  serial: bool = False, streams: bool = True, pace: Pace | None = None,
-                 stream_usage: bool = True, health: bool = False):
+                 stream_usage: bool = True, health: bool = False,
+                 models: tuple[str, ...] | None = ("gpt-4o-mini",),
+                 only_listed: bool = False):
         self.health = health
+        self.only_listed = only_listed
+        self.models = models
+        self.model_listings = 0  # GET /v1/models answered with the list (not health checks)
         self.streams = streams
         self.stream_usage = stream_usage
         self.pace = pace or Pace()
@@ -250,6 +262,10 @@ class FakeOpenAI:
                                        self.azure_api_key)
         else:  # a wrong base URL meets what FastAPI-based servers answer
             rejected = None if path == "/v1/chat/completions" else (404, {"detail": "Not Found"})
+        if rejected is None and self.only_listed and body.get("model") not in (self.models or ()):
+            rejected = (404, {"error": {"message": f"model '{body.get('model')}' not found",
+                                        "type": "invalid_request_error",
+                                        "code": "model_not_found"}})
         if rejected is not None:
             with self._lock:
                 self.statuses["rejected"] += 1
@@ -423,14 +439,30 @@ class FakeOpenAI:
         batch.update(status="completed", output_file_id=file_id,
                      request_counts={"total": len(out), "completed": len(out), "failed": 0})
 
-    def route_get(self, path: str) -> tuple[int, dict | bytes]:
-        if path == "/v1/models" and self.health:
-            return 200, {"object": "list", "data": [{"id": "fake", "object": "model"}]}
+    def route_get(self, path: str, headers: dict[str, str] | None = None
+                  ) -> tuple[int, dict | bytes]:
+        if path == "/v1/models":
+            return self._models(HEALTH_HEADER.lower() in {k.lower() for k in headers or {}})
         if path.startswith("/v1/batches/"):
             return 200, self.retrieve_batch(path.rsplit("/", 1)[1])
         if path.startswith("/v1/files/") and path.endswith("/content"):
             return 200, self.files[path.split("/")[3]]
         return 404, {"error": {"message": f"no route {path}"}}
+
+    def _models(self, health_check: bool) -> tuple[int, dict]:
+        if health_check:
+            listed = self.models or ("fake",)
+            if not self.health:
+                return 404, {"error": {"message": "no route /v1/models"}}
+        elif self.models is None:
+            return 404, {"error": {"message": "no route /v1/models"}}
+        else:
+            listed = self.models
+            with self._lock:
+                self.model_listings += 1
+        return 200, {"object": "list",
+                     "data": [{"id": m, "object": "model", "created": 0, "owned_by": "fake"}
+                              for m in listed]}
 
     def route_batch_post(self, path: str, content_type: str, raw: bytes) -> tuple[int, dict]:
         if path == "/v1/files":
@@ -483,7 +515,7 @@ class FakeOpenAI:
                 self.wfile.write(data)
 
             def do_GET(self) -> None:  # noqa: N802 - http.server API
-                self._send(*server.route_get(self.path.split("?")[0]))
+                self._send(*server.route_get(self.path.split("?")[0], dict(self.headers)))
 
             def do_POST(self) -> None:  # noqa: N802 - http.server API
                 length = int(self.headers.get("content-length", 0))

@@ -41,7 +41,7 @@ def answer_row(**columns):
         cached_tokens=4, output_tokens=2, judge_calls=3, reused_calls=0, cost_usd=0.5,
         judge_model="m", prompt_hash="h", task=None, generator=None, audited_at=day, late=False,
         partial=False, partial_reason=None, suspicious_input=False, suspicious_snippets=(),
-        p_threshold=None, sample_weight=None,
+        p_threshold=None, sample_weight=None, empty_retrieval=False,
     )
     return AnswerRow(**{**values, **columns})
 

@@ -119,7 +119,7 @@ INVALID = [
     ('["not", "an", "object"]', "must be a JSON object"),
     ({"answer": "x", "contexts": ["c"]}, "missing required field 'trace_id'"),
     ({"trace_id": "b", "contexts": ["c"]}, "missing required field 'answer'"),
-    ({"trace_id": "c", "answer": "x", "contexts": []}, "non-empty list"),
+    ({"trace_id": "c", "answer": "x", "contexts": None}, "must be a list"),
     ({"trace_id": "d", "answer": "x", "contexts": [{"doc_id": "a", "text": 3}]}, "string"),
     ({"trace_id": "e", "answer": "x", "contexts": ["  "]}, "no text"),
     ({"trace_id": "f", "answer": "x", "contexts": ["c"], "timestamp": "yesterday"}, "RFC 3339"),

@@ -237,7 +237,8 @@ def test_parquet_columns_of_the_wrong_type_become_validation_dead_letters(tmp_pa
         assert_that(valid.dead_letters | beam.Map(lambda d: (d.stage, d.trace_id, d.reason)),
                     equal_to([
                         ("validate", None, "field 'trace_id' must be a string, got int"),
-                        ("validate", "tc", "'contexts' must be a non-empty list"),
+                        ("validate", "tc", "'contexts' must be a list (an empty list when nothing "
+                                      "was retrieved)"),
                         ("validate", "tt", "timestamp 'yesterday' is not RFC 3339"),
                     ]), label="dead")
         assert_that(read.dead_letters, equal_to([]), label="unread")

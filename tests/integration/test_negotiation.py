@@ -120,7 +120,9 @@ def test_a_judge_that_cannot_be_used_stops_the_run_with_the_servers_message(
     with FakeOpenAI(fj.running_example_responder, every=every, probe_faults=True) as server:
         base = server.base_url if fault == "401" else server.base_url + "/no-such-api"
         traces = write_jsonl(tmp_path / "t.jsonl", [fj.RUNNING_TRACE])
-        code, tables, out = audit(str(traces), "--judge", "openai", "--base-url", base)
+        # A model named: the probe's call, not the model listing, meets the fault.
+        code, tables, out = audit(str(traces), "--judge", "openai", "--base-url", base,
+                                  "--model", "gpt-4o-mini")
     assert code == 1 and tables == {} and not (out / "answers").exists()
     err = capsys.readouterr().err
     assert "refused the probe call" in err and says in err and KEY not in err

@@ -104,7 +104,9 @@ def test_implausible_token_counts_are_unknown_and_every_answer_is_kept(tmp_path,
 def test_a_valid_usage_report_still_has_its_cost(tmp_path, audit):
     traces = write_jsonl(tmp_path / "t.jsonl", RECORDS)
     with FakeOpenAI() as server:
-        code, tables, _ = audit(str(traces), "--judge", "openai", "--base-url", server.base_url)
+        # Named: a model the server listed on its own is never priced (served_models.py)
+        code, tables, _ = audit(str(traces), "--judge", "openai", "--base-url", server.base_url,
+                                "--model", "gpt-4o-mini")
     assert code == 0
     assert all(a["cost_usd"] is not None and a["cost_usd"] > 0 for a in tables["answers"])
 

@@ -141,8 +141,9 @@ def test_a_keyless_local_server_needs_no_key_on_the_workers(clean_env):
 
 def test_negotiating_settles_the_endpoint_even_without_a_probe(clean_env):
     clean_env.setenv("OPENAI_BASE_URL", LAUNCHER_URL)
-    spec, found = JudgeSpec.of("openai", {"probe": "false"}).kind().negotiate(
-        JudgeSpec.of("openai", {"probe": "false"}))
+    # A model named: no server listens there to say which one it serves (served_models.py)
+    named = JudgeSpec.of("openai", {"probe": "false", "model": "local-judge"})
+    spec, found = named.kind().negotiate(named)
     assert found is None
     assert dict(spec.options)["base_url"] == LAUNCHER_URL
     assert dict(spec.options)["endpoint_resolved"] == "true"
@@ -201,7 +202,7 @@ def test_the_pickled_pipeline_carries_the_endpoint_and_not_the_key(clean_env):
     clean_env.setenv("OPENAI_BASE_URL", LAUNCHER_URL)
     clean_env.setenv("OPENAI_API_KEY", KEY)
     clean_env.setenv("OPENAI_ORG_ID", "org-launcher-77")
-    spec = JudgeSpec.of("openai", {"probe": "false"})
+    spec = JudgeSpec.of("openai", {"probe": "false", "model": "local-judge"})
     spec = spec.kind().negotiate(spec)[0]
     stages = StagesConfig(judge=spec)
     pipeline = beam.Pipeline(runner="DirectRunner", options=PipelineOptions([]))

@@ -104,13 +104,25 @@ def test_configured_attributes_give_trace_id_and_route_and_metadata_gives_task()
     ([ROOT], ["no retriever span"]),
     ([span("root", kind="CHAIN", input__value="Q"), RETRIEVER], ["no answer"]),
     ([span("root", kind="CHAIN", input__value="Q")], ["no retriever span", "no answer"]),
-    ([ROOT, span("r", "root", "RETRIEVER")], ["no documents"]),
+    # documents returned, their content not recorded: nothing to audit against
+    ([ROOT, span("r", "root", "RETRIEVER", retrieval__documents__0__document__id="d1")],
+     ["no documents"]),
     ([RETRIEVER], ["no root span"]),
 ])
 def test_a_trace_that_cannot_be_audited_says_why(spans, reasons):
     with pytest.raises(Unassembled) as caught:
         trace_record(spans, SpanMapping())
     assert [r.split(":")[0] for r in str(caught.value).split("; ")] == reasons
+
+
+def test_a_retriever_that_returned_nothing_is_an_empty_retrieval_not_a_dead_letter():
+    # The answer can only come from the model's memory: audited with contexts [] (every
+    # checkable claim NIC, "nothing was retrieved"), not thrown away.
+    record = trace_record([ROOT, span("r", "root", "RETRIEVER", 5, 6)], SpanMapping())
+    assert record["contexts"] == [] and record["answer"] == "It lasts 14 days."
+    record, letter = assemble(TRACE, [ROOT, span("r", "root", "RETRIEVER", 5, 6)],
+                              SpanMapping())
+    assert letter is None and record["contexts"] == []
 
 
 def test_assemble_dead_letters_under_the_audited_id_and_dedupes_redelivered_spans():

@@ -52,7 +52,9 @@ def test_timestamps():
     ({"trace_id": ""}, "empty"),
     ({"trace_id": 7}, "must be a string"),
     ({"route": ["a"]}, "must be a string"),
-    ({"contexts": "text"}, "non-empty list"),
+    ({"contexts": "text"}, "must be a list"),
+    ({"contexts": None}, "must be a list"),
+    ({"contexts": {"doc_id": "a", "text": "t"}}, "must be a list"),
     ({"contexts": [3]}, "string or an object"),
     ({"metadata": "k=v"}, "map"),
 ])

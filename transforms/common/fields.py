@@ -182,9 +182,15 @@ def _doc_id(item: dict, i: int) -> str:
 
 
 def parse_contexts(value: Any) -> tuple[Document, ...]:
-    """A non-empty list of strings or of {doc_id, text} objects."""
-    if not isinstance(value, list | tuple) or not value:
-        raise InvalidTrace("'contexts' must be a non-empty list")
+    """A list of strings or of {doc_id, text} objects. An empty list is a retrieval that
+    returned nothing: audited, every checkable claim NIC (verify_global.nothing_retrieved). A
+    missing field (None) or anything but a list is a dead letter: it does not say what was
+    retrieved."""
+    if not isinstance(value, list | tuple):
+        raise InvalidTrace("'contexts' must be a list (an empty list when nothing was "
+                           "retrieved)")
+    if not value:
+        return ()
     docs: list[Document] = []
     for i, item in enumerate(value):
         if isinstance(item, str):

@@ -14,7 +14,9 @@ The rule (docs/sources.md tells it with examples), on OpenInference attribute na
 - contexts: the documents actually passed to the generator. If a RERANKER span has output
   documents, those of the reranker that ends last (`reranker.output_documents`); else the
   `retrieval.documents` of every RETRIEVER span, in start order, the same document (id and
-  content) once. A document's id is `document.id` (else `doc<N>` by position; an id taken
+  content) once. Retriever spans that list no document at all returned nothing: the contexts
+  are empty (an empty retrieval, audited); documents listed without content are a problem.
+  A document's id is `document.id` (else `doc<N>` by position; an id taken
   twice by different contents gets `~2`, `~3`, ...) and its text `document.content`.
 - trace_id: the source's trace id (OTel: 32 lowercase hex digits), unless
   `trace_id_attribute` is given and found; route: `route_attribute` (default service.name).
@@ -25,7 +27,7 @@ The rule (docs/sources.md tells it with examples), on OpenInference attribute na
 
 A trace holding a stand-in for a span that could not be read (`UNREADABLE_SPAN`: the span is
 a dead letter of its own) is not whole and is not assembled. A trace without a retriever (or
-reranker) span, without documents, or without an answer raises
+reranker) span, with documents whose content is not recorded, or without an answer raises
 `Unassembled` with every reason that applies.
 """
 
@@ -370,9 +372,13 @@ def document_sources(spans: Iterable[SourceSpan], problems: list[str] | None = N
                 if (doc_id, text) not in seen:
                     entries.append((doc_id, text, seen.setdefault((doc_id, text), [])))
                 seen[(doc_id, text)].append((span.span_id, position))
-        if not entries:
+        listed = sum(len(indexed(s.attribute_map(), SpanAttributes.RETRIEVAL_DOCUMENTS))
+                     for s in retrievers)
+        if not entries and listed:  # documents returned but their content not recorded
             problems.append(f"no documents: the {len(retrievers)} retriever span(s) hold no "
                             "retrieval.documents with content")
+        # A retriever that listed no document returned nothing: an empty retrieval, audited
+        # (contexts: [], every checkable claim NIC), not a trace to throw away.
     ids = _with_ids([doc_id for doc_id, _, _ in entries])
     return [DocumentSource(i, text, tuple(where))
             for i, (_, text, where) in zip(ids, entries, strict=True)]

@@ -260,13 +260,13 @@ def _contexts(f: JsonlFile) -> None:
     """Contexts: empty, odd, colliding doc_ids."""
     f.bad("whitespace-only contexts", "contexts must hold text",
           lambda m: t(m, contexts=["   ", "\n\t"]), "contexts contain no text")
-    f.bad("contexts an empty list", "contexts required, non-empty",
-          lambda m: t(m, contexts=[]), "'contexts' must be a non-empty list")
+    f.valid(t("adv-empty-retrieval", contexts=[]), "contexts an empty list (nothing "
+            "retrieved)", "an empty retrieval is audited: its claims are NIC", not_label="ENT")
     f.bad("contexts missing", "contexts required",
-          lambda m: {"trace_id": m, "answer": "a"}, "'contexts' must be a non-empty list")
+          lambda m: {"trace_id": m, "answer": "a"}, "'contexts' must be a list")
     f.bad("contexts an object, not a list", "contexts is a list",
           lambda m: t(m, contexts={"doc_id": "a", "text": CTX}),
-          "'contexts' must be a non-empty list")
+          "'contexts' must be a list")
     f.bad("contexts item null", "contexts are strings or {doc_id, text}",
           lambda m: t(m, contexts=[None]), "contexts[0] must be a string or an object")
     f.bad("context object without text", "a context object has text",
@@ -469,8 +469,9 @@ def parquet_traces(corpus: Corpus) -> ParquetFile:
     f.bad("NaN in a Parquet metadata map", "numbers must be finite",
           lambda m: row(OK, trace_id=m, contexts=[{"doc_id": "a", "text": CTX}],
                         metadata=[("score", float("nan"))]), "nan: numbers must be finite")
-    f.bad("contexts an empty list (Parquet)", "contexts required, non-empty",
-          lambda m: row(OK, trace_id=m, contexts=[]), "'contexts' must be a non-empty list")
+    f.valid(row(OK, trace_id="adv-empty-retrieval-parquet", contexts=[]),
+            "contexts an empty list (Parquet: nothing retrieved)",
+            "an empty retrieval is audited: its claims are NIC")
     f.bad("Parquet timestamp in year 20000", "event times must lie in 0001-9999",
           lambda m: row(OK, trace_id=m, contexts=[{"doc_id": "a", "text": CTX}],
                         timestamp=YEAR_20000_US),
@@ -499,7 +500,7 @@ def wrong_types(corpus: Corpus) -> list[ParquetFile]:
         ("trace_id", pa.string()), ("contexts", pa.string()), ("answer", pa.string())]))
     ctx.bad("Parquet contexts column of strings", "contexts is a list",
             lambda m: {"trace_id": m, "contexts": CTX, "answer": "a"},
-            "'contexts' must be a non-empty list")
+            "'contexts' must be a list")
     return [ids, ctx]
 
 

@@ -26,6 +26,9 @@ class OpenAIConfig:
     """Options of the openai judge; every field can be set with ``--judge-option key=value``."""
 
     model: str = "gpt-4o-mini"
+    # Set by the launcher when no model was named and the endpoint (not OpenAI's) listed one
+    # (served_models.py): that model is never priced from the packaged table (pricing.py).
+    model_listed: bool = False
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     # A Secret Manager secret holding the key, read by the judge wherever it is built (the

@@ -26,6 +26,7 @@ from rt4chart.transforms.judges.openai.config import OpenAIConfig, config_only, 
 from rt4chart.transforms.judges.openai.endpoint import resolved_options
 from rt4chart.transforms.judges.openai.endpoint_speed import Speed
 from rt4chart.transforms.judges.openai.job_limits import share_rate_limits
+from rt4chart.transforms.judges.openai.served_models import settle_model
 
 if TYPE_CHECKING:
     from rt4chart.transforms.judges.openai.probe import ProbeReport
@@ -64,9 +65,18 @@ class OpenAIKind(JudgeKind):
 
     def resolve(self, spec: JudgeSpec) -> JudgeSpec:
         """The spec with its endpoint settled from its options and this process's environment
-        (endpoint.resolved_options): the workers call the endpoint the launcher probed.
-        ValueError on a bad option."""
-        return JudgeSpec.of(spec.name, resolved_options(dict(spec.options), os.environ))
+        (endpoint.resolved_options), and for a server that is not OpenAI's, the model it serves
+        (served_models.settle_model: asked once, here): the workers call the endpoint and the
+        model the launcher probed. ValueError on a bad option, or a model the server does not
+        serve (or none named, and the server does not say which one it serves)."""
+        options = dict(spec.options)
+        out = resolved_options(options, os.environ)
+        if config_only(options).endpoint_resolved:  # settled once, by the launcher
+            return JudgeSpec.of(spec.name, out)
+        settled = settle_model(config_only(out), "model" in options, os.environ)
+        if settled.model_listed:
+            out.update(model=settled.model, model_listed="true")
+        return JudgeSpec.of(spec.name, out)
 
     def _adapt(self, report: ProbeReport) -> None:
         """The probe's findings as this judge takes them (all, here)."""

@@ -17,13 +17,17 @@ import httpx
 import openai
 
 HEALTH_TIMEOUT_S = 5.0
+# Sent with the health check: a server's log (and the tests' fake server) tells it from the
+# launcher's one model listing (served_models.py), which reads the same route.
+HEALTH_HEADER = "X-Rt4chart-Health-Check"
 
 
 async def answers_health_check(client: openai.AsyncOpenAI) -> bool:
     """Whether the endpoint's model list answers (any HTTP 2xx) within HEALTH_TIMEOUT_S."""
     try:
         reply: Any = await client.get("/models", cast_to=httpx.Response,
-                                      options={"timeout": HEALTH_TIMEOUT_S})
+                                      options={"timeout": HEALTH_TIMEOUT_S,
+                                                        "headers": {HEALTH_HEADER: "1"}})
     except (openai.APIError, httpx.HTTPError):
         return False
     return 200 <= reply.status_code < 300

@@ -113,7 +113,12 @@ def load_table(path: str | None = None) -> PriceTable:
 def _resolve(config: Any) -> Prices | None:
     """Prices for a judge config (explicit price_* options win), None when unknown."""
     name = config.price_model or config.model
-    base = load_table(config.prices).lookup(name)
+    if getattr(config, "model_listed", False) and not config.price_model:
+        # The model a server listed (served_models.py): its name may match a hosted model's, so
+        # only the run's own price file prices it, never the packaged table.
+        base = PriceTable().updated(_read(config.prices)).lookup(name) if config.prices else None
+    else:
+        base = load_table(config.prices).lookup(name)
     explicit = (config.price_input, config.price_cached, config.price_output)
     if base is None and (config.price_input is None or config.price_output is None):
         if any(v is not None for v in explicit):

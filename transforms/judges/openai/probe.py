@@ -46,6 +46,7 @@ from rt4chart.transforms.judges.openai.capabilities import (
 from rt4chart.transforms.judges.openai.endpoint_speed import LONG_PROMPT_TOKENS
 from rt4chart.transforms.judges.openai.faults import MESSAGE_CHARS, Overlong
 from rt4chart.transforms.judges.openai.pricing import token_count
+from rt4chart.transforms.judges.openai.served_models import offered
 from rt4chart.transforms.judges.schema_check import SchemaMismatch, validate
 
 PROBE_HEADER = "X-Rt4chart-Probe"
@@ -163,8 +164,10 @@ class Prober:
                                                     whole=whole)
         except openai.APIStatusError as exc:
             message = error_text(exc)[0][:MESSAGE_CHARS * 2]
+            # A 404 is most often a model the server does not serve: name those it does.
+            listed = await offered(client) if exc.status_code == 404 else ""
             raise self._fail(f"the judge endpoint refused the probe call: HTTP "
-                             f"{exc.status_code}: {message}") from None
+                             f"{exc.status_code}: {message}{listed}") from None
         except openai.APITimeoutError as exc:
             raise self._fail(f"the judge endpoint {judge.base_url or 'api.openai.com'} did not "
                              f"answer the probe's {step!r} call in time (timeout_s="
