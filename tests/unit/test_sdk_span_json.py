@@ -132,3 +132,17 @@ def test_a_malformed_0x_id_in_any_place_is_refused(field, value):
         span["context"][field] = value
     with pytest.raises(SpanDecodeError, match="hex digits"):
         phoenix.line_spans(_line(span))
+
+
+def test_an_sdk_span_file_is_audited_by_route_and_a_bad_id_is_a_dead_letter(audit, tmp_path):
+    good = _trace("0x" + "5f" * 16)
+    bad = _trace("0x" + "5f" * 15)  # 30 digits: cut or padded? neither
+    path = tmp_path / "spans.jsonl"
+    path.write_text("".join(_line(s) + "\n" for s in good + bad[:1]))
+    code, tables, _ = audit(str(path), "--judge", "offline")
+    assert code == 0
+    assert [(r["trace_id"], r["route"]) for r in tables["answers"]] == [
+        ("5f" * 16, "library-faq")]
+    [letter] = tables["dead_letters"]
+    assert letter["stage"] == "read"
+    assert "must be 0x and 32 hex digits" in letter["reason"]
