@@ -75,3 +75,36 @@ def time_ns(value: Any) -> int:
         delta = value - _EPOCH
         return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
     raise SpanDecodeError(f"not a time: {type(value).__name__}")
+
+
+TRACE_ID_DIGITS = 32  # an OTel trace id: 16 bytes
+SPAN_ID_DIGITS = 16  # an OTel span id: 8 bytes
+_HEX = frozenset("0123456789abcdef")
+
+
+def span_json_id(value: Any, digits: int, what: str) -> str:
+    """A trace or span id of span JSON as rt4chart keeps it: lowercase text.
+
+    The OpenTelemetry SDK's `span.to_json()` (and its ConsoleSpanExporter) writes ids as `0x`
+    and `digits` hex digits (`0x` + 32 for a trace, 16 for a span); they are read as the hex
+    digits alone, as OTLP spells them, so that a trace read from the SDK's file and from a
+    Collector is one trace and its id is what Phoenix knows. An id with the `0x` prefix that
+    is not exactly that (other lengths, non-hex digits, all zeros: OTel's invalid id) is
+    refused rather than guessed at. Ids without the prefix (Phoenix's own ids, an
+    application's) are kept as they are, lower-cased; a missing or non-text id is "".
+
+    Raises:
+        SpanDecodeError: a `0x` id that is not `digits` hex digits, or all zeros.
+    """
+    if not isinstance(value, str):
+        return ""
+    if value[:2] not in ("0x", "0X"):
+        return value.lower()
+    digits_text = value[2:].lower()
+    if len(digits_text) != digits or not set(digits_text) <= _HEX:
+        raise SpanDecodeError(
+            f"{what} {value[:80]!r}: a 0x id (OpenTelemetry SDK span JSON) must be 0x and "
+            f"{digits} hex digits; not read rather than guessed")
+    if set(digits_text) == {"0"}:
+        raise SpanDecodeError(f"{what} {value!r}: all zeros, OpenTelemetry's invalid id")
+    return digits_text
