@@ -96,3 +96,17 @@ def test_only_user_turns_are_ever_read_and_the_record_round_trips(history):
         if other.strip() and other not in BASE["question"]:
             assert other not in trace.conversation
     assert parse_trace(trace_record(trace)) == trace
+
+
+names = st.text(st.characters(blacklist_characters="#", blacklist_categories=("Cs",)),
+                min_size=1, max_size=40)
+
+
+@given(names, names)
+def test_a_tool_doc_id_names_its_tool(tool, call):
+    from rt4chart.transforms.common.fields import tool_doc_id, tool_of
+    from rt4chart.transforms.common.limits import MAX_DOC_ID_CHARS
+
+    assert tool_of(tool_doc_id(tool, call)) == tool
+    assert len(tool_doc_id(tool * 50, call * 50)) <= MAX_DOC_ID_CHARS
+    assert tool_of(call) is None or call.startswith("tool:")

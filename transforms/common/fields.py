@@ -195,6 +195,14 @@ def tool_doc_id(tool: str, call: str) -> str:
     return f"tool:{tool[:part]}#{call[:part]}"
 
 
+def tool_of(doc_id: str) -> str | None:
+    """The tool a doc id of `tool_doc_id`'s form names (None for another id): for showing a
+    quote as the tool's ("get_order_status → ...")."""
+    if not doc_id.startswith("tool:") or "#" not in doc_id:
+        return None
+    return doc_id[len("tool:"):].rpartition("#")[0] or None
+
+
 def _doc_id(item: dict, i: int, tool: str | None = None, call_id: str | None = None) -> str:
     doc_id = item.get("doc_id")
     if doc_id in (None, ""):
