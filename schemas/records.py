@@ -39,10 +39,14 @@ NO_CLAIM = "no_claim"
 
 @dataclass(frozen=True)
 class Document:
-    """One retrieved passage."""
+    """One passage the generator saw: a retrieved document, or a tool's result (`tool` names
+    the tool and `call_id` its call, as the agent's trace gave them; its doc_id is then
+    `tool:NAME#CALL` unless the record gives one)."""
 
     doc_id: str
     text: str
+    tool: str | None = None
+    call_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,19 @@ class Trace:
     # `raw` of a dead letter written after validation (a duplicate, a trace over a limit): never
     # rebuilt from the fields, which would lose what the sender wrote. Not part of equality.
     raw: str | None = field(default=None, compare=False, repr=False)
+    # The user's earlier turns of the conversation, oldest first (issue 50): read as the
+    # user's setting with the question (`user_text`), never as evidence. The assistant's
+    # earlier turns are not kept: what the assistant said is not evidence either.
+    conversation: tuple[str, ...] = ()
+
+    @property
+    def user_text(self) -> str:
+        """What the user said: the earlier user turns, then the question, one per line; what
+        the judges read as the question and the premise rule reads the setting from. The
+        question alone when there is no conversation."""
+        if not self.conversation:
+            return self.question
+        return "\n".join(t for t in (*self.conversation, self.question) if t)
 
     @property
     def day(self) -> str:

@@ -14,6 +14,9 @@ Scalar = str | int | float | bool
 # The attribute of a stand-in for a span that could not be read (its own dead letter): a trace
 # holding one is not assembled, as it is not whole. Its value says why the span was unreadable.
 UNREADABLE_SPAN = "rt4chart.unreadable_span"
+# The attribute (True) a reader sets on a span its source marks failed (an OTel status of
+# ERROR, a Langfuse observation of level ERROR): a failed tool's output is no evidence.
+SPAN_FAILED = "rt4chart.span_failed"
 
 
 @dataclass(frozen=True)

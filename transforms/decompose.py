@@ -107,7 +107,7 @@ def requests_for(prepared: PreparedTrace) -> Iterable[DecomposeRequest]:
     sentences = prepared.answer_sentences
     for position, sentence in enumerate(sentences):
         excerpt = answer_excerpt(t.answer, sentences, position)
-        yield DecomposeRequest(key, sentence, excerpt, t.question)
+        yield DecomposeRequest(key, sentence, excerpt, t.user_text)
 
 
 class _DecomposeFn(JudgeCallFn):

@@ -163,7 +163,7 @@ def _decompose(c: _Counter, prepared: PreparedTrace, stages: dict) -> list[tuple
     for position, sentence in enumerate(prepared.answer_sentences):
         found = lexical_claims.decompose_claims(sentence.text)
         claims.extend((x.text, x.kind) for x in found)
-        user = prompts.render("decompose_user.txt", question=t.question,
+        user = prompts.render("decompose_user.txt", question=t.user_text,
                               answer=answer_excerpt(t.answer, prepared.answer_sentences,
                                                     position), sentence=sentence.text)
         reply = {**c.reasoning(), "claims": [
@@ -176,7 +176,7 @@ def _local(c: _Counter, prepared: PreparedTrace, local: list[str], stages: dict
            ) -> dict[str, tuple[str, str | None]]:
     """Local calls per window (pruned, packed); {claim: (local label, hint window)} by the
     OR-join of the offline verifier's window labels, as `verify_local.plan_global` joins."""
-    config, question = c.config, prepared.trace.question
+    config, question = c.config, prepared.trace.user_text
     system = c.system("verify_system.txt", "verify")
     many = c.system("verify_system.txt", "verify_many")
     chunks = [render_window(prepared, w).text for w in prepared.windows]
@@ -210,7 +210,7 @@ def _local(c: _Counter, prepared: PreparedTrace, local: list[str], stages: dict
 def _global(c: _Counter, prepared: PreparedTrace, claims: list[tuple[str, str]],
             decided: dict[str, tuple[str, str | None]], stages: dict) -> None:
     """One global call per claim (absence: its own prompt), and the ENT confirmations."""
-    question = prepared.trace.question
+    question = prepared.trace.user_text
     context = render_context(prepared).text
     system = c.system("verify_system.txt", "verify")
     absence = c.system("verify_absence_system.txt", "verify_absence")

@@ -157,14 +157,14 @@ def reserve_usd(prepared: PreparedTrace, stages: Any, prices: Any,
     calls_in, calls_out = [], []
     # decompose
     calls_in.append(_tokens(_template_chars("decompose_system.txt", "decompose_user.txt")
-                            + len(trace.question) + len(trace.answer)))
+                            + len(trace.user_text) + len(trace.answer)))
     calls_out.append(reply)
     # verify_local: windows x groups of claims
     per_call = max(1, getattr(stages.verify_local, "claims_per_call", 1))
     groups = math.ceil(claims / per_call)
     local = _template_chars("verify_local_many_user.txt") + system
     for window in prepared.windows or ():
-        text = len(prepared.window_text(window)) + len(trace.question)
+        text = len(prepared.window_text(window)) + len(trace.user_text)
         for g in range(groups):
             in_group = min(per_call, claims - g * per_call)
             calls_in.append(_tokens(local + text + in_group * 100))
@@ -172,7 +172,7 @@ def reserve_usd(prepared: PreparedTrace, stages: Any, prices: Any,
     # verify_global: each claim over the whole context
     context = sum(len(s.text) + 1 for s in prepared.sentences)
     glob = _template_chars("verify_global_hint_user.txt") + system + context + len(
-        trace.question)
+        trace.user_text)
     calls_in.extend([_tokens(glob + 100)] * claims)
     calls_out.extend([REPLY_TOKENS_PER_CLAIM] * claims)
     usd = 0.0

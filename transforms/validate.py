@@ -49,12 +49,14 @@ from rt4chart.transforms.common.fields import (
     escape_surrogates,
     optional_label,
     parse_contexts,
+    parse_conversation,
     parse_metadata,
     parse_timestamp,
     string_field,
 )
 from rt4chart.transforms.common.guard import GuardedDoFn, fault_letter_reason
 from rt4chart.transforms.common.limits import (
+    MAX_CONVERSATION_CHARS,
     MAX_QUESTION_CHARS,
     MAX_ROUTE_CHARS,
     MAX_TRACE_ID_CHARS,
@@ -144,6 +146,7 @@ def parse_trace(record: Any) -> Trace:
         generator=optional_label(record, "generator"),
         metadata=parse_metadata(record.get("metadata")),
         raw=raw,
+        conversation=parse_conversation(record, MAX_CONVERSATION_CHARS),
     )
 
 
@@ -200,7 +203,7 @@ class _ValidateFn(GuardedDoFn):
 def mark_suspicious(trace: Trace) -> Trace:
     """The trace with the instruction-like text aimed at an evaluator it holds ("context 2:
     Ignore previous instructions…", see `injection.scan_trace`); unchanged when there is none."""
-    findings = scan_trace(trace.question, [d.text for d in trace.contexts], trace.answer,
+    findings = scan_trace(trace.user_text, [d.text for d in trace.contexts], trace.answer,
                           titles=[d.doc_id for d in trace.contexts])
     if not findings:
         return trace

@@ -60,7 +60,7 @@ def requests_for(claim_set: ClaimSet) -> Iterable[LocalRequest]:
     chunks = [render_window(prepared, w) for w in prepared.windows]
     for claim in local_claims(claim_set):
         for window, chunk in zip(prepared.windows, chunks, strict=True):
-            yield LocalRequest(claim_set.key, claim, window.index, chunk, prepared.trace.question)
+            yield LocalRequest(claim_set.key, claim, window.index, chunk, prepared.trace.user_text)
 
 
 def batch_requests_for(claim_set: ClaimSet, claims_per_call: int) -> Iterable[LocalBatchRequest]:
@@ -71,7 +71,7 @@ def batch_requests_for(claim_set: ClaimSet, claims_per_call: int) -> Iterable[Lo
         chunk = render_window(prepared, window)
         for start in range(0, len(claims), claims_per_call):
             yield LocalBatchRequest(claim_set.key, claims[start : start + claims_per_call],
-                                    window.index, chunk, prepared.trace.question)
+                                    window.index, chunk, prepared.trace.user_text)
 
 
 class _LocalFn(JudgeCallFn):
@@ -143,7 +143,7 @@ def plan_global(claim_set: ClaimSet, verdicts: Iterable[LocalVerdict]) -> Iterab
     for claim in claim_set.claims:
         if not checked_locally(claim):
             yield GlobalRequest(claim_set.key, claim, (), None, None, context, None,
-                                prepared.trace.question)
+                                prepared.trace.user_text)
             continue
         got = by_claim.get(claim.claim_index, {})
         window_verdicts = [got.get(w.index) for w in prepared.windows]
@@ -161,7 +161,7 @@ def plan_global(claim_set: ClaimSet, verdicts: Iterable[LocalVerdict]) -> Iterab
         if deciding is not None:
             hint = render_window(prepared, prepared.windows[deciding]).text
         yield GlobalRequest(claim_set.key, claim, tuple(labels), local_label, deciding,
-                            context, hint, prepared.trace.question, usage)
+                            context, hint, prepared.trace.user_text, usage)
 
 
 def _plan(claim_set: ClaimSet, verdicts: list[LocalVerdict]) -> Iterable[object]:

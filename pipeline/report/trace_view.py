@@ -17,6 +17,7 @@ from rt4chart.pipeline.report.templating import macro
 from rt4chart.pipeline.results.load import SEVERITY
 from rt4chart.schemas.records import NO_CLAIM, PreparedTrace, Sentence
 from rt4chart.transforms.checks.spans import label_spans
+from rt4chart.transforms.common.fields import tool_of
 from rt4chart.transforms.segment import make_windows
 
 # Contexts up to this many sentences are shown whole; longer ones keep the evidence and this
@@ -112,7 +113,7 @@ def _evidence(claim: dict, sentences: dict[int, Sentence]) -> list[dict]:
     for ev in claim["evidence"] or []:
         sent = sentences.get(ev["sentence_index"])
         items.append({"sentence_index": ev["sentence_index"], "doc_id": ev["doc_id"],
-                      "text": ev["text"],
+                      "text": ev["text"], "tool": tool_of(ev["doc_id"]),
                       "linked": sent is not None and sent.doc_id == ev["doc_id"]})
     return items
 
@@ -233,8 +234,8 @@ def documents(prepared: PreparedTrace, claims: list[dict]) -> list[dict]:
     docs: dict[str, list[Sentence]] = defaultdict(list)
     for s in prepared.sentences:
         docs[s.doc_id].append(s)
-    return [{"doc_id": doc_id, "n": len(sents), "blocks": _blocks(sents, refs)}
-            for doc_id, sents in docs.items()]
+    return [{"doc_id": doc_id, "tool": tool_of(doc_id), "n": len(sents),
+             "blocks": _blocks(sents, refs)} for doc_id, sents in docs.items()]
 
 
 def context_html(prepared: PreparedTrace, claims: list[dict], a: str) -> str:

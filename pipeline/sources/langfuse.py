@@ -7,10 +7,13 @@ their `observations` as objects) and observations (`{"id", "traceId", "type", "n
 in a list, or under `data` (an API page).
 
 The trace is the root span (a CHAIN: its input and output are the question and the answer; its
-metadata is the trace's); an observation is a span under its parent observation, else under the
-trace. Its kind: GENERATION is an LLM span (`model` its model name, input messages and output as
-messages); RETRIEVER (or a SPAN named like "retrieve") a RETRIEVER span whose output documents
-are its `retrieval.documents`; a SPAN named like "rerank" a RERANKER whose output documents are
+metadata is the trace's, its `sessionId` its `session.id`); an observation is a span under its
+parent observation, else under the trace. Its kind: GENERATION is an LLM span (`model` its
+model name, input messages and output as messages: a tool's result message with its
+`tool_call_id` and `name`, an assistant's `tool_calls` with their ids and names); TOOL a TOOL
+span (its output the tool's result; level ERROR marks it failed, `SPAN_FAILED`); RETRIEVER (or
+a SPAN named like "retrieve") a RETRIEVER span whose output documents are its
+`retrieval.documents`; a SPAN named like "rerank" a RERANKER whose output documents are
 its `reranker.output_documents`. A document is a string, or an object with its text under
 `page_content`, `pageContent`, `content` or `text` and its id under `id`, `doc_id` or
 `metadata.id`; an output may hold the list under `documents`.
@@ -29,10 +32,11 @@ from openinference.semconv.trace import (
     OpenInferenceSpanKindValues,
     RerankerAttributes,
     SpanAttributes,
+    ToolCallAttributes,
 )
 
 from rt4chart.pipeline.sources.common import SpanDecodeError, as_items, flatten, time_ns
-from rt4chart.schemas.spans import Scalar, SourceSpan
+from rt4chart.schemas.spans import SPAN_FAILED, Scalar, SourceSpan
 
 TEXT_KEYS = ("page_content", "pageContent", "content", "text")
 ID_KEYS = ("id", "doc_id")
@@ -106,6 +110,8 @@ def trace_span(trace: dict) -> SourceSpan:
                                                           default=str).decode()
     attributes.update({k: trace[k] for k in TRACE_FIELDS
                        if isinstance(trace.get(k), str | int | float)})
+    if isinstance(trace.get("sessionId"), str) and trace["sessionId"]:
+        attributes[SpanAttributes.SESSION_ID] = trace["sessionId"]
     start = time_ns(trace.get("timestamp"))
     return SourceSpan(trace_id=trace["id"], span_id=trace["id"], parent_id="",
                       name=str(trace.get("name") or ""), start_ns=start, end_ns=0,
@@ -142,6 +148,8 @@ def observation_span(obs: dict) -> SourceSpan:
                obs.get("input"))
         _value(attributes, SpanAttributes.OUTPUT_VALUE, SpanAttributes.OUTPUT_MIME_TYPE,
                obs.get("output"))
+    if obs.get("level") == "ERROR":  # a failed tool's output is no evidence
+        attributes[SPAN_FAILED] = True
     parent = obs.get("parentObservationId") or obs["traceId"]
     return SourceSpan(trace_id=obs["traceId"], span_id=obs["id"], parent_id=str(parent),
                       name=str(obs.get("name") or ""), start_ns=time_ns(obs.get("startTime")),
@@ -164,10 +172,34 @@ def _llm_attributes(obs: dict, attributes: dict[str, Scalar]) -> None:
     for prefix, value in ((SpanAttributes.LLM_INPUT_MESSAGES, obs.get("input")),
                           (SpanAttributes.LLM_OUTPUT_MESSAGES, obs.get("output"))):
         for i, message in enumerate(_messages(value)):
-            for key, name in ((MessageAttributes.MESSAGE_ROLE, "role"),
-                              (MessageAttributes.MESSAGE_CONTENT, "content")):
-                if isinstance(message.get(name), str):
-                    attributes[f"{prefix}.{i}.{key}"] = message[name]
+            _message_attributes(message, f"{prefix}.{i}.", attributes)
+
+
+def _message_attributes(message: dict, prefix: str, attributes: dict[str, Scalar]) -> None:
+    """One chat message (OpenAI's shape) as OpenInference message attributes: its role, its
+    text (a list of text parts joined; a tool's JSON result as JSON text), and what ties a
+    tool's result to its call (`tool_call_id`, `name`, an assistant's `tool_calls`)."""
+    content = message.get("content")
+    if isinstance(content, list) and all(isinstance(p, dict) for p in content):
+        texts = [p["text"] for p in content if isinstance(p.get("text"), str)]
+        content = "\n".join(texts) if texts else None
+    elif isinstance(content, dict | list):
+        content = orjson.dumps(content, default=str).decode()
+    for key, found in ((MessageAttributes.MESSAGE_ROLE, message.get("role")),
+                       (MessageAttributes.MESSAGE_CONTENT, content),
+                       (MessageAttributes.MESSAGE_TOOL_CALL_ID, message.get("tool_call_id")),
+                       (MessageAttributes.MESSAGE_NAME, message.get("name"))):
+        if isinstance(found, str):
+            attributes[prefix + key] = found
+    calls = message.get("tool_calls")
+    for j, call in enumerate(calls if isinstance(calls, list) else ()):
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(call.get("id"), str) and isinstance(function, dict) \
+                and isinstance(function.get("name"), str):
+            call_prefix = f"{prefix}{MessageAttributes.MESSAGE_TOOL_CALLS}.{j}."
+            attributes[call_prefix + ToolCallAttributes.TOOL_CALL_ID] = call["id"]
+            attributes[call_prefix + ToolCallAttributes.TOOL_CALL_FUNCTION_NAME] = \
+                function["name"]
 
 
 def documents(output: Any) -> list[tuple[str | None, str]]:

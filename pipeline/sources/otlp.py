@@ -24,11 +24,11 @@ from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
-from opentelemetry.proto.trace.v1.trace_pb2 import Span
+from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from rt4chart.pipeline.sources.common import SpanDecodeError, as_items
 from rt4chart.schemas.records import Message
-from rt4chart.schemas.spans import UNREADABLE_SPAN, Scalar, SourceSpan
+from rt4chart.schemas.spans import SPAN_FAILED, UNREADABLE_SPAN, Scalar, SourceSpan
 from rt4chart.transforms.checks.json_text import load_strict
 from rt4chart.transforms.common.fields import InvalidTrace
 
@@ -90,11 +90,14 @@ def unreadable_marker(bad: BadSpan) -> SourceSpan | None:
 def _source_span(span: Span, resource: tuple, received_us: int | None) -> SourceSpan:
     if not span.trace_id or not span.span_id:
         raise SpanDecodeError(f"span {span.name!r} has no trace or span id")
+    found = attributes(span.attributes)
+    if span.status.code == Status.STATUS_CODE_ERROR:  # a failed tool's output is no evidence
+        found[SPAN_FAILED] = True
     return SourceSpan(
         trace_id=span.trace_id.hex(), span_id=span.span_id.hex(),
         parent_id=span.parent_span_id.hex(), name=span.name,
         start_ns=span.start_time_unix_nano, end_ns=span.end_time_unix_nano,
-        attributes=as_items(attributes(span.attributes)), resource=resource,
+        attributes=as_items(found), resource=resource,
         received_us=received_us)
 
 

@@ -61,3 +61,20 @@ def test_the_answer_marks_the_words_of_each_claim_not_its_whole_sentence():
     # Where claims overlap the worst label shows; words no claim restates stay unmarked.
     assert marks == [("CON lasts 30 days", "CON"), ("NIC  and covers all features", "NIC"),
                      ("NIC It is free.", "NIC")]
+
+
+def test_a_tool_result_is_shown_as_the_tools_and_its_quotes_name_the_tool():
+    from rt4chart.pipeline.report.trace_view import _evidence
+
+    text = "Order A17 has shipped with DHL."
+    doc_id = "tool:get_order_status#call_1"
+    prepared = prepare(parse_trace({"trace_id": "t", "answer": "x", "contexts": [
+        {"tool": "get_order_status", "call_id": "call_1", "text": text},
+        {"doc_id": "kb", "text": "Orders ship in 2 days."}]}), SegmentConfig())
+    claim = _claim(0, "ENT", text, "Order A17 has shipped")
+    claim["evidence"][0]["doc_id"] = doc_id
+    headings = [h.text for h in parse(context_html(prepared, [claim], "a")).find_all("h5")]
+    assert headings[0].startswith(f"Result of tool get_order_status: Document {doc_id}")
+    assert headings[1].startswith("Document kb")
+    sentences = {s.index: s for s in prepared.sentences}
+    assert [e["tool"] for e in _evidence(claim, sentences)] == ["get_order_status"]

@@ -94,7 +94,8 @@ def test_configured_attributes_give_trace_id_and_route_and_metadata_gives_task()
                     {"request_id": "req-7", "task": "QA", "tier": 2}))
     record = trace_record([root, RETRIEVER], SpanMapping("session.id", "metadata.request_id"))
     assert (record["trace_id"], record["route"], record["task"]) == ("req-7", "s-1", "QA")
-    assert record["metadata"] == {"request_id": "req-7", "tier": "2"}
+    # The session id is kept as the metadata's session_id (issue 50).
+    assert record["metadata"] == {"request_id": "req-7", "tier": "2", "session_id": "s-1"}
     # Not found: the OTel trace id and no route (the schema's default).
     record = trace_record([root, RETRIEVER], SpanMapping("missing", "metadata.missing"))
     assert record["trace_id"] == TRACE and "route" not in record

@@ -171,10 +171,42 @@ def _context_text(item: dict, i: int) -> str:
     return check_text(text, f"contexts[{i}].text")
 
 
-def _doc_id(item: dict, i: int) -> str:
+def _document(item: dict, i: int) -> Document:
+    """A context object: its text, and for a tool's result the tool and call it names."""
+    tool = item.get("tool")
+    if tool is not None and (not isinstance(tool, str) or not tool.strip()):
+        raise InvalidTrace(f"contexts[{i}].tool must be a non-empty string")
+    call_id = item.get("call_id")
+    if call_id is not None:
+        if isinstance(call_id, bool) or not isinstance(call_id, str | int):
+            raise InvalidTrace(f"contexts[{i}].call_id must be a string or an integer")
+        if tool is None:
+            raise InvalidTrace(f"contexts[{i}] has a call_id but no tool")
+        call_id = check_text(str(call_id), f"contexts[{i}].call_id", MAX_LABEL_CHARS)
+    if tool is not None:
+        tool = check_text(tool, f"contexts[{i}].tool", MAX_LABEL_CHARS)
+    return Document(_doc_id(item, i, tool, call_id), _context_text(item, i), tool, call_id)
+
+
+def tool_doc_id(tool: str, call: str) -> str:
+    """A tool result's doc id, `tool:NAME#CALL` (`call`: its call id, else its position), cut
+    to the doc id limit (each part to a third of it)."""
+    part = MAX_DOC_ID_CHARS // 3
+    return f"tool:{tool[:part]}#{call[:part]}"
+
+
+def tool_of(doc_id: str) -> str | None:
+    """The tool a doc id of `tool_doc_id`'s form names (None for another id): for showing a
+    quote as the tool's ("get_order_status → ...")."""
+    if not doc_id.startswith("tool:") or "#" not in doc_id:
+        return None
+    return doc_id[len("tool:"):].rpartition("#")[0] or None
+
+
+def _doc_id(item: dict, i: int, tool: str | None = None, call_id: str | None = None) -> str:
     doc_id = item.get("doc_id")
     if doc_id in (None, ""):
-        return f"doc{i}"
+        return f"doc{i}" if tool is None else tool_doc_id(tool, call_id or str(i))
     if isinstance(doc_id, bool) or not isinstance(doc_id, str | int):
         raise InvalidTrace(f"contexts[{i}].doc_id must be a string or an integer, "
                            f"got {type(doc_id).__name__}")
@@ -196,7 +228,7 @@ def parse_contexts(value: Any) -> tuple[Document, ...]:
         if isinstance(item, str):
             docs.append(Document(f"doc{i}", check_text(item, f"contexts[{i}]")))
         elif isinstance(item, dict):
-            docs.append(Document(_doc_id(item, i), _context_text(item, i)))
+            docs.append(_document(item, i))
         else:
             raise InvalidTrace(f"contexts[{i}] must be a string or an object with 'text'")
     first: dict[str, int] = {}
@@ -254,3 +286,50 @@ def escape_surrogates(text: str) -> str:
     if SURROGATE.search(text) is None:
         return text
     return text.encode("utf-8", errors="backslashreplace").decode("utf-8")
+
+
+# The roles whose turns are the user's (OpenAI's "user", LangChain's "human").
+USER_ROLES = ("user", "human")
+
+
+def _turn_text(content: Any, where: str) -> str:
+    """A turn's content: a string, or a list of parts whose text parts are joined."""
+    if isinstance(content, str):
+        return check_text(content, where)
+    if isinstance(content, list | tuple):
+        texts = []
+        for j, part in enumerate(content):
+            text = part.get("text") if isinstance(part, dict) else part
+            if not isinstance(text, str):
+                raise InvalidTrace(f"{where}[{j}] must be a string or a part with 'text'")
+            texts.append(check_text(text, f"{where}[{j}]"))
+        return "\n".join(texts)
+    raise InvalidTrace(f"{where} must be a string or a list of text parts, got "
+                       f"{type(content).__name__}")
+
+
+def parse_conversation(record: dict, max_chars: int) -> tuple[str, ...]:
+    """The user's earlier turns from `conversation` (or its synonym `history`): a list of
+    {role, content} objects, oldest first. Only the user's turns are kept (roles USER_ROLES);
+    the assistant's, the system's and tools' are left out unread (their content may be any
+    shape: tool calls, blocks), as none is the user's setting and none is evidence. Their
+    text, together, within `max_chars`."""
+    if record.get("conversation") is not None and record.get("history") is not None:
+        raise InvalidTrace("give the earlier turns as 'conversation' or 'history', not both")
+    name = "conversation" if record.get("conversation") is not None else "history"
+    turns = record.get(name)
+    if turns is None:
+        return ()
+    if not isinstance(turns, list | tuple):
+        raise InvalidTrace(f"'{name}' must be a list of {{role, content}} objects")
+    kept = []
+    for i, turn in enumerate(turns):
+        if not isinstance(turn, dict) or not isinstance(turn.get("role"), str):
+            raise InvalidTrace(f"{name}[{i}] must be an object with a string 'role'")
+        if turn["role"].strip().lower() in USER_ROLES:
+            kept.append(_turn_text(turn.get("content"), f"{name}[{i}].content"))
+    total = sum(len(t) for t in kept)
+    if total > max_chars:
+        raise InvalidTrace(f"the user's turns in '{name}' are {total} characters long; the "
+                           f"limit is {max_chars}")
+    return tuple(t for t in kept if t.strip())

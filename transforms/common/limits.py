@@ -27,6 +27,10 @@ MAX_LABEL_CHARS = 256  # task, generator
 # cost 1.75 M input tokens for a one-sentence answer. 20,000 characters (about 5,000 tokens)
 # is far beyond a user's question, and leaves room for a question that quotes a passage.
 MAX_QUESTION_CHARS = 20_000
+# The user's earlier turns of a conversation go with the question into every prompt: as much
+# again. A span source keeps the latest turns within it (`span_mapping`); a record over it is
+# refused.
+MAX_CONVERSATION_CHARS = 20_000
 MAX_METADATA_ENTRIES = 64
 MAX_METADATA_CHARS = 1024  # each key and each value
 # A structured context (data-to-text records) nested deeper than this is not a record but a

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from rt4chart.schemas.records import Message, Trace
+from rt4chart.schemas.records import Document, Message, Trace
 from rt4chart.transforms.common.fields import escape_surrogates, event_time_text
 
 
@@ -22,15 +22,23 @@ def trace_record(trace: Trace) -> dict:
         "trace_id": trace.trace_id, "route": trace.route,
         "timestamp": event_time_text(trace.event_time_us),
         "question": trace.question,
-        "contexts": [{"doc_id": d.doc_id, "text": d.text} for d in trace.contexts],
+        "contexts": [_context(d) for d in trace.contexts],
         "answer": trace.answer,
     }
+    if trace.conversation:
+        record["conversation"] = [{"role": "user", "content": t} for t in trace.conversation]
     for name in ("task", "generator"):
         if getattr(trace, name) is not None:
             record[name] = getattr(trace, name)
     if trace.metadata:
         record["metadata"] = dict(trace.metadata)
     return record
+
+
+def _context(doc: Document) -> dict:
+    out = {"doc_id": doc.doc_id, "text": doc.text}
+    out.update({k: v for k, v in (("tool", doc.tool), ("call_id", doc.call_id)) if v is not None})
+    return out
 
 
 def trace_text(trace: Trace) -> str:

@@ -9,7 +9,9 @@ The rule (docs/sources.md tells it with examples), on OpenInference attribute na
   (`*.mime_type` application/json) gives the first text under QUESTION_KEYS / ANSWER_KEYS.
 - the generator: the LLM span that ends last. Without a chain `input.value` the question is
   the content of its last user input message (else empty); without a chain `output.value` the
-  answer is the content of its first output message (else there is no answer). Its
+  answer is the content of its first output message (else there is no answer). In an agent
+  trace (tools were called, `agent_spans.is_agent`) the generator's messages come first and
+  the chain's values are the fallback: an agent framework's chain values are its state. Its
   `llm.model_name` is the trace's `generator` unless the metadata names one.
 - contexts: the documents actually passed to the generator. If a RERANKER span has output
   documents, those of the reranker that ends last (`reranker.output_documents`); else the
@@ -17,7 +19,14 @@ The rule (docs/sources.md tells it with examples), on OpenInference attribute na
   content) once. Retriever spans that list no document at all returned nothing: the contexts
   are empty (an empty retrieval, audited); documents listed without content are a problem.
   A document's id is `document.id` (else `doc<N>` by position; an id taken
-  twice by different contents gets `~2`, `~3`, ...) and its text `document.content`.
+  twice by different contents gets `~2`, `~3`, ...) and its text `document.content`. In an
+  agent trace, then the tool results the generator saw (`agent_spans.tool_contexts`, ids
+  `tool:NAME#CALL`); an agent trace with neither documents nor tool results has no contexts
+  (an empty retrieval), not a dead letter.
+- conversation: the generator's user messages before its last one (`agent_spans`), the
+  user's earlier turns: the user's setting, never evidence. Assistant messages are neither.
+  The first `session.id` of the root, the chain span or any span is the metadata's
+  `session_id`.
 - trace_id: the source's trace id (OTel: 32 lowercase hex digits), unless
   `trace_id_attribute` is given and found; route: `route_attribute` (default service.name).
   An attribute name is looked up in the metadata when it starts with `metadata.`, then on the
@@ -26,9 +35,9 @@ The rule (docs/sources.md tells it with examples), on OpenInference attribute na
   values; its `task` and `generator` entries become those fields of the trace.
 
 A trace holding a stand-in for a span that could not be read (`UNREADABLE_SPAN`: the span is
-a dead letter of its own) is not whole and is not assembled. A trace without a retriever (or
-reranker) span, with documents whose content is not recorded, or without an answer raises
-`Unassembled` with every reason that applies.
+a dead letter of its own) is not whole and is not assembled. A trace that is not an agent's
+without a retriever (or reranker) span or with documents whose content is not recorded, and
+any trace without an answer, raises `Unassembled` with every reason that applies.
 """
 
 from __future__ import annotations
@@ -50,6 +59,15 @@ from openinference.semconv.trace import (
 )
 
 from rt4chart.schemas.spans import UNREADABLE_SPAN, Scalar, SourceSpan
+from rt4chart.transforms.common.agent_spans import (
+    add_metadata,
+    earlier_user_turns,
+    final_generator,
+    is_agent,
+    session_id,
+    tool_contexts,
+    with_tools,
+)
 from rt4chart.transforms.common.options_spec import Flex, option
 
 SERVICE_NAME = "service.name"  # OpenTelemetry's resource attribute naming the application
@@ -177,24 +195,48 @@ def trace_record(spans: Iterable[SourceSpan], mapping: SpanMapping) -> dict[str,
     if skip is not None:
         raise NotAQuery(skip)
     chain = _chain_span(spans, root)
-    llm = max((s for s in spans if kind(s) == _LLM), key=lambda s: (s.end_ns, s.span_id),
-              default=None)
-    answer = _text(chain, SpanAttributes.OUTPUT_VALUE, SpanAttributes.OUTPUT_MIME_TYPE,
-                   ANSWER_KEYS)
-    if answer is None and llm is not None:
-        answer = _message(llm, SpanAttributes.LLM_OUTPUT_MESSAGES, None, first=True)
-    problems = []
+    llm = final_generator(spans)
+    agent = is_agent(spans, llm)
+    problems: list[str] = []
     contexts = _contexts(spans, problems)
+    if agent:
+        # An agent's evidence is its documents and tool results; with neither (every tool
+        # came back empty or failed) it is an empty retrieval, audited as one.
+        problems = []
+        contexts = with_tools(contexts, tool_contexts(spans, llm))
+    answer, question = _answer_and_question(chain, llm, agent)
     if answer is None:
         problems.append("no answer: the chain span has no output.value and no LLM span an "
                         "output message")
     if problems:
         raise Unassembled("; ".join(problems))
-    question = _text(chain, SpanAttributes.INPUT_VALUE, SpanAttributes.INPUT_MIME_TYPE,
-                     QUESTION_KEYS)
-    if question is None and llm is not None:
-        question = _message(llm, SpanAttributes.LLM_INPUT_MESSAGES, "user", first=False)
-    return _record(root, chain, llm, mapping, question or "", answer, contexts)
+    turns, left_out = earlier_user_turns(llm)
+    record = _record(root, chain, llm, mapping, question or "", answer, contexts)
+    if turns:
+        record["conversation"] = [{"role": "user", "content": t} for t in turns]
+    add_metadata(record, {"session_id": session_id(spans, (root, chain)),
+                           "conversation_turns_left_out": str(left_out) if left_out else None})
+    return record
+
+
+def _answer_and_question(chain: SourceSpan, llm: SourceSpan | None, agent: bool,
+                         ) -> tuple[str | None, str | None]:
+    """(the answer, the question): the chain span's output and input values, else the final
+    generator's first output and last user message. An agent's chain values are its
+    framework's state (a message list, a workflow's events), so the final generator's come
+    first there."""
+    def from_llm(prefix: str, role: str | None, first: bool) -> str | None:
+        return _message(llm, prefix, role, first) if llm is not None else None
+
+    from_chain = (_text(chain, SpanAttributes.OUTPUT_VALUE, SpanAttributes.OUTPUT_MIME_TYPE,
+                        ANSWER_KEYS),
+                  _text(chain, SpanAttributes.INPUT_VALUE, SpanAttributes.INPUT_MIME_TYPE,
+                        QUESTION_KEYS))
+    from_gen = (from_llm(SpanAttributes.LLM_OUTPUT_MESSAGES, None, True),
+                from_llm(SpanAttributes.LLM_INPUT_MESSAGES, "user", False))
+    first, second = (from_gen, from_chain) if agent else (from_chain, from_gen)
+    return (first[0] if first[0] is not None else second[0],
+            first[1] if first[1] is not None else second[1])
 
 
 def _record(root: SourceSpan, chain: SourceSpan, llm: SourceSpan | None, mapping: SpanMapping,
