@@ -156,6 +156,24 @@ def estimate_trace(prepared: PreparedTrace, config: EstimateConfig = EstimateCon
     return TraceEstimate(1, len(prepared.sentences), len(prepared.windows), len(claims), stages)
 
 
+def expected_calls(prepared: PreparedTrace, config: EstimateConfig = EstimateConfig()) -> int:
+    """`estimate_trace(prepared, config).total.calls` without counting tokens: what a run's
+    progress expects of each trace as it starts (the calls only, cheap enough for every trace;
+    with `--confirm-ent` the whole estimate, whose labels decide the confirmations)."""
+    if config.confirm_ent:
+        return estimate_trace(prepared, config).total.calls
+    claims = [x for s in prepared.answer_sentences
+              for x in lexical_claims.decompose_claims(s.text)]
+    local = [x.text for x in claims if x.kind != ABSENCE]
+    per_call = config.claims_per_call
+    if config.prune_windows:
+        chunks = [render_window(prepared, w).text for w in prepared.windows]
+        sent = [sum(1 for x in local if relevant(x, chunk)) for chunk in chunks]
+    else:
+        sent = [len(local)] * len(prepared.windows)
+    return len(prepared.answer_sentences) + sum(-(-n // per_call) for n in sent) + len(claims)
+
+
 def _decompose(c: _Counter, prepared: PreparedTrace, stages: dict) -> list[tuple[str, str]]:
     """One call per answer sentence; the offline decomposer's claims as (text, kind)."""
     t, claims = prepared.trace, []
@@ -184,7 +202,7 @@ def _local(c: _Counter, prepared: PreparedTrace, local: list[str], stages: dict
     for chunk in chunks:
         sent = [x for x in local if not config.prune_windows or relevant(x, chunk)]
         verdicts = {x: lexical.verify(x, chunk) for x in sent}
-        for x in local:
+        for x in labels:  # once per claim text: an answer may repeat a claim
             labels[x].append(verdicts[x][0] if x in verdicts else "NIC")  # pruned: NIC
         if config.claims_per_call == 1:
             for x in sent:

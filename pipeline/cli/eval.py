@@ -40,7 +40,9 @@ def add_parsers(subparsers: Any) -> argparse.ArgumentParser:
                                    "intervals, and the answers whose verdict changed.")
     c.add_argument("run_a", metavar="RUN_A")
     c.add_argument("run_b", metavar="RUN_B")
-    c.add_argument("--out", dest="compare_out", help="write compare.json and compare.md here")
+    c.add_argument("--out", dest="compare_out", metavar="DIR",
+                   help="also write compare.json and compare.md in DIR (without --out: the "
+                        "Markdown is printed, no file is written)")
     c.add_argument("--seed", dest="compare_seed", type=int, default=0)
     c.add_argument("--bootstrap", dest="compare_bootstrap", type=int, default=1000)
     k = sub.add_parser("calibrate", allow_abbrev=False, help="fit a judge's calibration map",

@@ -4,8 +4,9 @@ Parts: every source is in the dev or the test part (`datasets.split_of`, a fixed
 source id). Thresholds (the judge score's, the length reference's threshold and direction) are
 chosen on dev and the measures reported on `split`: with `test` (default) and `all` both parts
 are audited; with `dev` only dev is audited and its thresholds are in-sample (the report says
-so). `limit` caps the audited answers: whole sources in a seeded random order until the cap,
-the last source possibly cut.
+so). `limit` caps the audited answers, stratified by task (every task gets at least one
+answer, the rest in proportion to its answers): per task, whole sources in a seeded random
+order until its share, the last source possibly cut.
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ class EvalOptions(NestsStages):
         "--tasks", default=(), parsed_default=None,
         help="comma-separated task types (default: all), e.g. QA,Summary")
     limit: int | None = option("--limit", parse=int,
-                               help="audit at most N answers (whole sources, seeded)")
+                               help="audit at most N answers, stratified by task: one of "
+                                    "every task, the rest in proportion to each task's "
+                                    "answers; whole sources in a seeded order")
     seed: int = option("--seed", default=0, parse=int, help="limit and bootstrap seed (default 0)")
     bootstrap: int = option("--bootstrap", default=1000, parse=int,
                             help="bootstrap resamples for the intervals (default 1000)")
@@ -87,23 +90,50 @@ class EvalOptions(NestsStages):
 
 
 def select(records: list[loaders.EvalRecord], opts: EvalOptions) -> list[loaders.EvalRecord]:
-    """The records to audit: tasks, parts, then the seeded limit over whole sources."""
+    """The records to audit: tasks, parts, then the seeded limit, stratified by task (see
+    `task_shares`): per task, whole sources in a seeded random order until its share, the
+    last source possibly cut."""
     tasks = {t.lower() for t in opts.tasks}
     chosen = [r for r in records if (not tasks or r.task.lower() in tasks)
               and r.split in opts.audited_parts]
     if opts.limit is None or len(chosen) <= opts.limit:
         return chosen
-    by_source: dict[str, list[loaders.EvalRecord]] = {}
+    by_task: dict[str, dict[str, list[loaders.EvalRecord]]] = {}
     for r in chosen:
-        by_source.setdefault(r.source_id, []).append(r)
-    order = sorted(by_source)
-    random.Random(opts.seed).shuffle(order)
+        by_task.setdefault(r.task, {}).setdefault(r.source_id, []).append(r)
+    rng = random.Random(opts.seed)
+    shares = task_shares({t: sum(map(len, s.values())) for t, s in by_task.items()},
+                         opts.limit, rng)
     picked: list[loaders.EvalRecord] = []
-    for source in order:
-        picked.extend(by_source[source])
-        if len(picked) >= opts.limit:
-            break
-    return picked[:opts.limit]
+    for task in sorted(by_task):
+        sources = by_task[task]
+        order = sorted(sources)
+        rng.shuffle(order)
+        mine: list[loaders.EvalRecord] = []
+        for source in order:
+            if len(mine) >= shares[task]:
+                break
+            mine.extend(sources[source])
+        picked.extend(mine[:shares[task]])
+    return picked
+
+
+def task_shares(sizes: dict[str, int], limit: int, rng: random.Random) -> dict[str, int]:
+    """How many answers of each task a limit takes (`limit` < the sum of `sizes`): one of
+    every task (of `limit` tasks drawn at random when there are more tasks than that), the
+    rest in proportion to the tasks' answers beyond that one (largest remainders first, ties
+    by name)."""
+    tasks = sorted(sizes)
+    if limit < len(tasks):
+        return {t: int(t in set(rng.sample(tasks, limit))) for t in tasks}
+    rest, beyond = limit - len(tasks), {t: sizes[t] - 1 for t in tasks}
+    total = sum(beyond.values()) or 1  # 0 only when the limit takes every answer
+    ideal = {t: rest * beyond[t] / total for t in tasks}
+    shares = {t: 1 + int(ideal[t]) for t in tasks}
+    left = limit - sum(shares.values())
+    for t in sorted(tasks, key=lambda t: (int(ideal[t]) - ideal[t], t))[:left]:
+        shares[t] += 1
+    return shares
 
 
 def _write_jsonl(path: Path, rows: list[dict]) -> None:

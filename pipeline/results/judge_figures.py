@@ -16,6 +16,8 @@ from apache_beam.runners.runner import PipelineResult
 from rt4chart.transforms.judge_stage import METRICS
 from rt4chart.transforms.prune import PRUNED_COUNTER
 
+NO_TASK = "(none)"  # the task group of answers whose trace names no task
+
 
 def counters(result: PipelineResult) -> dict[str, int]:
     """The job's `rt4chart` counters (committed where the runner commits them)."""
@@ -43,7 +45,7 @@ def cached_share_by_task(answers: Iterable) -> dict[str, float | None]:
     """Per task type of the answers (rows with task, input and cached tokens)."""
     sums: dict[str, list[int]] = {}
     for a in answers:
-        total = sums.setdefault(a.task or "(none)", [0, 0])
+        total = sums.setdefault(a.task or NO_TASK, [0, 0])
         total[0] += a.cached_tokens
         total[1] += a.input_tokens
     return {task: share(c, n) for task, (c, n) in sorted(sums.items()) if n}

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from rt4chart.pipeline.results.judge_figures import cached_share_by_task
+from rt4chart.pipeline.results.judge_figures import NO_TASK, cached_share_by_task
 from rt4chart.pipeline.storage.table_files import table_files
 from rt4chart.schemas.records import Usage
 from rt4chart.schemas.rows import (
@@ -238,12 +238,18 @@ def most_common_reason(answers: list[AnswerRow],
 
 
 def caching_lines(summary: Summary) -> list[str]:
-    """The cached share of input tokens per stage and task type, and the calls pruned."""
+    """The cached share of input tokens per stage and task type, and the calls pruned.
+
+    Only what says something: no line when no input token was cached (the summary's token
+    line says 0 cached), and no task line when the traces name no task (one "(none)" group
+    would only repeat the total)."""
     out = []
     for what, shares in (("stage", summary.cached_share_by_stage),
                          ("task", summary.cached_share_by_task)):
         known = {k: v for k, v in shares.items() if v is not None}
-        if summary.input_tokens and known:
+        if what == "task" and set(known) <= {NO_TASK}:
+            continue
+        if summary.input_tokens and summary.cached_tokens and any(known.values()):
             out.append(f"cached input tokens by {what}: "
                        + ", ".join(f"{k} {v:.0%}" for k, v in known.items()))
     if summary.pruned_calls:

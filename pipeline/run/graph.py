@@ -13,7 +13,7 @@ import apache_beam as beam
 from rt4chart.pipeline.results.earlier import read_cache
 from rt4chart.pipeline.run.chunk_files import Chunk, ReadPickles, ReadShard, WritePickles
 from rt4chart.pipeline.run.config import AuditConfig, StagesConfig, StreamConfig
-from rt4chart.pipeline.run.progress import DeadLetterRows
+from rt4chart.pipeline.run.progress import DeadLetterRows, ExpectCalls
 from rt4chart.pipeline.sinks.fanout import Sinks, WriteTables, key_envs
 from rt4chart.pipeline.sources.traces import ReadTraces
 from rt4chart.pipeline.stream.pubsub_frontend import LocalPubSub, LocalSource
@@ -24,6 +24,7 @@ from rt4chart.transforms.alerts import RouteAlerts
 from rt4chart.transforms.common.guard import GuardedDoFn
 from rt4chart.transforms.common.redact import Redactor
 from rt4chart.transforms.decompose import DecomposeClaims
+from rt4chart.transforms.estimate import EstimateConfig
 from rt4chart.transforms.judges.contract import judge_keys
 from rt4chart.transforms.rates import (
     CostsByRoute,
@@ -91,6 +92,10 @@ class Audit(beam.PTransform):
         run, reuse = self._run, self._reuse
         self.cap_dead_letters = None
         started, skipped = self._gate(segmented.prepared)
+        if not streaming:  # a batch run's ETA from its start (a stream's label set stays)
+            started = started | "ExpectCalls" >> beam.Map(ExpectCalls(EstimateConfig(
+                st.verify_local.claims_per_call, st.verify_local.prune_windows,
+                st.confirm.enabled)))
         decomposed = started | "DecomposeClaims" >> DecomposeClaims(
             spec, streaming, timeout, run, reuse, st.segment.limits)
         local = decomposed.claim_sets | "VerifyLocal" >> VerifyLocal(

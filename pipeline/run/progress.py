@@ -32,10 +32,11 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.runners.runner import PipelineResult
 
 from rt4chart.pipeline.results.summary import usd
-from rt4chart.schemas.records import DeadLetter
+from rt4chart.schemas.records import DeadLetter, PreparedTrace
 from rt4chart.schemas.rows import DeadLetterRow
 from rt4chart.transforms.aggregate import REDO_STAGE
 from rt4chart.transforms.common import tally
+from rt4chart.transforms.estimate import EstimateConfig, expected_calls
 from rt4chart.transforms.judge_stage import METRICS, USAGE_COUNTERS
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.spend_cap import TRACES_SKIPPED
@@ -47,8 +48,12 @@ PROGRESS_EVERY_S = 10.0
 TRACES_DONE = "traces_done"
 TRACES_READ = "traces_read"
 TRACES_DEAD = "traces_dead"
+CALLS_EXPECTED = "calls_expected"  # not `expected_calls`: names ending `_calls` are calls made
+TRACES_ESTIMATED = "traces_estimated"
+REUSED = "reused"  # `{stage}_reused`: calls answered from --reuse's cache, not made
 SAMPLING_COUNTERS = ("seen", "sampled", "always")  # traces_seen, ... (transforms/sampling.py)
 BAR_WIDTH = 24
+FIRST_POLL_S = 0.5  # how often the figures are looked at until the first line
 
 
 
@@ -58,6 +63,28 @@ def dead_letter_row(letter: DeadLetter, dead: tally.LiveCounter) -> DeadLetterRo
     if letter.stage != REDO_STAGE:
         dead.inc()
     return DeadLetterRow.of(letter)
+
+
+class ExpectCalls:
+    """For `beam.Map` where traces start (after the spend cap's gate): a trace passes through
+    unchanged, the judge calls its audit is expected to make counted (`calls_expected`, by
+    `transforms.estimate.expected_calls`, what `--estimate` counts) with the traces counted
+    so (`traces_estimated`): the ETA's basis from the run's start."""
+
+    def __init__(self, config: EstimateConfig):
+        self._config = config
+        self._calls = runtime.counter(METRICS, CALLS_EXPECTED)
+        self._traces = runtime.counter(METRICS, TRACES_ESTIMATED)
+
+    def __call__(self, prepared: PreparedTrace) -> PreparedTrace:
+        try:
+            calls = expected_calls(prepared, self._config)
+        except Exception as exc:  # noqa: BLE001 - an estimate never fails a trace
+            logger.debug("no expected calls for trace %s: %s", prepared.trace.trace_id, exc)
+            return prepared
+        self._calls.inc(calls)
+        self._traces.inc()
+        return prepared
 
 
 class DeadLetterRows:
@@ -97,6 +124,9 @@ class Progress:
     seen: int = 0  # valid traces that reached the sampling decision (transforms/sampling.py)
     sampled: int = 0  # picked by the rate
     always: int = 0  # picked by an always-audit rule
+    expected_calls: int = 0  # judge calls the traces estimated so far are expected to make
+    estimated: int = 0  # traces whose calls are in `expected_calls`
+    reused: int = 0  # calls answered from an earlier run's judge_cache (--reuse), not made
 
     @classmethod
     def of(cls, counters: dict[str, int]) -> Progress:
@@ -108,7 +138,10 @@ class Progress:
                     totals[suffix] += value
         return cls(counters.get(TRACES_DONE, 0), **totals, total=counters.get(TRACES_READ, 0),
                    dead=counters.get(TRACES_DEAD, 0), skipped=counters.get(TRACES_SKIPPED, 0),
-                   **{k: counters.get(f"traces_{k}", 0) for k in SAMPLING_COUNTERS})
+                   **{k: counters.get(f"traces_{k}", 0) for k in SAMPLING_COUNTERS},
+                   expected_calls=counters.get(CALLS_EXPECTED, 0),
+                   estimated=counters.get(TRACES_ESTIMATED, 0),
+                   reused=sum(v for k, v in counters.items() if k.endswith(f"_{REUSED}")))
 
     def merged(self, other: Progress) -> Progress:
         """Per figure, the larger: each source may lag, neither counts what did not happen."""
@@ -133,35 +166,79 @@ class Progress:
         return (f", sampling: seen {self.seen:,}, sampled {self.sampled:,}, always "
                 f"{self.always:,}, audited {self.traces:,}")
 
-    def eta_s(self, elapsed_s: float) -> float | None:
-        """Seconds left at the rate traces have been done so far; None before any is done."""
-        if not (0 < self.done < self.total):
-            return 0.0 if self.total and self.done >= self.total else None
-        return elapsed_s * (self.total - self.done) / self.done
+    @property
+    def expected(self) -> int:
+        """The judge calls the whole run is expected to make (0: not known yet): those of the
+        traces estimated so far, and while traces are still to start (the next chunk of a run
+        in chunks), as many per trace for each of them."""
+        if not self.estimated:
+            return 0
+        to_start = self.total - self.dead - self.unsampled - self.skipped - self.estimated
+        if to_start <= 0:
+            return self.expected_calls
+        return self.expected_calls + round(self.expected_calls * to_start / self.estimated)
+
+    @property
+    def calls_done(self) -> int:
+        """Calls ended toward the expected: made (retries included) or answered from reuse."""
+        return self.calls + self.reused
+
+    def eta(self, elapsed_s: float, calls_s: float | None = None) -> str:
+        """`ETA 1:05`, or why it is not known yet. From the expected calls at the rate calls
+        have ended over `calls_s` (the seconds since the calls could start); without expected
+        calls, at the rate traces have been done over `elapsed_s`."""
+        if self.expected:
+            return self._eta_by_calls(elapsed_s if calls_s is None else calls_s)
+        if self.total and self.done >= self.total:
+            return "ETA 0s"
+        if 0 < self.done < self.total:
+            return f"ETA {clock(elapsed_s * (self.total - self.done) / self.done)}"
+        return "ETA unknown until a trace is estimated or done"
+
+    def _eta_by_calls(self, calls_s: float) -> str:
+        done, expected = self.calls_done, self.expected
+        if not done:
+            return "ETA unknown until a judge call ends"
+        if done == expected:
+            return "ETA unknown: the calls expected have ended, the run is finishing"
+        if done > expected:  # the model's claims are not the estimate's: more calls
+            return f"ETA unknown: {done - expected:,} calls past the {expected:,} expected"
+        return f"ETA {clock(calls_s * (expected - done) / done)}"
 
     @property
     def cost(self) -> str:
         """As the summary says it (`summary.usd`): "cost unknown" once a call has no price."""
         return usd(None if self.cost_unknown else self.cost_micro_usd / 1e6)
 
-    def figures(self) -> str:
-        return (f"{self.calls:,} judge calls ({self.errors:,} failed), {self.input_tokens:,} "
+    def figures(self, expected: bool = False) -> str:
+        """Calls, tokens and cost; `expected`: the calls ended of those expected."""
+        calls = f"{self.calls:,} judge calls"
+        if expected and self.expected:
+            reused = f" + {self.reused:,} reused" if self.reused else ""
+            calls = f"{self.calls:,}{reused} of {self.expected:,} expected judge calls"
+        return (f"{calls} ({self.errors:,} failed), {self.input_tokens:,} "
                 f"input / {self.cached_tokens:,} cached / {self.output_tokens:,} output tokens, "
                 f"{self.cost}")
 
-    def line(self, tail: str = "") -> str:
+    def line(self, tail: str = "", expected: bool = False) -> str:
+        """The log line; `expected`: with the calls expected (a batch run's, while it runs)."""
         traces = f"{self.done:,}/{self.total:,}" if self.total else f"{self.done:,}"
         dead = f" ({self.dead:,} dead letters)" if self.dead else ""
         if self.skipped:
             dead += f" (spend cap reached: {self.skipped:,} skipped)"
-        return (f"progress: {traces} traces done{dead}{self.sampling()}, {self.figures()}"
-                f"{tail}")
+        return (f"progress: {traces} traces done{dead}{self.sampling()}, "
+                f"{self.figures(expected)}{tail}")
 
     def bar(self, tail: str) -> str:
+        """The terminal's bar, filled by traces done or, when further, by calls expected
+        (the local runner ends every trace at once, in its last stage)."""
         share = min(1.0, self.done / self.total) if self.total else 0.0
+        if self.expected:
+            share = max(share, min(1.0, self.calls_done / self.expected))
         filled = round(share * BAR_WIDTH)
+        calls = f"{self.calls_done:,}/{self.expected:,}" if self.expected else f"{self.calls:,}"
         return (f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {self.done:,}/{self.total:,} "
-                f"traces, {self.calls:,} calls, "
+                f"traces, {calls} calls, "
                 f"{self.input_tokens + self.output_tokens:,} tokens, {self.cost}{tail}")
 
 
@@ -206,6 +283,7 @@ class Reporter:
         self._drawn = False
         self._last_done = 0
         self._expected = Progress()
+        self._calls_from: float | None = None  # see `_note_calls_start`
 
     def expect(self, total: int) -> None:
         """About how many records there are to read, when it is known before the runs read
@@ -245,8 +323,27 @@ class Reporter:
         return progress
 
     def _loop(self) -> None:
+        # The first line as soon as it can give an ETA (the expected calls known and a call
+        # ended: seconds into a run), at the latest after `every_s`; then every `every_s`.
+        due = self._started + self._every_s
+        while not self._halt.wait(min(FIRST_POLL_S, max(0.0, due - time.monotonic()))):
+            progress = self.current()
+            self._note_calls_start(progress)
+            ready = not self._streaming and progress.expected and progress.calls_done
+            if time.monotonic() < due and not ready:
+                continue
+            self._show(progress, final=False)
+            break
         while not self._halt.wait(self._every_s):
             self._show(self.current(), final=False)
+
+    def _note_calls_start(self, progress: Progress) -> None:
+        """When the calls could start: the first moment the expected calls were known (the
+        traces are segmented; the judge stages come next). The call rate counts from there;
+        from the run's start when calls had already ended by then (when they began is not
+        known: the longer time, the later ETA)."""
+        if self._calls_from is None and progress.expected:
+            self._calls_from = self._started if progress.calls_done else time.monotonic()
 
     def _stop(self) -> None:
         self._halt.set()
@@ -261,14 +358,15 @@ class Reporter:
                 " (final)" if final else "")
         if final:
             return f", {clock(elapsed)} (final)"
-        eta = progress.eta_s(elapsed)
-        return f", {clock(elapsed)} elapsed" + (f", ETA {clock(eta)}" if eta is not None else "")
+        self._note_calls_start(progress)
+        since = None if self._calls_from is None else time.monotonic() - self._calls_from
+        return f", {clock(elapsed)} elapsed, {progress.eta(elapsed, since)}"
 
     def _show(self, progress: Progress, final: bool) -> None:
         with self._lock:
             tail = self._tail(progress, final)
             if not self._tty:
-                logger.info("%s", progress.line(tail))
+                logger.info("%s", progress.line(tail, expected=not (final or self._streaming)))
                 return
             text = progress.bar(tail)
             self._stream.write(f"\r{text:<100}" + ("\n" if final else ""))

@@ -108,6 +108,21 @@ def test_compare_identical_runs(runs, tmp_path, capsys):
     assert "# rt4chart eval compare" in capsys.readouterr().out
 
 
+def test_compare_writes_files_only_with_out_as_the_docs_say(runs, tmp_path, capsys,
+                                                             monkeypatch):
+    a, b = runs
+    here = tmp_path / "cwd"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    assert eval_cli.main(["compare", str(a), str(b), "--bootstrap", "20"]) == 0
+    assert "# rt4chart eval compare" in capsys.readouterr().out
+    assert list(here.iterdir()) == [] and not (a / "compare.json").exists()
+    assert eval_cli.main(["compare", str(a), str(b), "--bootstrap", "20", "--out", "cmp"]) == 0
+    assert sorted(p.name for p in (here / "cmp").iterdir()) == ["compare.json", "compare.md"]
+    doc = (Path(__file__).parents[2] / "docs" / "evaluation.md").read_text()
+    assert "with `--out DIR` it also writes `DIR/compare.json` and `DIR/compare.md`" in doc
+
+
 def test_compare_reports_changed_verdicts(runs, tmp_path):
     a, b = runs
     changed = tmp_path / "changed"

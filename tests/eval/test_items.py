@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
+from hypothesis import given
+from hypothesis import strategies as st
+
 from rt4chart.pipeline.eval.items import build_items
 from rt4chart.pipeline.eval.loaders import EvalRecord, GoldSpan
 
@@ -61,10 +66,42 @@ def test_select_parts_tasks_and_seeded_limit():
     assert {r.task for r in select(records, opts(tasks=("summary",)))} == {"Summary"}
     limited = select(records, opts(limit=10, seed=1))
     assert len(limited) == 10
-    sources = [r.source_id for r in limited]
-    for s in set(sources) - {sources[-1]}:  # every source but the last one comes whole
-        assert sources.count(s) == sum(r.source_id == s for r in records)
+    assert {r.task for r in limited} == {r.task for r in select(records, opts())}
+    for task in {r.task for r in limited}:  # per task, every source but the last comes whole
+        sources = [r.source_id for r in limited if r.task == task]
+        for s in set(sources) - {sources[-1]}:
+            assert sources.count(s) == sum(r.source_id == s for r in records)
     assert [r.trace_id for r in select(records, opts(limit=10, seed=1))] == [
         r.trace_id for r in limited]
-    assert [r.trace_id for r in select(records, opts(limit=10, seed=2))] != [
-        r.trace_id for r in limited]
+    assert any([r.trace_id for r in select(records, opts(limit=10, seed=seed))] != [
+        r.trace_id for r in limited] for seed in range(2, 6))  # the seed decides
+
+
+_TASKED = st.lists(st.tuples(st.sampled_from(["QA", "Summary", "Data2txt", "Chat"]),
+                             st.integers(0, 6)), min_size=1, max_size=60)
+
+
+@given(rows=_TASKED, limit=st.integers(1, 60), seed=st.integers(0, 3))
+def test_a_limit_is_a_sample_stratified_by_task(rows, limit, seed):
+    """`eval --limit N` (issue 48, point 7: `--limit 12` once picked no QA answer): every task
+    gets an answer when N allows, the rest in proportion to each task's answers."""
+    from rt4chart.pipeline.eval.runner import EvalOptions, select
+
+    records = [EvalRecord({"trace_id": f"t{i}"}, f"{task}-s{source}", task)
+               for i, (task, source) in enumerate(rows)]
+    opts = EvalOptions(dataset="ragtruth", data="d", out="o", split="all", limit=limit,
+                       seed=seed)
+    picked = select(records, opts)
+    assert len(picked) == min(limit, len(records))
+    assert len({r.trace_id for r in picked}) == len(picked)
+    sizes = Counter(task for task, _ in rows)
+    got = Counter(r.task for r in picked)
+    if limit >= len(records):
+        assert got == sizes
+    elif limit >= len(sizes):
+        rest, beyond = limit - len(sizes), sum(sizes.values()) - len(sizes)
+        for task, size in sizes.items():
+            assert abs(got[task] - (1 + rest * (size - 1) / beyond)) < 1, (task, got, sizes)
+    else:
+        assert set(got.values()) == {1} and len(got) == limit
+    assert [r.trace_id for r in select(records, opts)] == [r.trace_id for r in picked]

@@ -7,10 +7,12 @@ import json
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rt4chart import prompts
 from rt4chart.schemas.records import Document, Trace
-from rt4chart.transforms.estimate import EstimateConfig, estimate_trace
+from rt4chart.transforms.estimate import EstimateConfig, estimate_trace, expected_calls
 from rt4chart.transforms.judges.offline import claims as lexical_claims
 from rt4chart.transforms.judges.openai.pricing import Prices, PriceTable
 from rt4chart.transforms.judges.openai.prompt_tokens import PromptTokens
@@ -130,3 +132,20 @@ def test_sums_add_counts_and_stages():
     s = a + b
     assert (s.traces, s.claims, s.windows) == (2, a.claims + b.claims, a.windows + b.windows)
     assert s.total.calls == a.total.calls + b.total.calls
+
+
+SENTENCES = ("The bridge opened in 1932.", "It cost nine million dollars.",
+             "Tolls were never charged.", "The bridge does not carry trains.",
+             "Penguins swim in cold water.", "Its steel came from England and it is grey.")
+
+
+@settings(max_examples=40, deadline=None)
+@given(answer=st.lists(st.sampled_from(SENTENCES), min_size=1, max_size=4),
+       size=st.integers(1, 4), overlap=st.integers(0, 3), per_call=st.integers(1, 5),
+       prune=st.booleans(), confirm=st.booleans())
+def test_expected_calls_are_the_estimates_calls(answer, size, overlap, per_call, prune, confirm):
+    """What a run's progress expects of a trace is what `--estimate` counts, for every option
+    that changes the calls."""
+    p = prepared(size, min(overlap, size - 1), answer=" ".join(answer))
+    config = EstimateConfig(claims_per_call=per_call, prune_windows=prune, confirm_ent=confirm)
+    assert expected_calls(p, config) == estimate_trace(p, config).total.calls

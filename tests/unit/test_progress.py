@@ -7,6 +7,7 @@ import io
 import logging
 import os
 import pickle
+import re
 import subprocess
 import sys
 import threading
@@ -14,6 +15,8 @@ import time
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rt4chart.pipeline.run.progress import (
     DeadLetterRows,
@@ -78,7 +81,7 @@ def test_totals_sum_the_judge_stages_and_skip_other_counters():
     progress = Progress.of({"traces_done": 3, "decompose_calls": 4, "verify_global_calls": 5,
                             "verify_local_errors": 1, "decompose_cost_micro_usd": 123_456,
                             "decompose_reused": 7, "alerts": 2})
-    assert progress == Progress(traces=3, calls=9, errors=1, cost_micro_usd=123_456)
+    assert progress == Progress(traces=3, calls=9, errors=1, cost_micro_usd=123_456, reused=7)
     assert progress.line() == ("progress: 3 traces done, 9 judge calls (1 failed), 0 input / 0 "
                                "cached / 0 output tokens, $0.1235")
     known = Progress.of({"traces_read": 1200, "traces_done": 998, "traces_dead": 2,
@@ -89,11 +92,14 @@ def test_totals_sum_the_judge_stages_and_skip_other_counters():
         "1,234,567 input / 0 cached / 0 output tokens, $0.0000, ETA 1s")
 
 
-def test_eta_at_the_rate_so_far_and_merging_takes_the_larger_figure():
-    assert Progress(traces=25, total=100).eta_s(30.0) == pytest.approx(90.0)
-    assert Progress(total=100).eta_s(30.0) is None  # nothing done yet: no rate
-    assert Progress(traces=90, dead=10, total=100).eta_s(30.0) == 0.0
-    assert Progress(traces=3).eta_s(30.0) is None  # total not known
+def test_without_expected_calls_the_eta_goes_by_traces_and_says_when_it_cannot():
+    assert Progress(traces=25, total=100).eta(30.0) == "ETA 1:30"
+    assert Progress(total=100).eta(30.0) == "ETA unknown until a trace is estimated or done"
+    assert Progress(traces=90, dead=10, total=100).eta(30.0) == "ETA 0s"
+    assert Progress(traces=3).eta(30.0).startswith("ETA unknown")  # total not known
+
+
+def test_merging_takes_the_larger_figure():
     assert (clock(5), clock(125), clock(3725)) == ("5s", "2:05", "1:02:05")
     live, metrics = Progress(traces=2, calls=50, total=10), Progress(traces=4, calls=20)
     assert live.merged(metrics) == Progress(traces=4, calls=50, total=10)
@@ -175,7 +181,8 @@ def test_lines_come_while_a_blocking_run_runs_from_the_live_tally():
     assert ended is True
     mid = next(line for line in handler.lines if "0/4 traces done" in line)
     assert mid.startswith("progress: 0/4 traces done, 2 judge calls (0 failed)")
-    assert "elapsed" in mid and "ETA" not in mid  # no trace done yet: no rate to go by
+    # no trace done, no trace estimated: no rate to go by, and the line says so
+    assert "elapsed, ETA unknown until a trace is estimated or done" in mid
     assert handler.lines[-1].startswith("progress: 4/4 traces done (1 dead letters), 2 judge "
                                         "calls") and handler.lines[-1].endswith("(final)")
 
@@ -223,3 +230,81 @@ def test_a_dead_letter_counts_as_a_trace_done_unless_it_is_an_answers_redo():
     dead_letter_row(DeadLetter(REDO_STAGE, "incomplete", "{}", "t2", "r"))
     assert row.trace_id == "t1" and row.stage == "validate"
     assert tally.local().get("traces_dead", 0) - before == 1
+
+
+@given(calls=st.integers(1, 10_000), reused=st.integers(0, 1_000),
+       more=st.integers(1, 10_000), seconds=st.floats(0.5, 1e5))
+def test_the_eta_is_the_calls_left_at_the_rate_calls_have_ended(calls, reused, more, seconds):
+    expected = calls + reused + more
+    p = Progress(calls=calls, reused=reused, expected_calls=expected, estimated=3, total=3)
+    assert p.expected == expected
+    # no trace done: the ETA is the expected calls' (a trace-based one would be unknown)
+    assert p.eta(10 * seconds, seconds) == f"ETA {clock(seconds * more / (calls + reused))}"
+
+
+def test_the_calls_eta_says_why_it_is_not_known_rather_than_zero():
+    start = Progress(expected_calls=40, estimated=4, total=4)
+    assert start.eta(5.0, 1.0) == "ETA unknown until a judge call ends"
+    ended = Progress(calls=40, expected_calls=40, estimated=4, total=4)
+    assert ended.eta(5.0, 1.0) == ("ETA unknown: the calls expected have ended, the run is "
+                                   "finishing")
+    past = Progress(calls=45, expected_calls=40, estimated=4, total=4)
+    assert past.eta(5.0, 1.0) == "ETA unknown: 5 calls past the 40 expected"
+
+
+def test_traces_not_yet_started_are_expected_at_the_estimated_calls_per_trace():
+    # a run in chunks: 4 of 10 traces estimated (1 dead letter, 1 left out by sampling)
+    chunked = Progress(expected_calls=40, estimated=4, total=10, dead=1, seen=9, sampled=8)
+    assert chunked.expected == 40 + 10 * (10 - 1 - 1 - 4)
+    assert Progress(expected_calls=40, total=10).expected == 0  # no trace estimated: unknown
+    line = Progress(calls=8, expected_calls=40, estimated=4, total=4).line(expected=True)
+    assert "8 of 40 expected judge calls (0 failed)" in line
+    assert "8 judge calls (0 failed)" in Progress(calls=8, expected_calls=40).line()
+
+
+class _EstimatedPipeline:
+    """A local batch job whose traces are estimated and whose first call has ended, then it
+    waits (as long calls would) for a progress line."""
+
+    def __init__(self, lines: list[str]):
+        self._lines = lines
+
+    def run(self):
+        tally = runtime.process_tally()
+        for name, n in (("traces_read", 4), ("calls_expected", 40), ("traces_estimated", 4),
+                        ("decompose_calls", 10)):
+            tally.add(name, n)
+        deadline = time.monotonic() + 60  # a guard for a failing run, far below every_s
+        while not self._lines:
+            assert time.monotonic() < deadline, "no progress line before --progress-every"
+            time.sleep(0.01)
+        tally.add("traces_done", 4)
+        return _Done()
+
+
+def test_a_logs_first_line_comes_once_an_eta_is_known_and_gives_it_from_the_expected_calls():
+    handler = _Lines()
+    log = logging.getLogger("rt4chart.pipeline.progress")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    try:  # every_s an hour: the first line cannot be the periodic one
+        _, ended = run_with_progress(_EstimatedPipeline(handler.lines), every_s=3600)
+    finally:
+        log.removeHandler(handler)
+    assert ended is True
+    first = handler.lines[0]
+    assert first.startswith("progress: 0/4 traces done, 10 of 40 expected judge calls"), first
+    assert re.search(r"elapsed, ETA \d", first), first  # no trace done: by the calls
+    assert handler.lines[-1].endswith("(final)") and len(handler.lines) == 2
+
+
+def test_a_terminal_bar_fills_by_the_calls_and_shows_their_eta():
+    screen = _Terminal()
+    with Reporter(every_s=3600, stream=screen) as reporter:
+        for name, n in (("traces_read", 8), ("calls_expected", 80), ("traces_estimated", 8),
+                        ("decompose_calls", 20)):
+            runtime.process_tally().add(name, n)
+        reporter._show(reporter.current(), final=False)
+    drawn = screen.getvalue()
+    assert drawn.startswith("\r[######..................] 0/8 traces, 20/80 calls"), drawn
+    assert re.search(r"elapsed, ETA \d", drawn), drawn

@@ -101,6 +101,29 @@ class Capabilities:
                 "logprobs": self.sends("logprobs"), "streaming": self.stream}
 
 
+def describe_change(before: Capabilities, after: Capabilities) -> str:
+    """What changed between two request forms, as a sentence for people (`check-judge`,
+    the run's log), e.g. "structured output json_schema_strict -> json_object; the schema's
+    size bounds are no longer sent"."""
+    parts = []
+    if before.structured != after.structured:
+        parts.append(f"structured output {before.structured} -> {after.structured}")
+    if before.bounds != after.bounds:
+        parts.append("the schema's size bounds are " + ("now" if after.bounds else "no longer")
+                     + " sent")
+    if before.token_param != after.token_param:
+        parts.append(f"the output limit is sent as {after.token_param} instead of "
+                     f"{before.token_param}")
+    if after.dropped - before.dropped:
+        parts.append("no longer sent: " + ", ".join(sorted(after.dropped - before.dropped)))
+    if before.dropped - after.dropped:
+        parts.append("sent again: " + ", ".join(sorted(before.dropped - after.dropped)))
+    if before.stream != after.stream:
+        parts.append("replies are " + ("streamed" if after.stream else "read whole, not "
+                                       "streamed"))
+    return "; ".join(parts) or "no change"
+
+
 def strip_bounds(schema: Any) -> Any:
     """The schema without its size bounds (for an endpoint that rejects them)."""
     if isinstance(schema, dict):

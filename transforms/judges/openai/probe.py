@@ -38,6 +38,7 @@ import openai
 from rt4chart import prompts
 from rt4chart.transforms.common.redact import redact
 from rt4chart.transforms.judges.openai.capabilities import (
+    describe_change,
     error_text,
     json_in,
     loads_lenient,
@@ -183,8 +184,8 @@ class Prober:
             raise self._fail(f"the judge endpoint's reply is not a chat completion: {exc}"
                              ) from None
         if judge.capabilities != before:
-            self.report.changes.append(f"{step}: {before.encode()} -> "
-                                       f"{judge.capabilities.encode()}")
+            self.report.changes.append(f"after the probe's {step!r} call, "
+                                       f"{describe_change(before, judge.capabilities)}")
         usage = getattr(completion, "usage", None)
         choice = completion.choices[0] if completion.choices else None
         self.report.steps.append(Step(
