@@ -20,7 +20,7 @@ RUNS = {
     "large": [gt.trace(f"l-{i}", "faq", (gt.GROUNDED, gt.CONTRADICTED)[i % 2])
               for i in range(7)],
 }
-FINAL = re.compile(r"^progress: (\d+)/(\d+) traces done")
+FINAL = re.compile(r"^progress: (\d+)/(\d+) traces done, (\d+) judge calls .*\(final\)$")
 
 
 def _audit(name: str, folder, parties: int):
@@ -37,12 +37,12 @@ def _verdicts(result) -> list[tuple]:
 
 
 def _final_lines(caplog) -> dict[str, tuple[int, int]]:
-    """The last progress line each thread logged: (traces done, of total)."""
+    """The final progress line each thread logged: (traces done, of total, judge calls)."""
     lines = {}
     for record in caplog.records:
         match = FINAL.match(record.getMessage())
         if match:
-            lines[record.threadName] = (int(match[1]), int(match[2]))
+            lines[record.threadName] = (int(match[1]), int(match[2]), int(match[3]))
     return lines
 
 
@@ -57,8 +57,8 @@ def test_two_audits_at_once_each_have_their_figures_and_the_verdicts_alone(tmp_p
     for name, (thread, result) in together.items():
         assert _verdicts(result) == _verdicts(alone[name])
         assert result.complete  # neither waited in vain
-        assert result.summary.traces == len(RUNS[name])
+        assert result.summary.answers == len(RUNS[name])
         assert result.summary.calls == alone[name].summary.calls
         # its own progress: its traces, not the other run's counted in
-        assert finals[thread] == (len(RUNS[name]), len(RUNS[name]))
+        assert finals[thread] == (len(RUNS[name]), len(RUNS[name]), result.summary.calls)
     assert {t for t, _ in together.values()} == set(finals)  # two threads, one line each
