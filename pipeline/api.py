@@ -76,9 +76,13 @@ STAGE_OBJECTS: dict[str, tuple[type, tuple[type, ...]]] = {
     "caps": (CapConfig, (CapConfig,)),
     "sampling": (SamplingConfig, (SamplingConfig,)),
 }
-_OWNED = {"tables": (TablesConfig,), "spans": (SpanMapping,), "judge": (JudgeOptions,),
-          "stages": (StagesConfig, JudgeOptions,
-                     *(c for _, owners in STAGE_OBJECTS.values() for c in owners))}
+# Every config a caller may pass whole: (its type, the config classes whose options it holds).
+OBJECTS: dict[str, tuple[type, tuple[type, ...]]] = {
+    **STAGE_OBJECTS, "tables": (TablesConfig, (TablesConfig,)),
+    "spans": (SpanMapping, (SpanMapping,)), "judge": (JudgeSpec, (JudgeOptions,)),
+    "stages": (StagesConfig, (StagesConfig, JudgeOptions,
+                              *(c for _, owners in STAGE_OBJECTS.values() for c in owners))),
+}
 
 
 class AuditFailed(RuntimeError):
@@ -181,10 +185,9 @@ def _check_objects(judge: Any, objects: Mapping[str, Any], keywords: Mapping[str
                         f"JudgeSpec, got {type(judge).__name__}")
     given = dict(objects, **({"judge": judge} if isinstance(judge, JudgeSpec) else {}))
     for name, value in given.items():
-        expected = STAGE_OBJECTS[name][0] if name in STAGE_OBJECTS else _OWNED[name][0]
+        expected, owners = OBJECTS[name]
         if not isinstance(value, expected):
             raise TypeError(f"{name}: a {expected.__name__}, got {type(value).__name__}")
-        owners = STAGE_OBJECTS[name][1] if name in STAGE_OBJECTS else _OWNED[name]
         both = sorted(_owned_dests(owners) & set(keywords))
         if both:
             raise TypeError(f"{', '.join(both)}: already held by the {name}= given; set it "
@@ -220,7 +223,11 @@ class Auditor:
         _check_objects(judge, objects, self._values)
         if isinstance(judge, str):
             self._values["judge"] = judge
+        if self._judge_given(judge, objects):  # the keywords' judge is not used: none resolved
+            self._values["judge"] = "offline"
         self._judge = judge if isinstance(judge, JudgeSpec) else None
+        # a judge named (not a JudgeSpec), unless stages= holds the judge: None
+        self._judge_named = None if self._judge_given(judge, objects) else judge
         self._objects = objects
         self._beam_args = list(beam_args)
         self._lock = threading.Lock()  # the endpoint probed once, whichever thread asks first
@@ -231,6 +238,11 @@ class Auditor:
         if "Dataflow" in runner:
             raise ValueError("rt4chart.audit runs in-process; use `rt4chart audit` for "
                              "Dataflow")
+
+    @staticmethod
+    def _judge_given(judge: str | JudgeSpec, objects: Mapping[str, Any]) -> bool:
+        """Whether the judge is given whole: a JudgeSpec, or `stages=` with no judge named."""
+        return isinstance(judge, JudgeSpec) or ("stages" in objects and judge == "auto")
 
     def _beam(self):
         return jobs.beam_options(list(self._beam_args))
@@ -251,11 +263,10 @@ class Auditor:
     def _with_objects(self, config: AuditConfig) -> AuditConfig:
         objects = self._objects
         stages = objects.get("stages", config.stages)
-        if "stages" in objects and "judge" in self._values and self._values["judge"] != "auto":
-            stages = dataclasses.replace(stages, judge=config.stages.judge)
+        judge = self._judge or (stages.judge if self._judge_named is None
+                                else config.stages.judge)
         parts = {k: v for k, v in objects.items() if k in STAGE_OBJECTS}
-        stages = dataclasses.replace(stages, **parts,
-                                     **({"judge": self._judge} if self._judge else {}))
+        stages = dataclasses.replace(stages, **parts, judge=judge)
         return dataclasses.replace(config, stages=stages,
                                    tables=objects.get("tables", config.tables),
                                    spans=objects.get("spans", config.spans))
