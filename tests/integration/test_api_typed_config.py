@@ -122,3 +122,16 @@ def test_an_api_audit_makes_and_uses_no_argparse_parser_of_rt4chart():
                          timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split(" ", 1)[0] == "0", out.stdout
+
+
+def test_records_in_chunks_give_the_verdicts_of_one_run(caplog):
+    """In-memory records split into chunks (`chunk_traces`) as a file's lines are."""
+    traces = [gt.trace(f"c{i}", "faq", (gt.GROUNDED, gt.CONTRADICTED, gt.UNSUPPORTED)[i % 3])
+              for i in range(5)] + [{"trace_id": "c-bad", "route": "faq"}]
+    caplog.set_level("INFO", logger="rt4chart")
+    one = rt4chart.audit(traces, judge="offline", chunk_traces=0)
+    chunked = rt4chart.audit(traces, judge="offline", chunk_traces=2)
+    assert any("auditing in 3 chunks" in r.getMessage() for r in caplog.records)
+    assert _verdicts(chunked) == _verdicts(one) and len(one.answers) == 5
+    assert [d.trace_id for d in chunked.dead_letters] == [d.trace_id for d in one.dead_letters]
+    assert (chunked.summary.rate, chunked.summary.answers) == (one.summary.rate, 5)
