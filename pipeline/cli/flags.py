@@ -13,61 +13,25 @@ from rt4chart.pipeline.annotate.options import AnnotateOptions, annotate_options
 from rt4chart.pipeline.cli.declared import add_all, add_option, add_options
 from rt4chart.pipeline.eval.phoenix_labels import GoldOptions
 from rt4chart.pipeline.eval.runner import EvalOptions
-from rt4chart.pipeline.run.config import AuditConfig, AuditSwitches, StagesConfig, StreamConfig
+from rt4chart.pipeline.run.config import AuditConfig, StagesConfig, StreamConfig
+from rt4chart.pipeline.run.settings import AUDIT, SHARED, SPANS, VERBOSE_HELP, Options
 from rt4chart.pipeline.sinks.options import TablesConfig
-from rt4chart.pipeline.sources.phoenix_api import PhoenixSource
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.common.limits import LimitsConfig
 from rt4chart.transforms.common.options_spec import Option, declared, field_option, fields_options
 from rt4chart.transforms.common.span_mapping import SpanMapping
 from rt4chart.transforms.common.windows import WindowingConfig
 from rt4chart.transforms.confirm import ConfirmConfig
-from rt4chart.transforms.estimate import AuditEstimateSwitches, StreamEstimateSwitches
-from rt4chart.transforms.judges.judge_options import RATE_AND_PRICE, SHORTHAND, JudgeOptions
+from rt4chart.transforms.estimate import StreamEstimateSwitches
 from rt4chart.transforms.sampling import SamplingConfig
-from rt4chart.transforms.segment import SegmentConfig
 from rt4chart.transforms.spend_cap import CapConfig
-from rt4chart.transforms.verify_local import VerifyLocalConfig
 
 __all__ = ["AUDIT", "EVAL", "SHARED", "STREAM", "add_audit_args", "add_eval_args", "add_option",
            "add_options", "add_stream_args", "declared_flex", "stream_dests", "VERBOSE_HELP"]
 
-Options = tuple[tuple[str, Option], ...]
-VERBOSE_HELP = ("debug lines too (each judge call's retries and waits, a failed run's "
-                "traceback); the default shows progress, warnings and errors")
-VERBOSE = ("verbose", Option(("-v", "--verbose"), kind="flag", default=False, help=VERBOSE_HELP))
-_FIRST_JUDGE = ("judge", "judge_option", *SHORTHAND)
-# The options `audit`, `stream` and `eval` share (the judge, the windows, local verification),
-# in the order of their help; `eval` records them as `audit` takes them.
-SHARED: Options = (
-    *fields_options(JudgeOptions, *_FIRST_JUDGE),
-    field_option(VerifyLocalConfig, "claims_per_call"),
-    *declared(SegmentConfig),
-    field_option(VerifyLocalConfig, "prune_windows"),
-    VERBOSE,
-    *fields_options(JudgeOptions, *RATE_AND_PRICE),
-)
-_SPANS: Options = fields_options(SpanMapping, "route_attribute", "trace_id_attribute")
-
-# `rt4chart audit`'s options (its input files are positional, added by its parser).
-AUDIT: Options = (
-    field_option(AuditSwitches, "example"),
-    *fields_options(AuditConfig, "redo", "reuse", "input_format", "out", "overwrite",
-                    "bigquery"),
-    field_option(AuditSwitches, "batch_api"),
-    *fields_options(AuditConfig, "allow_partial_input", "max_record_bytes", "progress_every_s"),
-    *declared(TablesConfig),
-    *SHARED,
-    *declared(LimitsConfig),
-    *annotate_options(),
-    *declared(PhoenixSource),
-    *_SPANS,
-    *declared(ConfirmConfig),
-    field_option(CapConfig, "max_usd"),
-    *declared(SamplingConfig),
-    field_option(AuditConfig, "chunk_traces"),
-    *declared(AuditEstimateSwitches),
-)
+# `audit`'s options and those the commands share are listed with the typed configs they build
+# (run/settings.py, no argparse: the Python API takes them too).
+_SPANS = SPANS
 
 # `rt4chart stream`'s options; the Flex Template's parameters follow this order.
 STREAM: Options = (

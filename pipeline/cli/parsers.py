@@ -1,5 +1,5 @@
-"""rt4chart's command lines: the parsers of `audit` and `stream`, and their parsed values as
-typed configs.
+"""rt4chart's command lines: the parsers of `audit` and `stream`; their parsed values become
+typed configs through `run/settings.py`, as the Python API's keywords do.
 
 The options themselves are added by `flags.py`, from the declarations on the stages' configs
 (`transforms/common/options_spec.py`); the same functions give Beam's `PipelineOptions` views
@@ -9,28 +9,26 @@ The options themselves are added by `flags.py`, from the declarations on the sta
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 
 from rt4chart.pipeline.cli.beam_options import split_beam_args
 from rt4chart.pipeline.cli.flags import add_audit_args, add_stream_args
-from rt4chart.pipeline.cli.source_options import phoenix_source, span_mapping
-from rt4chart.pipeline.run.config import AuditConfig, AuditSwitches, StagesConfig, StreamConfig
-from rt4chart.pipeline.sinks.options import tables_config
-from rt4chart.transforms.alerts import AlertConfig
-from rt4chart.transforms.common.limits import LimitsConfig
-from rt4chart.transforms.common.options_spec import from_values
-from rt4chart.transforms.common.windows import WindowingConfig
-from rt4chart.transforms.confirm import ConfirmConfig
-from rt4chart.transforms.judges.contract import JudgeSpec
-from rt4chart.transforms.judges.judge_options import JudgeOptions
-from rt4chart.transforms.sampling import SamplingConfig
-from rt4chart.transforms.segment import SegmentConfig
-from rt4chart.transforms.spend_cap import CapConfig
-from rt4chart.transforms.verify_local import VerifyLocalConfig
+
+# The typed configs are built from the parsed values by the same functions the Python API
+# uses (`run/settings.py`, no argparse there): the command line only parses.
+from rt4chart.pipeline.run.settings import (
+    audit_config,
+    judge_spec,
+    segment_config,
+    stage_configs,
+    stages_config,
+    stream_config,
+    stream_stages,
+)
 
 __all__ = ["add_audit_parser", "add_stream_parser", "audit_config", "judge_spec", "segment_config",
-           "split_beam_args", "stage_configs", "stream_config"]
+           "split_beam_args", "stage_configs", "stages_config", "stream_config",
+           "stream_stages"]
 
 BEAM_EPILOG = (
     "Beam's pipeline options (--runner DataflowRunner --project P --region R, "
@@ -63,52 +61,3 @@ def add_stream_parser(sub: Any) -> argparse.ArgumentParser:
         epilog=BEAM_EPILOG)
     add_stream_args(p)
     return p
-
-
-def judge_spec(args: argparse.Namespace) -> JudgeSpec:
-    """The judge the options name (`auto`: openai when an endpoint is configured)."""
-    batch = os.path.join(args.out, "_batch_state") if getattr(args, "batch_api", False) else None
-    return from_values(JudgeOptions, args).spec(batch)
-
-
-def segment_config(args: argparse.Namespace) -> SegmentConfig:
-    """Windows and work limits (the limits' defaults where the command has no limit options)."""
-    return from_values(SegmentConfig, args, limits=from_values(LimitsConfig, args))
-
-
-def stage_configs(args: argparse.Namespace) -> dict[str, Any]:
-    """The stages' own configs that `audit`, `stream` and `eval` share, by StagesConfig field."""
-    return {"verify_local": from_values(VerifyLocalConfig, args),
-            "confirm": from_values(ConfirmConfig, args), "caps": from_values(CapConfig, args),
-            "sampling": from_values(SamplingConfig, args)}
-
-
-def stages_config(args: argparse.Namespace) -> StagesConfig:
-    """The batch stages' config (`audit`, `eval`): the judge, the windows, the stages' own."""
-    return StagesConfig(judge=judge_spec(args), segment=segment_config(args),
-                        **stage_configs(args))
-
-
-def audit_config(args: argparse.Namespace, example: str | None = None) -> AuditConfig:
-    """The `audit` command's typed configuration; `example`: the bundled traces' path, audited
-    with `--example` (ValueError on a bad value)."""
-    switches = from_values(AuditSwitches, args)
-    inputs = tuple(args.inputs) + ((example,) if switches.example and example else ())
-    return from_values(AuditConfig, args, inputs=inputs, stages=stages_config(args),
-                       spans=span_mapping(args), tables=tables_config(args),
-                       phoenix=phoenix_source(args))
-
-
-def stream_config(args: argparse.Namespace, spec: JudgeSpec) -> StreamConfig:
-    """The `stream` command's typed configuration (ValueError on a bad value)."""
-    return from_values(StreamConfig, args, stages=stream_stages(args, spec),
-                       alerts=from_values(AlertConfig, args),
-                       spans=span_mapping(args), tables=tables_config(args))
-
-
-def stream_stages(args: argparse.Namespace, spec: JudgeSpec) -> StagesConfig:
-    """The `stream` command's stages alone (what `stream --estimate` needs: no sink)."""
-    windowing = from_values(WindowingConfig, args, streaming=True)
-    return from_values(StagesConfig, args, judge=spec, segment=segment_config(args),
-                       windowing=windowing, **stage_configs(args))
-

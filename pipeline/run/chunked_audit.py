@@ -45,7 +45,7 @@ from rt4chart.pipeline.run import graph
 from rt4chart.pipeline.run.chunk_files import Chunk, shard_folder, write_shards
 from rt4chart.pipeline.run.config import DEFAULT_CHUNK_TRACES, AuditConfig
 from rt4chart.pipeline.sources.detect import file_format
-from rt4chart.pipeline.sources.traces import ReadTraces, input_paths
+from rt4chart.pipeline.sources.traces import input_paths
 from rt4chart.pipeline.storage.run_folder import list_files
 from rt4chart.pipeline.storage.run_lock import new_pipeline
 from rt4chart.pipeline.storage.table_files import is_work_file
@@ -111,7 +111,13 @@ def shard_count(config: AuditConfig, options: PipelineOptions) -> int:
     size = chunk_size(config)
     if size <= 0 or not is_local(options):
         return 1
-    return max(1, math.ceil(count_records(config.inputs, config.input_format) / size))
+    return max(1, math.ceil(record_count(config) / size))
+
+
+def record_count(config: AuditConfig) -> int:
+    """About how many records the run reads: its files' and its in-memory records'."""
+    records = 0 if config.records is None else len(config.records)
+    return count_records(config.inputs, config.input_format) + records
 
 
 def audit_runs(config: AuditConfig, options: PipelineOptions,
@@ -148,9 +154,7 @@ def audit_runs(config: AuditConfig, options: PipelineOptions,
 def _split(config: AuditConfig, options: PipelineOptions, work: str, shards: int,
            temp: str | None = None) -> None:
     pipeline = new_pipeline(options, temp)
-    read = pipeline | "ReadTraces" >> ReadTraces(config.inputs, config.input_format,
-                                                 config.allow_partial_input, config.spans,
-                                                 config.max_record_bytes)
+    read = pipeline | "ReadTraces" >> graph.read_traces(config)
     write_shards(read, work, shards)
     pipeline.run().wait_until_finish()
 

@@ -6,6 +6,7 @@ from dataclasses import MISSING, dataclass, field
 
 from rt4chart.pipeline.sinks.options import TablesConfig
 from rt4chart.pipeline.sources.detect import INPUT_FORMATS, STREAM_FORMATS
+from rt4chart.pipeline.sources.memory import MemoryRecords
 from rt4chart.pipeline.sources.phoenix_api import API_FORMAT, PhoenixSource
 from rt4chart.pipeline.storage.run_folder import check_out
 from rt4chart.pipeline.storage.text_files import (
@@ -140,6 +141,9 @@ class AuditConfig(NestsStages):
         help="local runs: audit the input about N traces per pipeline run, so that memory does "
              f"not grow with the input (default {DEFAULT_CHUNK_TRACES}; 0: one run over the "
              "whole input, the default with --batch-api)")
+    # The Python API's in-memory records (`rt4chart.audit(records)`), read as elements of the
+    # graph beside any files (sources/memory.py); never a command-line option.
+    records: MemoryRecords | None = None
     max_record_bytes: int = option(  # a longer line or row: a dead letter
         "--max-record-bytes", default=DEFAULT_MAX_RECORD_BYTES, parse=byte_size,
         metavar="SIZE",
@@ -151,7 +155,7 @@ class AuditConfig(NestsStages):
             raise ValueError(f"--input-format must be one of {', '.join(AUDIT_FORMATS)}, "
                              f"got {self.input_format!r}")
         self._check_phoenix()
-        if not (self.inputs or self.redo or self.phoenix):
+        if not (self.inputs or self.redo or self.phoenix or self.records):
             raise ValueError("no input given: pass trace files (JSONL or Parquet) or --example")
         if not self.out:
             raise ValueError("--out is required")
@@ -167,7 +171,10 @@ class AuditConfig(NestsStages):
     def _check_phoenix(self) -> None:
         if (self.input_format == API_FORMAT) != (self.phoenix is not None):
             raise ValueError("--input-format phoenix-api and a Phoenix source go together")
-        if self.phoenix is not None and (self.inputs or self.redo):
+        if self.records is not None and self.input_format != "auto":  # it names files' format
+            raise ValueError(f"input_format={self.input_format!r} names the format of files; "
+                             "in-memory records are read in formats told by their content")
+        if self.phoenix is not None and (self.inputs or self.redo or self.records):
             raise ValueError("--input-format phoenix-api reads the spans from Phoenix: give no "
                              "input files, --example or --redo with it")
 

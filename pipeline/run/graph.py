@@ -15,7 +15,8 @@ from rt4chart.pipeline.run.chunk_files import Chunk, ReadPickles, ReadShard, Wri
 from rt4chart.pipeline.run.config import AuditConfig, StagesConfig, StreamConfig
 from rt4chart.pipeline.run.progress import DeadLetterRows, ExpectCalls
 from rt4chart.pipeline.sinks.fanout import Sinks, WriteTables, key_envs
-from rt4chart.pipeline.sources.traces import ReadTraces
+from rt4chart.pipeline.sources.memory import ReadMemory
+from rt4chart.pipeline.sources.traces import ReadOutputs, ReadTraces
 from rt4chart.pipeline.stream.pubsub_frontend import LocalPubSub, LocalSource
 from rt4chart.schemas import rows
 from rt4chart.schemas.records import Message, RunInfo
@@ -184,16 +185,32 @@ def build(pipeline: beam.Pipeline, config: AuditConfig, run: RunInfo,
     """
     reuse = (pipeline | "ReadReuse" >> read_cache(config.reuse, run, bigquery_client)
              ) if config.reuse else None
-    read = pipeline | "ReadTraces" >> (
-        ReadShard(chunk.shard) if chunk else
-        ReadTraces(config.inputs, config.input_format, config.allow_partial_input,
-                   config.spans, config.max_record_bytes))
+    read = pipeline | "ReadTraces" >> (ReadShard(chunk.shard) if chunk else read_traces(config))
     unread = read.dead_letters | "ReadDeadLetterRows" >> beam.Map(rows.DeadLetterRow.of)
     tables = read.records | "Audit" >> Audit(config.stages, run, reuse,
                                              config.tables.write_traces,
                                              chunk.carry if chunk else None, (unread,))
     write_tables(tables._asdict(), config, bigquery_client, bigquery_method)
     return tables
+
+
+def read_traces(config: AuditConfig) -> beam.PTransform:
+    """The run's reading: its files (`ReadTraces`), the caller's in-memory records
+    (`ReadMemory`, elements of the graph), or both (records and a --redo's traces)."""
+    files = ReadTraces(config.inputs, config.input_format, config.allow_partial_input,
+                       config.spans, config.max_record_bytes) if config.inputs else None
+    if config.records is None:
+        return files
+    memory = ReadMemory(config.records, config.max_record_bytes)
+    return memory if files is None else _read_both(files, memory)
+
+
+@beam.ptransform_fn
+def _read_both(pbegin: beam.pvalue.PBegin, files: beam.PTransform,
+               memory: beam.PTransform) -> ReadOutputs:
+    parts = (pbegin | "Files" >> files, pbegin | "Memory" >> memory)
+    return ReadOutputs(tuple(p.records for p in parts) | "Records" >> beam.Flatten(),
+                       tuple(p.dead_letters for p in parts) | "DeadLetters" >> beam.Flatten())
 
 
 def judge_key_envs(stages: StagesConfig) -> tuple[str, ...]:

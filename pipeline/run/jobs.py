@@ -32,7 +32,7 @@ from rt4chart.pipeline.results.summary import Summary, summarise
 from rt4chart.pipeline.results.trace_lookup import mapping_record
 from rt4chart.pipeline.run import dofn_specs, graph
 from rt4chart.pipeline.run.cap_rounds import cap_record, run_rounds
-from rt4chart.pipeline.run.chunked_audit import audit_runs, count_records
+from rt4chart.pipeline.run.chunked_audit import audit_runs, record_count
 from rt4chart.pipeline.run.config import AuditConfig, StreamConfig
 from rt4chart.pipeline.run.judge_probe import negotiate
 from rt4chart.pipeline.run.phoenix_fetch import check_source, stage_input
@@ -47,7 +47,7 @@ from rt4chart.pipeline.storage.run_lock import FolderLock, new_pipeline, run_tem
 from rt4chart.pipeline.stream.pubsub_frontend import local_subscription
 from rt4chart.schemas.records import RunInfo
 from rt4chart.transforms.assemble import NOT_QUERIES
-from rt4chart.transforms.common import probability
+from rt4chart.transforms.common import probability, tally
 from rt4chart.transforms.judges.contract import JudgeSpec, calibration_of, judge_model
 from rt4chart.transforms.judges.openai import job_limits, pricing
 from rt4chart.transforms.sampling import NO_SAMPLING, SamplingConfig
@@ -241,6 +241,13 @@ def run_audit(config: AuditConfig, options: PipelineOptions) -> Summary:
     Raises UsageError before the job starts (nothing written), and what the runner raises when
     the job fails.
     """
+    # A run of its own: its progress counts apart from any other audit of the process (the
+    # Python API's audits in threads each read their own figures, tally.py).
+    with tally.run_scope():
+        return _run_in_folder(config, options)
+
+
+def _run_in_folder(config: AuditConfig, options: PipelineOptions) -> Summary:
     folder = RunFolder(config.out, config.overwrite)
     lock = FolderLock(folder.out)  # one run at a time per OUT, until its files are in
     with usage_errors():
@@ -311,7 +318,7 @@ def _run_pipelines(staged: AuditConfig, run: RunInfo, options: PipelineOptions,
         results = []
         with Reporter(every_s, temp_dir=temp) as reporter:
             if staged.input_format not in SPAN_FORMATS:  # spans: lines are not traces
-                reporter.expect(count_records(staged.inputs, staged.input_format))
+                reporter.expect(record_count(staged))
             while chunk is not None:
                 pipeline = new_pipeline(options, temp)
                 graph.build(pipeline, part, run, chunk=chunk)
@@ -339,7 +346,8 @@ def _run_staged(config: AuditConfig, run: RunInfo, redo: list[str], folder: RunF
         logger.info("redoing %d trace(s) of %s", len(redo), config.redo)
     staged = dataclasses.replace(config, inputs=files, out=folder.staging)
     logger.info("auditing %s with judge %s (model %s), prompts %s, W=%d O=%d -> %s",
-                ", ".join(config.inputs + (("--redo " + config.redo,) if redo else ())),
+                ", ".join(config.inputs + (("--redo " + config.redo,) if redo else ()) + (
+                    () if config.records is None else (f"{len(config.records)} records",))),
                 config.judge.name, run.judge_model, run.prompt_hash,
                 config.segment.window_size, config.segment.window_overlap, folder.out)
     started = time.monotonic()
@@ -443,6 +451,12 @@ def run_stream(config: StreamConfig, options: PipelineOptions,
     files as it goes, adding to what the folder holds.
 
     Raises UsageError before the job starts."""
+    with tally.run_scope():  # its progress counts apart, as an audit's
+        return _stream(config, options, stop, every_s)
+
+
+def _stream(config: StreamConfig, options: PipelineOptions, stop: threading.Event | None,
+            every_s: float) -> StreamRun:
     runner = str(options.view_as(StandardOptions).runner)
     remote = "Dataflow" in runner
     with usage_errors():

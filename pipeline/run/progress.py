@@ -305,6 +305,7 @@ class Reporter:
     def __exit__(self, *exc: object) -> None:
         self._stop()
         self._recording.__exit__(None, None, None)
+        self._runtime.tally.forget(tally.current_run())  # read: its counts are not kept
         self._runtime = None  # as a job's DoFns do when they end
         shutil.rmtree(self._folder, ignore_errors=True)
 

@@ -7,8 +7,8 @@ Google Cloud library.
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
+from typing import Any
 
 from rt4chart.transforms.common.options_spec import Flex, from_values, option
 
@@ -73,8 +73,9 @@ class TablesConfig:
         return None if days is None else days * 86_400_000
 
 
-def tables_config(args: argparse.Namespace) -> TablesConfig:
-    """The options' TablesConfig; ValueError for a BigQuery setting without --bigquery."""
+def tables_config(args: Any) -> TablesConfig:
+    """The options' TablesConfig (`args`: the options' values by dest, the command line's or
+    the Python API's); ValueError for a BigQuery setting without --bigquery."""
     location = getattr(args, "bigquery_location", None)
     days = getattr(args, "partition_expiration_days", None)
     if (location or days is not None) and not getattr(args, "bigquery", None):

@@ -192,7 +192,7 @@ class _ReadRowGroupFn(StorageDoFn):
                     return
                 size = _batch_size(meta.num_rows, meta.total_byte_size, self._max_bytes)
                 for batch in parquet.iter_batches(size, row_groups=[group]):
-                    yield from _sized_rows(batch, where, rows, self._max_bytes)
+                    yield from sized_rows(batch, where, rows, self._max_bytes)
                     rows += batch.num_rows
         except _PARQUET_ERRORS as exc:
             letter = partial_input(path, f"{rows} row(s) of row group {group}", exc,
@@ -226,7 +226,7 @@ def _batch_size(num_rows: int, total_bytes: int, max_bytes: int) -> int:
     return max(1, min(PARQUET_BATCH_ROWS, num_rows * max_bytes // total_bytes))
 
 
-def _sized_rows(batch: pa.RecordBatch, where: str, first: int, max_bytes: int) -> Iterator:
+def sized_rows(batch: pa.RecordBatch, where: str, first: int, max_bytes: int) -> Iterator:
     """`batch_rows`, with each row over `max_bytes` (its Arrow size) a dead letter instead:
     such a row is never converted to Python objects (which cost many times its size)."""
     if batch.nbytes <= max_bytes:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import json
 
+from apache_beam.runners.direct import transform_evaluator
 from apache_beam.transforms import userstate
 
 import rt4chart
@@ -48,6 +49,27 @@ def test_an_api_audit_runs_with_beams_own_functions(tmp_path):
     calls = _records(record)
     assert calls and not any(c["beam_specs_replaced"] for c in calls)
     assert userstate.get_dofn_specs is BEAM_SPECS
+
+
+def _host_state() -> tuple:
+    """What a process-wide patch would change: the function in both places Beam reads it
+    from, and how many objects the collector has set aside."""
+    return ((id(userstate.get_dofn_specs), id(transform_evaluator.get_dofn_specs)),
+            gc.get_freeze_count())
+
+
+def test_beam_and_the_collector_are_the_hosts_before_during_and_after_an_api_audit(tmp_path):
+    """Beam functions replaced during an API audit: 0 (issue 49, point 2); the command's own
+    speed-ups stay in its process (`jobs.cli_process_tuning`)."""
+    record = tmp_path / "calls.jsonl"
+    before = _host_state()
+    assert userstate.get_dofn_specs is BEAM_SPECS is transform_evaluator.get_dofn_specs
+    result = rt4chart.audit(_traces(), judge="host_probe_judge:factory",
+                            judge_option={"record": str(record)})
+    during = {(tuple(c["specs_ids"]), c["frozen"]) for c in _records(record)}
+    assert len(result.answers) == 2 and len(_records(record)) >= 2
+    assert during == {before}
+    assert _host_state() == before
 
 
 def test_an_api_audit_does_not_set_the_hosts_heap_aside(tmp_path):

@@ -1,15 +1,27 @@
-"""The API's keyword options are the command's: the same declarations, the same parsed values."""
+"""The API's keyword options are the command's: the same declarations, the same parsed values,
+the same defaults; the API reaches them without argparse (`run/settings.py`), and these tests
+compare them with what the command's own argparse parser gives."""
 
 from __future__ import annotations
+
+import functools
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rt4chart.pipeline.api import _audit_parser, namespace, option_value
+from rt4chart.pipeline.api import keyword_values, option_value, option_values
+from rt4chart.pipeline.cli import parsers as cli_args
+from rt4chart.pipeline.cli.beam_options import KnownOptionsParser
 from rt4chart.pipeline.cli.flags import AUDIT
 
 NUMERIC = [(dest, opt) for dest, opt in AUDIT if opt.kind == "value" and opt.parse in (int, float)]
+
+
+@functools.cache
+def _audit_parser():
+    root = KnownOptionsParser(prog="rt4chart", allow_abbrev=False)
+    return cli_args.add_audit_parser(root.add_subparsers(dest="command"))
 
 
 def parsed(flag: str, text: str):
@@ -33,9 +45,18 @@ def test_judge_option_mapping_is_the_repeated_flag(options):
 
 
 def test_defaults_are_the_commands_defaults():
-    args = namespace(["x.jsonl"], "out", {})
+    values = option_values(["x.jsonl"], "out", {})
     command = _audit_parser().parse_args(["x.jsonl", "--out", "out"])
-    assert {k: v for k, v in vars(args).items() if k != "command"} == vars(command)
+    assert vars(values) == {k: v for k, v in vars(command).items() if k != "command"}
+
+
+def test_the_same_values_build_the_same_config():
+    argv = ["x.jsonl", "--out", "out", "--window-size", "9", "--window-overlap", "2",
+            "--judge", "offline", "--sample", "faq=0.5", "--max-usd", "3"]
+    given_ = keyword_values({"window_size": 9, "window_overlap": "2", "judge": "offline",
+                             "sample": ["faq=0.5"], "max_usd": 3})
+    api = cli_args.audit_config(option_values(["x.jsonl"], "out", given_))
+    assert api == cli_args.audit_config(_audit_parser().parse_args(argv))
 
 
 @given(st.one_of(st.booleans(), st.lists(st.integers()), st.dictionaries(st.text(), st.text())))
