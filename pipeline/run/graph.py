@@ -280,13 +280,19 @@ class _CheckSizeFn(GuardedDoFn):
         yield message if letter is None else beam.pvalue.TaggedOutput("dead", letter)
 
 
+class OtlpTraces(NamedTuple):
+    messages: beam.PCollection[Message]  # one per assembled trace
+    dead_letters: beam.PCollection[rows.DeadLetterRow]
+
+
 @beam.ptransform_fn
-def otlp_traces(messages, config: StreamConfig):
-    """OTLP messages -> (a Message per assembled trace, dead letter rows)."""
+def otlp_traces(messages, config: StreamConfig) -> OtlpTraces:
+    """OTLP messages -> a Message per assembled trace, and dead letter rows."""
     from rt4chart.pipeline.sources.read import AssembleOtlpMessages
 
     out = messages | "Spans" >> AssembleOtlpMessages(config.spans, config.stages.dedupe_horizon_s)
-    return out.messages, out.dead_letters | "Rows" >> beam.Map(rows.DeadLetterRow.of)
+    return OtlpTraces(out.messages,
+                      out.dead_letters | "Rows" >> beam.Map(rows.DeadLetterRow.of))
 
 
 class StreamTables(NamedTuple):
@@ -315,8 +321,9 @@ def build_stream(pipeline: beam.Pipeline, config: StreamConfig, run: RunInfo,
     messages, unread = sized.ok, [sized.dead | "OversizeRows" >> beam.Map(
         rows.DeadLetterRow.of)]
     if config.input_format == "otlp":  # spans -> one message per trace (pipeline/sources)
-        messages, unassembled = messages | "AssembleTraces" >> otlp_traces(config)
-        unread.append(unassembled)
+        assembled = messages | "AssembleTraces" >> otlp_traces(config)
+        messages = assembled.messages
+        unread.append(assembled.dead_letters)
     tables = messages | "Audit" >> Audit(config.stages, run,
                                          write_traces=config.tables.write_traces,
                                          unread=tuple(unread))
