@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 import apache_beam as beam
 import orjson
@@ -25,6 +26,7 @@ from apache_beam.transforms.userstate import ReadModifyWriteStateSpec
 from apache_beam.typehints import Any as AnyHint
 from apache_beam.typehints import Tuple
 
+from rt4chart.schemas.records import DeadLetter
 from rt4chart.schemas.rows import AlertRow, RouteRateRow, to_dict
 from rt4chart.transforms.common.guard import GlobalDeadLetters, RouteKeyedFn
 from rt4chart.transforms.common.options_spec import Flex, option
@@ -151,14 +153,20 @@ def alert_message(alert: AlertRow) -> beam.io.PubsubMessage:
                                         "window_start": alert.window_start.isoformat()})
 
 
+class AlertOutputs(NamedTuple):
+    alerts: beam.PCollection[AlertRow]
+    dead_letters: beam.PCollection[DeadLetter]  # in the global window (GlobalDeadLetters)
+
+
 class RouteAlerts(beam.PTransform):
-    """Rate rows (every firing) -> alert rows."""
+    """Rate rows (every firing) -> `.alerts`: alert rows; `.dead_letters`: the rows the check
+    failed on."""
 
     def __init__(self, config: AlertConfig):
         super().__init__()
         self._config = config
 
-    def expand(self, rates: beam.PCollection[RouteRateRow]) -> beam.PCollection[AlertRow]:
+    def expand(self, rates: beam.PCollection[RouteRateRow]) -> AlertOutputs:
         out = (
             rates
             | "Global" >> beam.WindowInto(beam.window.GlobalWindows())
@@ -166,5 +174,5 @@ class RouteAlerts(beam.PTransform):
                 Tuple[str, AnyHint])
             | "Check" >> beam.ParDo(_AlertFn(self._config)).with_outputs("dead", main="alerts")
         )
-        self.dead_letters = (out.dead,) | "DeadLetters" >> GlobalDeadLetters()
-        return out.alerts
+        dead = (out.dead,) | "DeadLetters" >> GlobalDeadLetters()
+        return AlertOutputs(out.alerts, dead)

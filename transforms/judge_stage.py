@@ -272,8 +272,8 @@ class RunJudge(beam.PTransform):
         if self._reuse is not None and self._fn.replays:
             split = {"requests": requests, "cache": self._reuse} | "Reuse" >> SplitReused(
                 self._fn.key_of, self._fn.stage)
-            requests = split.miss
-            replayed = split.hit | "Replay" >> beam.ParDo(_ReplayFn(self._fn)).with_outputs(
+            requests = split.misses
+            replayed = split.hits | "Replay" >> beam.ParDo(_ReplayFn(self._fn)).with_outputs(
                 "usage", "cache", main="results")
         out = (
             requests

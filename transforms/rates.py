@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, fields, replace
+from typing import NamedTuple
 
 import apache_beam as beam
 from apache_beam.coders import VarIntCoder
@@ -11,7 +12,7 @@ from apache_beam.transforms.userstate import ReadModifyWriteStateSpec
 from apache_beam.typehints import Any as AnyHint
 from apache_beam.typehints import Tuple
 
-from rt4chart.schemas.records import NO_ROUTE, Traffic, Usage, UsageRecord
+from rt4chart.schemas.records import NO_ROUTE, DeadLetter, Traffic, Usage, UsageRecord
 from rt4chart.schemas.rows import (
     AnswerRow,
     CostRow,
@@ -188,9 +189,19 @@ def skipped_traffic(row) -> Traffic:
     return Traffic(row.route, int(row.event_time.timestamp() * 1_000_000), "skipped_cap")
 
 
+class RateOutputs(NamedTuple):
+    rates: beam.PCollection[RouteRateRow]
+    dead_letters: beam.PCollection[DeadLetter]  # in the global window (GlobalDeadLetters)
+
+
+class CostOutputs(NamedTuple):
+    costs: beam.PCollection[CostRow]
+    dead_letters: beam.PCollection[DeadLetter]  # in the global window (GlobalDeadLetters)
+
+
 class RatesByRoute(beam.PTransform):
-    """Answer rows (and Traffic records, sampling.py) -> one rate row per (route, event-time
-    window) and firing.
+    """Answer rows (and Traffic records, sampling.py) -> `.rates`: one rate row per (route,
+    event-time window) and firing; `.dead_letters`: the rows the step failed on.
 
     Rows of answers that arrived after their window closed (`late`) are counted in the
     `late_answers` metric and left out.
@@ -201,7 +212,7 @@ class RatesByRoute(beam.PTransform):
         self._windowing = windowing
 
     def expand(self, answers: beam.PCollection | tuple[beam.PCollection, ...]
-               | list[beam.PCollection]) -> beam.PCollection[RouteRateRow]:
+               | list[beam.PCollection]) -> RateOutputs:
         if isinstance(answers, tuple | list):  # (answers, traffic): counted together
             answers = answers | "WithTraffic" >> beam.Flatten()
         stamped = answers | "EventTime" >> beam.ParDo(
@@ -215,8 +226,8 @@ class RatesByRoute(beam.PTransform):
             | "Typed" >> beam.Map(lambda kv: kv).with_output_types(Tuple[str, AnyHint])
             | "Row" >> beam.ParDo(_RateRowFn()).with_outputs("dead", main="rows")
         )
-        self.dead_letters = (stamped.dead, rows.dead) | "DeadLetters" >> GlobalDeadLetters()
-        return rows.rows
+        dead = (stamped.dead, rows.dead) | "DeadLetters" >> GlobalDeadLetters()
+        return RateOutputs(rows.rows, dead)
 
 
 def cost_row(key: tuple[str, str], usage: Usage, window: dict) -> CostRow:
@@ -234,7 +245,8 @@ class _CostRowFn(RouteKeyedFn):
 
 
 class CostsByRoute(beam.PTransform):
-    """Usage records of every judge call -> one cost row per (route, judge model, window).
+    """Usage records of every judge call -> `.costs`: one cost row per (route, judge model,
+    window); `.dead_letters`: the records the step failed on.
 
     The calls of a trace that arrived after its window closed are counted in the `late_usage`
     metric and left out, like its answer; the answers table carries every answer's cost.
@@ -244,7 +256,7 @@ class CostsByRoute(beam.PTransform):
         super().__init__()
         self._windowing = windowing
 
-    def expand(self, usage: beam.PCollection[UsageRecord]) -> beam.PCollection[CostRow]:
+    def expand(self, usage: beam.PCollection[UsageRecord]) -> CostOutputs:
         stamped = usage | "EventTime" >> beam.ParDo(_Restamp(
             lambda u: u.event_time_us / 1e6, "usage", "costs")).with_outputs("dead", main="rows")
         rows = (
@@ -254,5 +266,5 @@ class CostsByRoute(beam.PTransform):
             | "Sum" >> beam.CombinePerKey(lambda usages: sum(usages, Usage()))
             | "Row" >> beam.ParDo(_CostRowFn()).with_outputs("dead", main="rows")
         )
-        self.dead_letters = (stamped.dead, rows.dead) | "DeadLetters" >> GlobalDeadLetters()
-        return rows.rows
+        dead = (stamped.dead, rows.dead) | "DeadLetters" >> GlobalDeadLetters()
+        return CostOutputs(rows.rows, dead)

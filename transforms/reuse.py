@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import apache_beam as beam
 import orjson
@@ -59,17 +59,23 @@ class _SplitHits(GuardedDoFn):
                 yield request
 
 
+class ReusedOutputs(NamedTuple):
+    misses: beam.PCollection  # requests to ask the judge
+    hits: beam.PCollection  # (request, stored result) pairs
+
+
 class SplitReused(beam.PTransform):
-    """Requests -> (misses, hits): hits pair a request with the stored result of its key."""
+    """Requests -> `.misses`, `.hits`: a hit pairs a request with the stored result of its
+    key."""
 
     def __init__(self, key_of, stage: str):
         super().__init__()
         self._key_of = key_of
         self._stage = stage
 
-    def expand(self, inputs: dict[str, beam.PCollection]) -> beam.pvalue.DoOutputsTuple:
+    def expand(self, inputs: dict[str, beam.PCollection]) -> ReusedOutputs:
         key_of, stage = self._key_of, self._stage
-        return (
+        split = (
             {
                 "requests": inputs["requests"] | "Key" >> beam.Map(lambda r: (key_of(r), r)),
                 "stored": inputs["cache"]
@@ -79,6 +85,7 @@ class SplitReused(beam.PTransform):
             | "Join" >> beam.CoGroupByKey()
             | "Split" >> beam.ParDo(_SplitHits()).with_outputs("hit", main="miss")
         )
+        return ReusedOutputs(split.miss, split.hit)
 
 
 class ReadCache(beam.PTransform):

@@ -28,12 +28,12 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import apache_beam as beam
 from apache_beam.utils.shared import Shared
 
-from rt4chart.schemas.records import PreparedTrace
+from rt4chart.schemas.records import DeadLetter, PreparedTrace
 from rt4chart.schemas.rows import AlertRow, SkippedRow
 from rt4chart.transforms.common.guard import GuardedDoFn
 from rt4chart.transforms.common.options_spec import Flex, option
@@ -393,21 +393,25 @@ class SettleFn(GuardedDoFn):
         return iter(())
 
 
+class CapGateOutputs(NamedTuple):
+    admitted: beam.PCollection[PreparedTrace]
+    skipped: beam.PCollection[SkippedRow]
+    alerts: beam.PCollection[AlertRow]  # a stream's "cap reached" alerts
+    dead_letters: beam.PCollection[DeadLetter]  # the traces the gate failed on
+
+
 class CapGate(beam.PTransform):
-    """Prepared traces -> (admitted traces, skipped rows)."""
+    """Prepared traces -> admitted traces, skipped rows, cap alerts and dead letters."""
 
     def __init__(self, config: CapConfig, stages: Any, prices: Any,
                  clock: Callable[[], float] = time.time):
         super().__init__()
         self._fn = CapGateFn(config, stages, prices, clock)
 
-    def expand(self, prepared: beam.PCollection[PreparedTrace]
-               ) -> tuple[beam.PCollection[PreparedTrace], beam.PCollection[SkippedRow]]:
+    def expand(self, prepared: beam.PCollection[PreparedTrace]) -> CapGateOutputs:
         out = prepared | "Admit" >> beam.ParDo(self._fn).with_outputs(
             "skipped", "alerts", "dead", main="admitted")
-        self.alerts = out.alerts  # a stream's "cap reached" alerts (AlertRow)
-        self.dead_letters = out.dead  # the traces the gate failed on
-        return out.admitted, out.skipped
+        return CapGateOutputs(out.admitted, out.skipped, out.alerts, out.dead)
 
 
 def cap_prices(name: str, options: Mapping[str, str]) -> Any:

@@ -219,7 +219,7 @@ def graph_check(config, options: PipelineOptions) -> str:
     records = pipeline | "Records" >> beam.Create([])
     tables = records | "Audit" >> graph.Audit(config.stages, run_info(config.judge),
                                               write_traces=config.tables.write_traces)
-    graph.write_tables(tables._asdict(), config)
+    graph.write_tables(tables.written(), config)
     steps = len(pipeline.to_runner_api().components.transforms)
     name = options.view_as(GoogleCloudOptions).job_name or "(a generated name)"
     return f"job {name}: the audit's graph builds ({steps} transforms); not submitted"

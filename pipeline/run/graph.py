@@ -51,12 +51,36 @@ class AuditTables(NamedTuple):
     costs: beam.PCollection[rows.CostRow]
     dead_letters: beam.PCollection[rows.DeadLetterRow]
     judge_cache: beam.PCollection[rows.JudgeCacheRow]
+    # A stream's "spend cap reached" alerts, for its alerts table (RouteAlerts adds the rate
+    # alerts); empty without a cap. Not a table of its own: `written` leaves it out.
+    cap_alerts: beam.PCollection[rows.AlertRow]
     traces: beam.PCollection[rows.TraceRow] | None = None  # opt-in (--write-traces)
     skipped: beam.PCollection[rows.SkippedRow] | None = None  # with a spend cap
 
     def written(self) -> dict[str, beam.PCollection]:
         """{table name: rows} of the tables to write (an opt-in table not asked for is not)."""
-        return {name: pc for name, pc in self._asdict().items() if pc is not None}
+        return {name: pc for name, pc in self._asdict().items()
+                if pc is not None and name not in _NOT_TABLES}
+
+
+_NOT_TABLES = frozenset({"cap_alerts"})
+
+
+class _Gated(NamedTuple):
+    """What the spend cap lets start (every trace without a cap) and what it keeps back."""
+
+    started: beam.PCollection
+    skipped: beam.PCollection[rows.SkippedRow] | None  # the skipped table: only with a cap
+    alerts: beam.PCollection[rows.AlertRow]  # empty without a cap
+    dead_letters: tuple[beam.PCollection, ...]  # the gate's, none without a cap
+
+
+class _Aggregates(NamedTuple):
+    """route_rates and costs (None in a chunk of a run in chunks), their steps' dead letter rows."""
+
+    rates: beam.PCollection[rows.RouteRateRow] | None
+    costs: beam.PCollection[rows.CostRow] | None
+    dead_letters: tuple[beam.PCollection, ...]
 
 
 class Audit(beam.PTransform):
@@ -91,8 +115,8 @@ class Audit(beam.PTransform):
         picked, traffic, unsampled = valid.traces | "Sample" >> Sample(st.sampling)
         segmented = picked | "Segment" >> Segment(st.segment)
         run, reuse = self._run, self._reuse
-        self.cap_dead_letters = None
-        started, skipped = self._gate(segmented.prepared)
+        gated = self._gate(segmented.prepared)
+        started = gated.started
         if not streaming:  # a batch run's ETA from its start (a stream's label set stays)
             started = started | "ExpectCalls" >> beam.Map(ExpectCalls(EstimateConfig(
                 st.verify_local.claims_per_call, st.verify_local.prune_windows,
@@ -109,67 +133,69 @@ class Audit(beam.PTransform):
         } | "AggregateAnswers" >> AggregateAnswers(self._run, streaming, timeout)
         dead = (
             (valid.dead_letters, unsampled, segmented.dead_letters, decomposed.dead_letters,
-             local.dead_letters, answers.redo,
-             *(() if self.cap_dead_letters is None else (self.cap_dead_letters,)))
+             local.dead_letters, answers.redo, *gated.dead_letters)
             | "DeadLetters" >> beam.Flatten()
             | "DeadLetterRows" >> beam.Map(DeadLetterRows())  # counted: a trace ends here
         )
-        if skipped is not None:  # a stream's hourly ledger learns the traces' actual costs
+        if gated.skipped is not None:  # a stream's hourly ledger learns the actual costs
             answers.answers | "SettleSpend" >> beam.ParDo(SettleFn(st.caps))
         dead = (dead, *self._unread) | "AllDeadLetters" >> beam.Flatten()
+        aggregated = self._aggregates(answers.answers, usage,
+                                      self._traffic(traffic, gated.skipped, dead))
+        if aggregated.dead_letters:  # the rate and cost steps' own faults (after the traffic)
+            dead = (dead, *aggregated.dead_letters) | "WithAggregateFaults" >> beam.Flatten()
+        return AuditTables(
+            answers.answers, answers.claims, aggregated.rates, aggregated.costs, dead,
+            (decomposed.cache, local.cache, final.cache) | "JudgeCache" >> beam.Flatten(),
+            gated.alerts,
+            (valid.traces | "TraceRows" >> beam.Map(rows.TraceRow.of))
+            if self._write_traces else None,
+            gated.skipped,
+        )
+
+    @staticmethod
+    def _traffic(traffic: beam.PCollection, skipped: beam.PCollection | None,
+                 dead: beam.PCollection) -> beam.PCollection:
+        """Every trace's Traffic record: sampled or not, skipped by a cap, dead lettered."""
         capped = () if skipped is None else (
             skipped | "SkippedTraffic" >> beam.Map(skipped_traffic),)
         counted = (traffic, *capped, dead | "DeadLetterTraffic" >> beam.FlatMap(
             lambda row: [] if row.stage == REDO_STAGE else [dead_letter_traffic(row)]))
-        traffic = counted | "Traffic" >> beam.Flatten()
-        rates, costs, unaggregated = self._aggregates(answers.answers, usage, traffic)
-        if unaggregated:  # the rate and cost steps' own faults (after the traffic is counted)
-            dead = (dead, *unaggregated) | "WithAggregateFaults" >> beam.Flatten()
-        return AuditTables(
-            answers.answers,
-            answers.claims,
-            rates,
-            costs,
-            dead,
-            (decomposed.cache, local.cache, final.cache) | "JudgeCache" >> beam.Flatten(),
-            (valid.traces | "TraceRows" >> beam.Map(rows.TraceRow.of))
-            if self._write_traces else None,
-            skipped,
-        )
+        return counted | "Traffic" >> beam.Flatten()
 
-    def _gate(self, prepared: beam.PCollection):
-        """(the traces that start, skipped rows or None): with a spend cap, a trace starts
-        only while the cap holds its reservation (transforms/spend_cap.py)."""
+    def _gate(self, prepared: beam.PCollection) -> _Gated:
+        """With a spend cap, a trace starts only while the cap holds its reservation
+        (transforms/spend_cap.py); without one, every trace starts."""
         st = self._stages
         if not st.caps.enabled:
-            return prepared, None
+            return _Gated(prepared, None, prepared | "NoCapAlerts" >> beam.FlatMap(_nothing), ())
         prices = st.caps.prices or cap_prices(st.judge.name, dict(st.judge.options))
-        gate = CapGate(st.caps, st, prices)
-        out = prepared | "CapSpend" >> gate
-        self.cap_alerts = gate.alerts
-        self.cap_dead_letters = gate.dead_letters
-        return out
+        gated = prepared | "CapSpend" >> CapGate(st.caps, st, prices)
+        return _Gated(gated.admitted, gated.skipped, gated.alerts, (gated.dead_letters,))
 
     def _aggregates(self, answers: beam.PCollection, usage: beam.PCollection,
-                    traffic: beam.PCollection):
-        """(rate rows, cost rows, their steps' dead letter rows)."""
+                    traffic: beam.PCollection) -> _Aggregates:
         windowing = self._stages.windowing
         if self._carry is None:
-            rates_of, costs_of = RatesByRoute(windowing), CostsByRoute(windowing)
-            rates = (answers, traffic) | "RatesByRoute" >> rates_of
-            costs = usage | "CostsByRoute" >> costs_of
-            return rates, costs, (aggregate_faults(rates_of, costs_of),)
+            rates = (answers, traffic) | "RatesByRoute" >> RatesByRoute(windowing)
+            costs = usage | "CostsByRoute" >> CostsByRoute(windowing)
+            faults = aggregate_faults("RatesByRouteCostsByRoute", rates.dead_letters,
+                                      costs.dead_letters)
+            return _Aggregates(rates.rates, costs.costs, (faults,))
         answers | "CarryAnswers" >> WritePickles(self._carry, "answers")
         traffic | "CarryTraffic" >> WritePickles(self._carry, "traffic")
         usage | "CarryUsage" >> WritePickles(self._carry, "usage")
-        return None, None, ()
+        return _Aggregates(None, None, ())
 
 
-def aggregate_faults(*steps: beam.PTransform) -> beam.PCollection:
-    """The dead letter rows of aggregate steps (RatesByRoute, CostsByRoute, RouteAlerts: each
-    sets `dead_letters` when expanded), counted like the others."""
-    letters = tuple(step.dead_letters for step in steps)
-    label = "".join(type(step).__name__ for step in steps)
+def _nothing(_element) -> tuple:
+    """No element: the cap alerts of an audit without a cap."""
+    return ()
+
+
+def aggregate_faults(label: str, *letters: beam.PCollection) -> beam.PCollection:
+    """The dead letters of aggregate steps (RatesByRoute, CostsByRoute, RouteAlerts) as rows,
+    counted like the others. `label`: the steps' names, a stable prefix of the step labels."""
     return (letters | f"{label}Faults" >> beam.Flatten()
             | f"{label}FaultRows" >> beam.Map(DeadLetterRows()))
 
@@ -190,7 +216,7 @@ def build(pipeline: beam.Pipeline, config: AuditConfig, run: RunInfo,
     tables = read.records | "Audit" >> Audit(config.stages, run, reuse,
                                              config.tables.write_traces,
                                              chunk.carry if chunk else None, (unread,))
-    write_tables(tables._asdict(), config, bigquery_client, bigquery_method)
+    write_tables(tables.written(), config, bigquery_client, bigquery_method)
     return tables
 
 
@@ -241,13 +267,15 @@ def build_aggregates(pipeline: beam.Pipeline, config: AuditConfig, carry: str,
     windowing = config.stages.windowing
     counted = (pipeline | "EarlierAnswers" >> ReadPickles(carry, "answers"),
                pipeline | "EarlierTraffic" >> ReadPickles(carry, "traffic"))
-    rates_of, costs_of = RatesByRoute(windowing), CostsByRoute(windowing)
+    rates = counted | "RatesByRoute" >> RatesByRoute(windowing)
+    costs = (pipeline | "EarlierUsage" >> ReadPickles(carry, "usage")
+             | "CostsByRoute" >> CostsByRoute(windowing))
     tables = {
-        "route_rates": counted | "RatesByRoute" >> rates_of,
-        "costs": pipeline | "EarlierUsage" >> ReadPickles(carry, "usage")
-        | "CostsByRoute" >> costs_of,
+        "route_rates": rates.rates,
+        "costs": costs.costs,
+        "dead_letters": aggregate_faults("RatesByRouteCostsByRoute", rates.dead_letters,
+                                         costs.dead_letters),
     }
-    tables["dead_letters"] = aggregate_faults(rates_of, costs_of)
     write_tables(tables, config, bigquery_client, bigquery_method)
 
 
@@ -275,13 +303,19 @@ class _CheckSizeFn(GuardedDoFn):
         yield message if letter is None else beam.pvalue.TaggedOutput("dead", letter)
 
 
+class OtlpTraces(NamedTuple):
+    messages: beam.PCollection[Message]  # one per assembled trace
+    dead_letters: beam.PCollection[rows.DeadLetterRow]
+
+
 @beam.ptransform_fn
-def otlp_traces(messages, config: StreamConfig):
-    """OTLP messages -> (a Message per assembled trace, dead letter rows)."""
+def otlp_traces(messages, config: StreamConfig) -> OtlpTraces:
+    """OTLP messages -> a Message per assembled trace, and dead letter rows."""
     from rt4chart.pipeline.sources.read import AssembleOtlpMessages
 
     out = messages | "Spans" >> AssembleOtlpMessages(config.spans, config.stages.dedupe_horizon_s)
-    return out.messages, out.dead_letters | "Rows" >> beam.Map(rows.DeadLetterRow.of)
+    return OtlpTraces(out.messages,
+                      out.dead_letters | "Rows" >> beam.Map(rows.DeadLetterRow.of))
 
 
 class StreamTables(NamedTuple):
@@ -310,19 +344,20 @@ def build_stream(pipeline: beam.Pipeline, config: StreamConfig, run: RunInfo,
     messages, unread = sized.ok, [sized.dead | "OversizeRows" >> beam.Map(
         rows.DeadLetterRow.of)]
     if config.input_format == "otlp":  # spans -> one message per trace (pipeline/sources)
-        messages, unassembled = messages | "AssembleTraces" >> otlp_traces(config)
-        unread.append(unassembled)
-    audit = Audit(config.stages, run, write_traces=config.tables.write_traces,
-                  unread=tuple(unread))
-    tables = messages | "Audit" >> audit
-    alerting = RouteAlerts(config.alerts)
-    alerts = tables.route_rates | "RouteAlerts" >> alerting
-    tables = tables._replace(dead_letters=(tables.dead_letters, aggregate_faults(alerting))
+        assembled = messages | "AssembleTraces" >> otlp_traces(config)
+        messages = assembled.messages
+        unread.append(assembled.dead_letters)
+    tables = messages | "Audit" >> Audit(config.stages, run,
+                                         write_traces=config.tables.write_traces,
+                                         unread=tuple(unread))
+    alerting = tables.route_rates | "RouteAlerts" >> RouteAlerts(config.alerts)
+    faults = aggregate_faults("RouteAlerts", alerting.dead_letters)
+    tables = tables._replace(dead_letters=(tables.dead_letters, faults)
                              | "WithAlertFaults" >> beam.Flatten())
-    if tables.skipped is not None:  # and that the hour's spend cap was reached
-        cap_alerts = audit.cap_alerts | "CapAlertWindows" >> beam.WindowInto(
-            alerts.windowing.windowfn)
-        alerts = (alerts, cap_alerts) | "WithCapAlerts" >> beam.Flatten()
+    # And that the hour's spend cap was reached (none without a cap).
+    cap_alerts = tables.cap_alerts | "CapAlertWindows" >> beam.WindowInto(
+        alerting.alerts.windowing.windowfn)
+    alerts = (alerting.alerts, cap_alerts) | "WithCapAlerts" >> beam.Flatten()
     sinks = Sinks(config.out, streaming=True, bigquery=config.bigquery,
                   dead_letter_topic=config.dead_letter_topic, alerts_topic=config.alerts_topic,
                   key_envs=judge_key_envs(config.stages), tables=config.tables,

@@ -44,6 +44,7 @@ PROJECTIONS = {
     "ReadDeadLetterRows": "a DeadLetter as a row",
     "RatesByRouteCostsByRouteFaultRows": "a DeadLetter as a row",
     "RouteAlertsFaultRows": "a DeadLetter as a row",
+    "NoCapAlerts": "yields nothing whatever the element (an audit without a spend cap)",
     "OversizeRows": "a DeadLetter as a row",
     "Messages": "a Beam PubsubMessage as a Message (its data, attributes and times)",
     "DeadLetterTraffic": "a dead letter row as a Traffic record",

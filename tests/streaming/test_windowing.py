@@ -73,7 +73,7 @@ def run_stream(stream: TestStream, windowing: WindowingConfig, name: str,
         tables = p | stream | Audit(stages, RUN)
         outputs = tables.written()
         if alerts is not None:
-            outputs["alerts"] = tables.route_rates | RouteAlerts(alerts)
+            outputs["alerts"] = (tables.route_rates | RouteAlerts(alerts)).alerts
         for table, rows in outputs.items():
             rows | f"Collect_{table}" >> beam.ParDo(_Collect(f"{name}/{table}"))
     return {t: list(_SINK.get(f"{name}/{t}", [])) for t in (*outputs,)}
@@ -230,7 +230,7 @@ def test_absolute_alert_is_published_once_per_route_and_window_through_the_pipel
     config = AlertConfig(absolute=0.4, relative=None, min_traces=20)
     _SINK.pop("alerts", None)
     with beam.Pipeline(options=STREAMING) as p:
-        p | stream | RouteAlerts(config) | beam.ParDo(_Collect("alerts"))
+        (p | stream | RouteAlerts(config)).alerts | beam.ParDo(_Collect("alerts"))
     got = sorted((a["route"], a["window_start"].timestamp() - BASE, a["traces"])
                  for a in _SINK["alerts"])
     assert got == [("a", 0, 30), ("a", 300, 22), ("b", 0, 30)]

@@ -74,7 +74,26 @@ def _same_but_emitted_at(expected: RouteRateRow, actual: RouteRateRow) -> bool:
 
 def test_rates_by_route_counts_each_route_and_day_once():
     with TestPipeline(runner="FnApiRunner") as p:
-        rates = p | beam.Create(ANSWERS) | RatesByRoute()
+        rates = (p | beam.Create(ANSWERS) | RatesByRoute()).rates
         assert_that(rates, equal_to(EXPECTED, equals_fn=_same_but_emitted_at))
         assert_that(rates | "Stamped" >> beam.Map(lambda r: r.emitted_at.tzinfo is not None),
                     equal_to([True] * len(EXPECTED)), label="EmittedAtIsAware")
+
+
+def test_one_instance_applied_twice_gives_each_application_its_own_outputs():
+    # Outputs are values (issue 49): an output set on the instance would hold only the last
+    # application's dead letters; here each application keeps its own rates and dead letters.
+    rates_of = RatesByRoute()
+    # No event time: _Restamp fails on it, so it becomes a dead letter of the second input.
+    broken = replace(ANSWERS[-1], trace_id="b-broken", event_time=None)
+    with TestPipeline(runner="FnApiRunner") as p:
+        first = p | "First" >> beam.Create(ANSWERS) | "RatesFirst" >> rates_of
+        second = (p | "Second" >> beam.Create([ANSWERS[-1], broken])
+                  | "RatesSecond" >> rates_of)
+        assert_that(first.rates, equal_to(EXPECTED, equals_fn=_same_but_emitted_at),
+                    label="FirstRates")
+        assert_that(first.dead_letters, equal_to([]), label="FirstDeadLetters")
+        assert_that(second.rates, equal_to([EXPECTED[-1]], equals_fn=_same_but_emitted_at),
+                    label="SecondRates")
+        assert_that(second.dead_letters | beam.Map(lambda d: (d.stage, d.trace_id, d.route)),
+                    equal_to([("rates", "b-broken", "b")]), label="SecondDeadLetters")

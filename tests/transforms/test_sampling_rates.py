@@ -31,7 +31,7 @@ def _wilson(k: float, n: float, z: float = 1.959964) -> tuple[float, float]:
 
 def _rows(elements) -> list:
     """route_rates of the elements, as pickled rows back in the test's process."""
-    return _collected(lambda p: p | beam.Create(elements, reshuffle=False) | RatesByRoute())
+    return _collected(lambda p: (p | beam.Create(elements, reshuffle=False) | RatesByRoute()).rates)
 
 
 def _collected(build) -> list:
@@ -97,7 +97,7 @@ def test_traffic_counts_add_up_per_route():
         dead = p | "Dead" >> beam.Create([
             DeadLetterRow(stage="validate", reason="r", trace_id=None, route=None, raw="{}",
                           received_at=DAY, dead_letter_id="d1")]) | beam.Map(dead_letter_traffic)
-        rates = (answers, traffic, skipped, dead) | RatesByRoute()
+        rates = ((answers, traffic, skipped, dead) | RatesByRoute()).rates
         rates = rates | "Global" >> beam.WindowInto(beam.window.GlobalWindows())
         return (rates, picked | "Ids" >> beam.Map(lambda t: t.trace_id)) | beam.Flatten()
 

@@ -54,7 +54,8 @@ def test_gate_admits_what_the_cap_holds_and_skips_the_rest_with_the_reason():
             assert "max_usd" in row.detail
 
     with TestPipeline() as p:
-        started, skipped = p | beam.Create(traces) | CapGate(cap, STAGES, PRICES)
+        gated = p | beam.Create(traces) | CapGate(cap, STAGES, PRICES)
+        started, skipped = gated.admitted, gated.skipped
         both = ((started | "K1" >> beam.Map(lambda x: (0, ("s", x))),
                  skipped | "K2" >> beam.Map(lambda x: (0, ("k", x))))
                 | beam.Flatten() | beam.GroupByKey()
