@@ -125,7 +125,8 @@ def task_shares(sizes: dict[str, int], limit: int, rng: random.Random) -> dict[s
     by name)."""
     tasks = sorted(sizes)
     if limit < len(tasks):
-        return {t: int(t in set(rng.sample(tasks, limit))) for t in tasks}
+        drawn = set(rng.sample(tasks, limit))
+        return {t: int(t in drawn) for t in tasks}
     rest, beyond = limit - len(tasks), {t: sizes[t] - 1 for t in tasks}
     total = sum(beyond.values()) or 1  # 0 only when the limit takes every answer
     ideal = {t: rest * beyond[t] / total for t in tasks}

@@ -14,6 +14,7 @@ from google.cloud import bigquery
 
 from rt4chart import prompts
 from rt4chart.pipeline.cli import main as cli
+from rt4chart.pipeline.report.packing import unpacked
 from rt4chart.pipeline.report.page import render
 from rt4chart.pipeline.results.earlier import redo_traces
 from rt4chart.pipeline.results.load import load_run
@@ -141,7 +142,7 @@ def test_redo_reuse_and_report_read_a_run_that_went_to_bigquery(emulator, datase
     assert set(run.traces) == {"hit", "clean"}
     assert run.traces["hit"].trace.question == "Which city is the capital?"
     assert [d.text for d in run.traces["hit"].trace.contexts] == [CTX]
-    html = render(run, None, max_traces=10, title="from BigQuery")
+    html = unpacked(render(run, None, max_traces=10, title="from BigQuery"))
     assert "Which city is the capital?" in html
 
     # --redo bq: the incomplete trace, as received.

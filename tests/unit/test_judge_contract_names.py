@@ -27,8 +27,9 @@ CONTRACT_ATTRS = frozenset(
     {f.name for f in dataclasses.fields(JudgeTraits)}
     | {n for n in (*vars(Judge), *vars(JudgeKind)) if not n.startswith("_")}
     | {"call_deadline_s", "shares_event_loop", "speed", "config", "prices", "capabilities"})
-# The command line's namespace: its flags may share a trait's name (--batch-api).
-NOT_JUDGES = frozenset({"args"})
+# The command line's namespace and the options' values the command line and the API both pass
+# to pipeline/settings.py: their flags may share a trait's name (--batch-api).
+NOT_JUDGES = frozenset({"args", "values"})
 # A name that lists judges (OPENAI_JUDGES, KEYED_JUDGES, OFFLINE_JUDGE…).
 LIST_SUFFIXES = ("_JUDGES", "_JUDGE")
 
