@@ -5,7 +5,7 @@ runner) from the same frozen configuration objects the stages own: a caller may 
 whole (`judge=JudgeSpec(...)`, `stages=StagesConfig(...)`, `segment=SegmentConfig(...)`,
 `tables=TablesConfig(...)`, ...) or name `rt4chart audit`'s options as keywords
 (`window_size=8`, `base_url=...`), a convenience built on the options' declarations
-(`pipeline/settings.py` `AUDIT`): the same defaults, the same parsers for text, the same builders
+(`run/settings.py` `AUDIT`): the same defaults, the same parsers for text, the same builders
 and checks as the command's. Nothing here goes through argparse, which is the command line's.
 
 In-memory records enter the graph as elements (`sources/memory.py` `ReadMemory`): validated and
@@ -37,9 +37,8 @@ from typing import Any
 
 from apache_beam.options.pipeline_options import StandardOptions
 
-from rt4chart.pipeline import settings
 from rt4chart.pipeline.results.runs import AuditResult, read_run_tables, result_of
-from rt4chart.pipeline.run import jobs
+from rt4chart.pipeline.run import jobs, settings
 from rt4chart.pipeline.run.config import AuditConfig, StagesConfig
 from rt4chart.pipeline.run.judge_probe import negotiate
 from rt4chart.pipeline.sinks.options import TablesConfig

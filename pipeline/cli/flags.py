@@ -14,7 +14,7 @@ from rt4chart.pipeline.cli.declared import add_all, add_option, add_options
 from rt4chart.pipeline.eval.phoenix_labels import GoldOptions
 from rt4chart.pipeline.eval.runner import EvalOptions
 from rt4chart.pipeline.run.config import AuditConfig, StagesConfig, StreamConfig
-from rt4chart.pipeline.settings import AUDIT, SHARED, SPANS, VERBOSE_HELP, Options
+from rt4chart.pipeline.run.settings import AUDIT, SHARED, SPANS, VERBOSE_HELP, Options
 from rt4chart.pipeline.sinks.options import TablesConfig
 from rt4chart.transforms.alerts import AlertConfig
 from rt4chart.transforms.common.limits import LimitsConfig
@@ -30,7 +30,7 @@ __all__ = ["AUDIT", "EVAL", "SHARED", "STREAM", "add_audit_args", "add_eval_args
            "add_options", "add_stream_args", "declared_flex", "stream_dests", "VERBOSE_HELP"]
 
 # `audit`'s options and those the commands share are listed with the typed configs they build
-# (pipeline/settings.py, no argparse: the Python API takes them too).
+# (run/settings.py, no argparse: the Python API takes them too).
 _SPANS = SPANS
 
 # `rt4chart stream`'s options; the Flex Template's parameters follow this order.

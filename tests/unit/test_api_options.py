@@ -1,5 +1,5 @@
 """The API's keyword options are the command's: the same declarations, the same parsed values,
-the same defaults; the API reaches them without argparse (`pipeline/settings.py`), and these tests
+the same defaults; the API reaches them without argparse (`run/settings.py`), and these tests
 compare them with what the command's own argparse parser gives."""
 
 from __future__ import annotations

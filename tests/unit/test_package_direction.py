@@ -25,8 +25,6 @@ STACKS = {
         "pipeline.annotate",  # verdicts written back onto the traces (Phoenix, Langfuse)
         "pipeline.eval",      # a judge measured on labelled data
         "pipeline.gate",      # CI limits on a run's rates
-        "pipeline.settings",  # audit's options as data and the typed configs built from them:
-                              # the command line's and the Python API's one door (no argparse)
         "pipeline.cli",       # the commands and their option surfaces
         "pipeline.api",       # the Python entry
         "pipeline.launcher",  # the executable
@@ -101,7 +99,7 @@ def test_the_check_finds_an_upward_import():
 def test_a_handful_of_top_modules():
     """`pipeline/` holds packages and at most a handful of modules of its own."""
     top = sorted(p.stem for p in (ROOT / "pipeline").glob("*.py") if p.stem != "__init__")
-    assert top == ["api", "launcher", "settings"]
+    assert top == ["api", "launcher"]
 
 
 def test_the_pipeline_packages_import_a_real_module_each():
