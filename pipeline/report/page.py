@@ -13,7 +13,7 @@ from importlib import resources
 from markupsafe import Markup
 
 from rt4chart.pipeline.report import charts, packing, timeline
-from rt4chart.pipeline.report.compare import compare_view
+from rt4chart.pipeline.report.side_by_side import compare_view
 from rt4chart.pipeline.report.templating import macro
 from rt4chart.pipeline.report.templating import render as render_template
 from rt4chart.pipeline.report.trace_view import anchor, trace_data

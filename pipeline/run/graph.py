@@ -311,7 +311,7 @@ class OtlpTraces(NamedTuple):
 @beam.ptransform_fn
 def otlp_traces(messages, config: StreamConfig) -> OtlpTraces:
     """OTLP messages -> a Message per assembled trace, and dead letter rows."""
-    from rt4chart.pipeline.sources.read import AssembleOtlpMessages
+    from rt4chart.pipeline.sources.spans import AssembleOtlpMessages
 
     out = messages | "Spans" >> AssembleOtlpMessages(config.spans, config.stages.dedupe_horizon_s)
     return OtlpTraces(out.messages,

@@ -1,5 +1,5 @@
 """Record files (JSON lines, Parquet rows) read with their dead letters: what `io.ReadTraces`
-and the span sources (`sources/read.py`) both read through.
+and the span sources (`sources/spans.py`) both read through.
 
 Inputs are read file by file, line by line: a line that cannot be decoded is a dead letter
 naming its file and line, and a file that breaks off (a truncated .gz) stops the run with its

@@ -27,7 +27,7 @@ def test_no_import_cycles_but_those_being_removed():
 
 def test_the_fixed_cycles_stay_fixed():
     graph = import_graph()
-    for a, b in (("pipeline.sources.traces", "pipeline.sources.read"),
+    for a, b in (("pipeline.sources.traces", "pipeline.sources.spans"),
                  ("pipeline.sources.traces", "pipeline.sources.inputs"),
                  ("transforms.judges.openai.judge", "transforms.judges.openai.job_limits"),
                  ("transforms.judges.openai.judge", "transforms.judges.openai.pricing")):

@@ -1,4 +1,5 @@
-"""The evaluation report: every measure per task type and overall, for the judge and the
+"""The evaluation report (eval's report.json and report.md; the HTML report of a run is
+`pipeline/report/`): every measure per task type and overall, for the judge and the
 references, with intervals; cost and speed; configuration and data hashes. JSON and Markdown."""
 
 from __future__ import annotations
