@@ -6,8 +6,7 @@ camelCase keys of JSON records), content words, numbers and names found nowhere 
 a few contradiction cues (numbers, dates, negation, antonyms), combined into a probability that
 the claim is unsupported (`verify_scored`). Everything is a pure function of its arguments and
 uses the standard library only, so a verdict can be reproduced byte for byte when an audit is
-replayed. Claim
-splitting and kinds are in :mod:`rt4chart.transforms.judges.offline.claims`.
+replayed. Claim splitting and kinds are in :mod:`rt4chart.transforms.judges.offline.claims`.
 """
 
 from __future__ import annotations
