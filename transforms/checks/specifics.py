@@ -31,13 +31,9 @@ SPECIFIC_KINDS = frozenset({"number", "amount", "percentage", "date", "weekday",
 # the reader cannot read ("5O", `text/numerals.py`) is checked against nothing, so it is
 # demanded verbatim from the context with any quote.
 STRICT_KINDS = frozenset({"amount", "percentage", "weekday", "time", "unreadable"})
-
-
 # A quote restates the claim when it holds this share of the claim's content terms: "The free
 # trial lasts 14 days" restates "The free trial lasts 30 days", and its 14 is the claim's 30.
 RESTATED_SHARE = 0.75
-
-
 # "79 degrees Fahrenheit (26 degrees Celsius)", "350°F (175°C)": a conversion in parentheses
 # restates the quantity before it; it is not a fact of the source.
 _CONVERSION_RE = re.compile(

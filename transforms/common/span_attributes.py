@@ -20,11 +20,7 @@ from openinference.semconv.trace import (
 from rt4chart.schemas.spans import Scalar, SourceSpan
 
 _KIND = SpanAttributes.OPENINFERENCE_SPAN_KIND
-
-
 _RETRIEVER = OpenInferenceSpanKindValues.RETRIEVER.value
-
-
 _RERANKER = OpenInferenceSpanKindValues.RERANKER.value
 
 

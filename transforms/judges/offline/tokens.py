@@ -16,8 +16,6 @@ _META_WORDS = frozenset(
     """based given provided passage passages article text context summary summarize information
     mention mentions mentioned state states stated sure here overall answer question""".split()
 )
-
-
 # Discourse and generic words that paraphrase adds freely: neither support nor novelty.
 _GENERIC_WORDS = frozenset(
     """additionally additional specific specifically important importantly main mainly various
@@ -28,19 +26,13 @@ _GENERIC_WORDS = frozenset(
     although though yet still already another other others many much lot lots good great able
     unable something someone thing things certain like likely can't""".split()
 )
-
-
 _STOPWORDS = STOPWORDS | frozenset({"said", "says"}) | _META_WORDS | _GENERIC_WORDS
-
-
 _NUMBER_WORDS = {
     w: str(i)
     # "one" is left out: it is mostly a determiner ("one reviewer said"), not a quantity.
     for i, w in enumerate("two three four five six seven eight nine ten eleven twelve".split(),
                           start=2)
 }
-
-
 # Months and weekdays (full and abbreviated) mapped to "month:N" / "day:N".
 _DATES = {
     name: f"{kind}:{i}"
@@ -53,29 +45,15 @@ _DATES = {
     for i, group in enumerate(names.split(), start=1)
     for name in group.split(",")
 }
-
-
 # "May" is also a modal verb: only words like these before it make it a month.
 _MAY_MONTH_CUES = frozenset("in of since until by early late mid last next this".split())
-
-
 # Times ("9:00 PM", "21:0", "9 a.m.") are one token each, normalised to a 24-hour "21:00".
 _TIME = r"\d{1,2}(?::\d{1,2}(?:\s*[ap]\.?\s?m\b\.?)?|\s*[ap]\.?\s?m\b\.?)"
-
-
 _TIME_RE = re.compile(r"(\d{1,2})(?::(\d{1,2}))?\s*([ap])?", re.IGNORECASE)
-
-
 _TOKEN_RE = re.compile(_TIME + r"|\d+(?:[.,]\d+)*|[^\W_]+(?:['’][^\W_]+)*", re.IGNORECASE)
-
-
 # camelCase keys of JSON records ("OutdoorSeating") are read as words ("Outdoor Seating").
 _CLITIC_RE = re.compile(r"'(?:s|re|ve|ll|d|m)$")
-
-
 _CAMEL_RE = re.compile(r"(?<=[a-z])(?=[A-Z])")
-
-
 # A sentence ends at . ! ? (plus closing quotes/brackets) before whitespace, or at a newline;
 # not after a bare one- or two-digit number, which is a list marker ("4. Serve hot.").
 _BOUNDARY_RE = re.compile(r"(?<!\b\d)(?<!\b\d\d)[.!?…]+[\"'”’)\]]*(?=\s)|\n")
