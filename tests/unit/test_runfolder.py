@@ -24,7 +24,8 @@ from rt4chart.pipeline.storage.run_folder import (
     list_files,
     scan,
 )
-from rt4chart.schemas.rows import DeadLetterRow, to_dict
+from rt4chart.schemas.columns import to_dict
+from rt4chart.schemas.rows import DeadLetterRow
 from rt4chart.schemas.tables import TABLES, arrow_schema
 
 SUMMARY = {"judge": "offline", "judge_model": "lexical", "prompt_hash": "abc", "traces": 1}
