@@ -18,7 +18,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rt4chart.schemas.columns import column
-from rt4chart.schemas.records import DeadLetter, Trace, Usage
+from rt4chart.schemas.records import DeadLetter, Trace
+from rt4chart.schemas.usage import Usage
 
 
 # Offsets are `char_start`/`char_end`: END is a reserved word in BigQuery SQL.

@@ -21,15 +21,9 @@ from typing import NamedTuple
 
 import apache_beam as beam
 
-from rt4chart.schemas.records import (
-    ABSENCE,
-    ClaimVerdict,
-    Evidence,
-    GlobalRequest,
-    RenderedText,
-    RunInfo,
-    UsageRecord,
-)
+from rt4chart.schemas.records import ABSENCE, ClaimVerdict, Evidence, RenderedText, RunInfo
+from rt4chart.schemas.requests import GlobalRequest
+from rt4chart.schemas.usage import UsageRecord
 from rt4chart.transforms.checks.evidence import (
     claim_probability,
     document_text,

@@ -12,7 +12,7 @@ import numpy as np
 
 from rt4chart.pipeline.eval import measures, plots
 from rt4chart.pipeline.eval.items import USAGE
-from rt4chart.schemas.records import total_cost
+from rt4chart.schemas.usage import total_cost
 
 SYSTEMS = ("judge", "flag_all", "length")
 METHOD = (
