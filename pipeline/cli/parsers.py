@@ -20,6 +20,7 @@ from rt4chart.pipeline.run.settings import (
     audit_config,
     judge_spec,
     segment_config,
+    span_mapping,
     stage_configs,
     stages_config,
     stream_config,
@@ -27,7 +28,7 @@ from rt4chart.pipeline.run.settings import (
 )
 
 __all__ = ["add_audit_parser", "add_stream_parser", "audit_config", "judge_spec", "segment_config",
-           "split_beam_args", "stage_configs", "stages_config", "stream_config",
+           "span_mapping", "split_beam_args", "stage_configs", "stages_config", "stream_config",
            "stream_stages"]
 
 BEAM_EPILOG = (
