@@ -23,8 +23,8 @@ from apache_beam.io.filesystems import FileSystems
 
 from rt4chart.pipeline.sources.detect import file_format
 from rt4chart.pipeline.sources.inputs import STDIN_NAMES, is_stream
+from rt4chart.pipeline.storage.folder_scan import REDO_INPUT
 from rt4chart.pipeline.storage.parquet_names import ambiguous_rows, repeated_name
-from rt4chart.pipeline.storage.run_folder import REDO_INPUT
 from rt4chart.pipeline.storage.text_files import (
     DEFAULT_MAX_RECORD_BYTES,
     HEAD_KEEP,
