@@ -6,9 +6,13 @@ that any stage's output can be keyed, joined and accounted for without a lookup.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+
+# add_cost: pipeline/run/estimate.py imports it from here, and another branch edits that
+# module; point it at schemas.usage once both are merged, then import Usage alone.
+from rt4chart.schemas.usage import Usage
+from rt4chart.schemas.usage import add_cost as add_cost
 
 LABELS = ("ENT", "CON", "NIC")
 
@@ -172,64 +176,6 @@ class Evidence:
     start: int
     end: int
     text: str
-
-
-@dataclass(frozen=True)
-class Usage:
-    """What judge calls cost: summed over calls."""
-
-    calls: int = 0
-    input_tokens: int = 0
-    cached_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float | None = 0.0  # None: unknown (a model with no price), in every sum too
-    reused: int = 0  # results taken from an earlier run (`--reuse`): no call, no cost
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            add_count(self.calls, other.calls),
-            add_count(self.input_tokens, other.input_tokens),
-            add_count(self.cached_tokens, other.cached_tokens),
-            add_count(self.output_tokens, other.output_tokens),
-            add_cost(self.cost_usd, other.cost_usd),
-            add_count(self.reused, other.reused),
-        )
-
-
-# The largest count an INT64 column (Parquet, BigQuery, Beam's counters) holds.
-MAX_COUNT = (1 << 63) - 1
-
-
-def add_count(a: int, b: int) -> int:
-    """A sum of counts that stays within MAX_COUNT (and so within every INT64 column): a sum
-    that would pass it stays at it rather than failing the write of every table."""
-    return min(a + b, MAX_COUNT)
-
-
-def add_cost(a: float | None, b: float | None) -> float | None:
-    """A sum of costs: unknown (None) when either is."""
-    return None if a is None or b is None else a + b
-
-
-def total_cost(costs: Iterable[float | None]) -> float | None:
-    """The sum of costs (0 for none), unknown (None) when any is."""
-    total: float | None = 0.0
-    for cost in costs:
-        total = add_cost(total, cost)
-    return total
-
-
-@dataclass(frozen=True)
-class UsageRecord:
-    """One judge stage result's usage, attributed to a trace, route, day and judge model."""
-
-    trace_id: str
-    route: str
-    day: str
-    judge_model: str
-    usage: Usage
-    event_time_us: int = 0
-    late: bool = False
 
 
 @dataclass(frozen=True)
@@ -411,51 +357,6 @@ class TraceKey:
     day: str
     event_time_us: int = 0
     late: bool = False
-
-
-@dataclass(frozen=True)
-class DecomposeRequest:
-    """One answer sentence to decompose. `answer` is the whole answer, or for a long answer a
-    bounded excerpt around the sentence (transforms/decompose.py `answer_excerpt`): one request
-    per sentence must not hold the whole answer."""
-
-    key: TraceKey
-    sentence: AnswerSentence
-    answer: str
-    question: str
-
-
-@dataclass(frozen=True)
-class LocalRequest:
-    key: TraceKey
-    claim: Claim
-    window_index: int
-    chunk: RenderedText
-    question: str
-
-
-@dataclass(frozen=True)
-class LocalBatchRequest:
-    """Several claims of one trace against one window, in one call (`--claims-per-call`)."""
-
-    key: TraceKey
-    claims: tuple[Claim, ...]
-    window_index: int
-    chunk: RenderedText
-    question: str
-
-
-@dataclass(frozen=True)
-class GlobalRequest:
-    key: TraceKey
-    claim: Claim
-    window_labels: tuple[str | None, ...]  # empty for an absence claim (no local pass)
-    local_label: str | None  # None for an absence claim
-    deciding_window: int | None
-    context: RenderedText
-    hint: str | None
-    question: str
-    usage: Usage = Usage()  # of the claim's local calls
 
 
 @dataclass(frozen=True)

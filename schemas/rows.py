@@ -1,10 +1,10 @@
 """Rows of the output tables: one frozen dataclass per table, the one definition of its columns.
 
 Every field is a column, in the table's order; its BigQuery type, mode and description are the
-field's metadata (`column`). `schemas/tables.py` derives the tables from these classes, and from
-the tables the Arrow schemas, the BigQuery schemas and the Terraform JSON. Transforms emit and
-consume rows; only a sink turns a row into a dict (`to_dict`), and a reader of a written table
-turns a dict back into a row (`from_dict`).
+field's metadata (`columns.column`). `schemas/tables.py` derives the tables from these classes,
+and from the tables the Arrow schemas, the BigQuery schemas and the Terraform JSON. Transforms
+emit and consume rows; only a sink turns a row into a dict (`columns.to_dict`), and a reader of
+a written table turns a dict back into a row (`columns.from_dict`).
 
 Rows are keyword-only and have no defaults: a NULLABLE column may sit between REQUIRED ones, and
 building a row names every column. REPEATED columns are tuples, so rows are hashable.
@@ -13,33 +13,13 @@ building a row names every column. REPEATED columns are tuples, so rows are hash
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
-from rt4chart.schemas.records import DeadLetter, Trace, Usage
-
-TYPES = ("STRING", "INT64", "FLOAT64", "BOOL", "TIMESTAMP", "RECORD")
-MODES = ("NULLABLE", "REQUIRED", "REPEATED")
-
-R = TypeVar("R")
-
-
-def column(type_: str, mode: str = "NULLABLE", description: str = "",
-           record: type | None = None) -> Any:
-    """A column: a dataclass field whose metadata holds its type, mode and description.
-
-    Args:
-        type_: one of `TYPES`; "RECORD" needs `record`, the row class of its sub-columns.
-        mode: one of `MODES`.
-        description: the column's description in BigQuery.
-        record: the row class of a RECORD column.
-    """
-    if type_ not in TYPES or mode not in MODES or (type_ == "RECORD") != (record is not None):
-        raise ValueError(f"bad column: type {type_!r}, mode {mode!r}, record {record!r}")
-    return field(metadata={"type": type_, "mode": mode, "description": description,
-                           "record": record})
+from rt4chart.schemas.columns import column
+from rt4chart.schemas.records import DeadLetter, Trace
+from rt4chart.schemas.usage import Usage
 
 
 # Offsets are `char_start`/`char_end`: END is a reserved word in BigQuery SQL.
@@ -392,32 +372,3 @@ def usage_of(row: Any) -> Usage:
                     if name in names})
 
 
-def _plain(value: Any, meta: Mapping[str, Any]) -> Any:
-    if meta["mode"] == "REPEATED":
-        return [to_dict(v) if meta["record"] else v for v in value]
-    return to_dict(value) if meta["record"] and value is not None else value
-
-
-def _typed(value: Any, meta: Mapping[str, Any]) -> Any:
-    record = meta["record"]
-    if meta["mode"] == "REPEATED":
-        return tuple(from_dict(record, v) if record else v for v in value or ())
-    return from_dict(record, value) if record and value is not None else value
-
-
-def to_dict(row: Any) -> dict[str, Any]:
-    """A row as a sink writes it: column name to value, REPEATED as lists, RECORD as dicts."""
-    return {f.name: _plain(getattr(row, f.name), f.metadata) for f in fields(row)}
-
-
-def from_dict(row_type: type[R], values: Mapping[str, Any]) -> R:
-    """A row from a written row (lists and dicts as `to_dict` makes). A column missing from it
-    must be one added after the first release (NULLABLE or REPEATED): a table or file written
-    before the column existed reads it as null (or empty); a missing REQUIRED column is an
-    error."""
-    out = {}
-    for f in fields(row_type):
-        if f.name not in values and f.metadata.get("mode") == "REQUIRED":
-            raise KeyError(f.name)
-        out[f.name] = _typed(values.get(f.name), f.metadata)
-    return row_type(**out)

@@ -26,8 +26,9 @@ from apache_beam.transforms.userstate import ReadModifyWriteStateSpec
 from apache_beam.typehints import Any as AnyHint
 from apache_beam.typehints import Tuple
 
+from rt4chart.schemas.columns import to_dict
 from rt4chart.schemas.records import DeadLetter
-from rt4chart.schemas.rows import AlertRow, RouteRateRow, to_dict
+from rt4chart.schemas.rows import AlertRow, RouteRateRow
 from rt4chart.transforms.common.guard import GlobalDeadLetters, RouteKeyedFn
 from rt4chart.transforms.common.options_spec import Flex, option
 

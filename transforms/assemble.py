@@ -37,6 +37,7 @@ from apache_beam.utils.timestamp import Timestamp
 from rt4chart.schemas.records import DeadLetter, Message
 from rt4chart.schemas.spans import SourceSpan
 from rt4chart.transforms.common.guard import GuardedDoFn
+from rt4chart.transforms.common.span_attributes import unique_spans
 from rt4chart.transforms.common.span_mapping import (
     NotAQuery,
     SpanMapping,
@@ -44,7 +45,6 @@ from rt4chart.transforms.common.span_mapping import (
     audited_trace_id,
     root_span,
     trace_record,
-    unique_spans,
 )
 from rt4chart.transforms.judges import runtime
 

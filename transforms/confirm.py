@@ -36,8 +36,8 @@ from rt4chart.schemas.records import (
     RunInfo,
     Sentence,
     TraceKey,
-    UsageRecord,
 )
+from rt4chart.schemas.usage import UsageRecord
 from rt4chart.transforms.checks.evidence import grounded_verdict
 from rt4chart.transforms.common.options_spec import Flex, option
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge

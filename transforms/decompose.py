@@ -26,16 +26,15 @@ from rt4chart.schemas.records import (
     Claim,
     ClaimSet,
     DeadLetter,
-    DecomposeRequest,
     DecomposeResult,
     FailedClaim,
     PlacedClaim,
     PreparedTrace,
     RunInfo,
     TraceKey,
-    Usage,
-    UsageRecord,
 )
+from rt4chart.schemas.requests import DecomposeRequest
+from rt4chart.schemas.usage import Usage, UsageRecord
 from rt4chart.transforms.checks.coverage import check_coverage
 from rt4chart.transforms.checks.spans import claim_spans
 from rt4chart.transforms.common.guard import GuardedParts, guarded

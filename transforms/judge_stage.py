@@ -21,7 +21,8 @@ from typing import Any, NamedTuple
 import apache_beam as beam
 from apache_beam.utils.windowed_value import WindowedValue
 
-from rt4chart.schemas.records import RunInfo, TraceKey, Usage, UsageRecord
+from rt4chart.schemas.records import RunInfo, TraceKey
+from rt4chart.schemas.usage import Usage, UsageRecord
 from rt4chart.transforms.common.guard import GuardedDoFn
 from rt4chart.transforms.common.redact import Redactor, redact_configured
 from rt4chart.transforms.judges import runtime

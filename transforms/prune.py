@@ -21,7 +21,8 @@ from typing import NamedTuple
 
 import apache_beam as beam
 
-from rt4chart.schemas.records import Claim, LocalBatchRequest, LocalRequest, LocalVerdict
+from rt4chart.schemas.records import Claim, LocalVerdict
+from rt4chart.schemas.requests import LocalBatchRequest, LocalRequest
 from rt4chart.transforms.common.guard import GuardedDoFn
 from rt4chart.transforms.text.terms import relevant, terms
 

@@ -12,7 +12,7 @@ from apache_beam.transforms.userstate import ReadModifyWriteStateSpec
 from apache_beam.typehints import Any as AnyHint
 from apache_beam.typehints import Tuple
 
-from rt4chart.schemas.records import NO_ROUTE, DeadLetter, Traffic, Usage, UsageRecord
+from rt4chart.schemas.records import NO_ROUTE, DeadLetter, Traffic
 from rt4chart.schemas.rows import (
     AnswerRow,
     CostRow,
@@ -21,6 +21,7 @@ from rt4chart.schemas.rows import (
     usage_columns,
     usage_of,
 )
+from rt4chart.schemas.usage import Usage, UsageRecord
 from rt4chart.transforms.common.guard import GlobalDeadLetters, GuardedDoFn, RouteKeyedFn
 from rt4chart.transforms.common.joins import wilson
 from rt4chart.transforms.common.windows import BATCH, WindowingConfig, window_columns

@@ -21,8 +21,9 @@ from typing import Any, NamedTuple
 import apache_beam as beam
 import orjson
 
+from rt4chart.schemas.columns import from_dict
 from rt4chart.schemas.records import RunInfo
-from rt4chart.schemas.rows import JudgeCacheRow, from_dict
+from rt4chart.schemas.rows import JudgeCacheRow
 from rt4chart.transforms.common.guard import GuardedDoFn
 
 

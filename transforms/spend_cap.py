@@ -5,8 +5,8 @@ A cap is held where traces start, after Segment and before DecomposeClaims: a tr
 only while (spend already known + reservations of the traces admitted + this trace's
 reservation) stays within the cap, else it is not started and goes, with the reason and its raw
 record, to the `skipped` table (which `--redo` reads). A trace already admitted is finished. The
-reservation (`reserve_usd`) is a conservative, upper-ish estimate of a trace's whole cost, so
-that admitting by reservations never goes over the cap.
+reservation (`reserve_usd`, `common/trace_reservation.py`) is a conservative, upper-ish
+estimate of a trace's whole cost, so that admitting by reservations never goes over the cap.
 
 Like the static rate limiter (judges/job_limits.py) each worker process holds a fixed share of
 the cap: the total divided by the job's worker processes (`share`). A `ROUTE=USD` item caps
@@ -37,6 +37,7 @@ from rt4chart.schemas.records import DeadLetter, PreparedTrace
 from rt4chart.schemas.rows import AlertRow, SkippedRow
 from rt4chart.transforms.common.guard import GuardedDoFn
 from rt4chart.transforms.common.options_spec import Flex, option
+from rt4chart.transforms.common.trace_reservation import reserve_usd
 from rt4chart.transforms.judges import runtime
 
 JOB = "*"  # the key of the whole job's cap
@@ -44,14 +45,6 @@ MAX_USD, PER_HOUR = "max_usd", "max_usd_per_hour"
 TRACES_SKIPPED = "traces_skipped_cap"  # the progress line's counter (pipeline/run/progress.py)
 MIN_RATIO = 0.5  # a stream's reservations never shrink below half their estimate
 WARMUP = 5  # finished traces before the ratio actual/reserved is used
-
-# Conservative figures of the reservation (see reserve_usd): more tokens than a tokenizer
-# counts on prose, more claims and longer replies than the judge usually gives.
-CHARS_PER_TOKEN = 3.0
-CLAIMS_PER_SENTENCE = 4
-REPLY_TOKENS_PER_CLAIM = 150
-CALL_OVERHEAD_TOKENS = 20  # chat framing per call
-EVIDENCE_TOKENS = 300  # a confirm call's quoted evidence
 
 
 def _cap_items(flag: str, flex: Flex | None = None) -> Any:
@@ -127,64 +120,6 @@ def parse_caps(items: tuple[str, ...] | list[str]) -> dict[str, float]:
             raise ValueError(f"spend cap for {route!r} given twice")
         caps[route] = usd
     return caps
-
-
-# The reservation ---------------------------------------------------------------------------
-
-def _tokens(chars: int) -> int:
-    return math.ceil(chars / CHARS_PER_TOKEN) + CALL_OVERHEAD_TOKENS
-
-
-def _template_chars(*names: str) -> int:
-    from rt4chart import prompts
-
-    return sum(len(prompts.load(n)) for n in names)
-
-
-def reserve_usd(prepared: PreparedTrace, stages: Any, prices: Any,
-                confirm_prices: Any = None) -> float:
-    """A conservative estimate of one trace's whole judge cost, in USD: the decomposition, one
-    local call per window and group of `--claims-per-call` claims (every window, as if none
-    were pruned), one global call per claim over the whole context, and with `--confirm-ent`
-    or `--confirm-judge` one confirm call per claim (at `confirm_prices`, the second judge's,
-    when given); `CLAIMS_PER_SENTENCE` claims per answer sentence. `prices`: the judge's (the
-    Batch API's when it is used). One small function, to be swapped for a finer estimator
-    (transforms/estimate.py)."""
-    trace = prepared.trace
-    claims = CLAIMS_PER_SENTENCE * max(1, len(prepared.answer_sentences))
-    reply = claims * REPLY_TOKENS_PER_CLAIM
-    system = _template_chars("verify_system.txt", "verify_absence_system.txt")
-    calls_in, calls_out = [], []
-    # decompose
-    calls_in.append(_tokens(_template_chars("decompose_system.txt", "decompose_user.txt")
-                            + len(trace.user_text) + len(trace.answer)))
-    calls_out.append(reply)
-    # verify_local: windows x groups of claims
-    per_call = max(1, getattr(stages.verify_local, "claims_per_call", 1))
-    groups = math.ceil(claims / per_call)
-    local = _template_chars("verify_local_many_user.txt") + system
-    for window in prepared.windows or ():
-        text = len(prepared.window_text(window)) + len(trace.user_text)
-        for g in range(groups):
-            in_group = min(per_call, claims - g * per_call)
-            calls_in.append(_tokens(local + text + in_group * 100))
-            calls_out.append(in_group * REPLY_TOKENS_PER_CLAIM)
-    # verify_global: each claim over the whole context
-    context = sum(len(s.text) + 1 for s in prepared.sentences)
-    glob = _template_chars("verify_global_hint_user.txt") + system + context + len(
-        trace.user_text)
-    calls_in.extend([_tokens(glob + 100)] * claims)
-    calls_out.extend([REPLY_TOKENS_PER_CLAIM] * claims)
-    usd = 0.0
-    if getattr(stages.confirm, "enabled", False):  # --confirm-ent or --confirm-judge
-        confirm_in = (_tokens(system + 100) + EVIDENCE_TOKENS) * claims
-        confirm_out = REPLY_TOKENS_PER_CLAIM * claims
-        if confirm_prices is None:
-            calls_in.append(confirm_in)
-            calls_out.append(confirm_out)
-        else:
-            usd += confirm_prices.cost(confirm_in, 0, confirm_out)
-    return usd + prices.cost(sum(calls_in), 0, sum(calls_out))
 
 
 # The ledger --------------------------------------------------------------------------------

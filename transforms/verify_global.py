@@ -4,7 +4,7 @@ A local NIC is asked with no hint (its evidence may be spread over windows); a l
 is asked with its deciding window as a location hint, to confirm or overturn. The final evidence
 is what the judge quotes from the full context, aligned and grounded; a NIC has none. This is
 where a claim's final label is set: a grounded ENT stands only if its quotes state the claim's
-specifics (`evidence.supported_verdict`), else it is NIC with a note naming what they lack.
+specifics (`specifics.supported_verdict`), else it is NIC with a note naming what they lack.
 
 An absence claim ("the passages do not say X", kind "absence") is asked here only, with its own
 prompt (`verify_absence`): ENT when the context indeed lacks X (no quote can show an absence,
@@ -21,22 +21,16 @@ from typing import NamedTuple
 
 import apache_beam as beam
 
-from rt4chart.schemas.records import (
-    ABSENCE,
-    ClaimVerdict,
-    Evidence,
-    GlobalRequest,
-    RenderedText,
-    RunInfo,
-    UsageRecord,
-)
+from rt4chart.schemas.records import ABSENCE, ClaimVerdict, Evidence, RenderedText, RunInfo
+from rt4chart.schemas.requests import GlobalRequest
+from rt4chart.schemas.usage import UsageRecord
 from rt4chart.transforms.checks.evidence import (
     claim_probability,
     document_text,
     grounded_verdict,
     key_words,
-    supported_verdict,
 )
+from rt4chart.transforms.checks.specifics import supported_verdict
 from rt4chart.transforms.confirm import ConfirmConfig, ConfirmEnt, needs_confirmation
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_verdict

@@ -25,14 +25,11 @@ from rt4chart.schemas.records import (
     ClaimSet,
     DeadLetter,
     FailedClaim,
-    GlobalRequest,
-    LocalBatchRequest,
-    LocalRequest,
     LocalVerdict,
     RunInfo,
-    Usage,
-    UsageRecord,
 )
+from rt4chart.schemas.requests import GlobalRequest, LocalBatchRequest, LocalRequest
+from rt4chart.schemas.usage import Usage, UsageRecord
 from rt4chart.transforms.checks.evidence import grounded_verdict
 from rt4chart.transforms.common.guard import GuardedParts, fault_reason
 from rt4chart.transforms.common.joins import or_join

@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from rt4chart.pipeline.cli.flags import declared_flex
+from rt4chart.pipeline.options.flags import declared_flex
 
 HERE = Path(__file__).resolve().parent
 METADATA = HERE / "metadata.json"

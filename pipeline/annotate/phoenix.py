@@ -6,7 +6,7 @@ the root span (the span without a parent) of up to `batch_size` traces at a time
 annotation with the same (span, name, identifier) in place, so a second write-back replaces
 the first instead of adding to it. Then the evidence on the documents: the spans of the traces
 whose claims cite evidence (`GET .../spans?trace_id=..`) give, by the rule that made the
-trace's contexts (`span_mapping.document_sources`), the retriever (or reranker) span and
+trace's contexts (`span_attributes.document_sources`), the retriever (or reranker) span and
 position of each cited document, and `POST /v1/document_annotations?sync=true` writes one
 annotation per such document (name "<name> evidence"; Phoenix keeps one per span, position
 and name, so it too is replaced, never added). Transport errors, 429 and 5xx are retried
@@ -28,7 +28,7 @@ from rt4chart.pipeline.annotate.verdicts import (
     otel_trace_id,
 )
 from rt4chart.pipeline.sources.phoenix_client import PhoenixClient, PhoenixTarget
-from rt4chart.transforms.common.span_mapping import document_sources
+from rt4chart.transforms.common.span_attributes import document_sources
 
 logger = logging.getLogger(__name__)
 

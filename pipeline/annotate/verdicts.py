@@ -198,7 +198,7 @@ def document_annotations(verdict: TraceVerdict, places: dict[str, tuple[tuple[st
                          name: str = DEFAULT_NAME) -> list[dict]:
     """The bodies of the document annotations of one verdict: one per (retriever or reranker
     span, document position) whose document served as evidence for a claim (`places`: doc_id ->
-    where its spans hold it, `span_mapping.document_sources`). The label says whether it
+    where its spans hold it, `span_attributes.document_sources`). The label says whether it
     supported or contradicted, the score is how many claims cite it, the explanation which
     claims and sentences. Phoenix keeps one document annotation per (span, position, name), so
     writing it again replaces it. A document the trace's spans do not hold is left out."""

@@ -4,7 +4,7 @@ phoenix|langfuse` option of `audit` (after the tables are written) and `stream` 
 `--annotate-interval` seconds while it runs, and once more when it stops).
 
 Registered by `add_parser` (the commands; the options of `audit`/`stream` are declared in
-`options.py`); `target` turns the options into a :class:`PhoenixTarget` or
+`annotate/options.py`); `target` turns the options into a :class:`PhoenixTarget` or
 :class:`LangfuseTarget` (or None).
 """
 
@@ -34,8 +34,7 @@ from rt4chart.pipeline.annotate.verdicts import (
     Verdicts,
     load_verdicts,
 )
-from rt4chart.pipeline.cli.declared import add_all
-from rt4chart.pipeline.cli.flags import VERBOSE_HELP
+from rt4chart.pipeline.options.flags import VERBOSE_HELP, add_all
 from rt4chart.pipeline.results.load import is_bigquery, table_reader
 from rt4chart.pipeline.sources.phoenix_client import (
     ENDPOINT_ENV,

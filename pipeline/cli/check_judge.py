@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from rt4chart.pipeline.cli.flags import add_options
+from rt4chart.pipeline.options.flags import add_options
 from rt4chart.pipeline.run.judge_probe import negotiate
 from rt4chart.transforms.common.options_spec import from_values
 from rt4chart.transforms.judges.base import JudgeError, metered

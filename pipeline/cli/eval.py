@@ -13,12 +13,12 @@ import sys
 from typing import Any
 
 from rt4chart.pipeline.cli import parsers as cli_args
-from rt4chart.pipeline.cli.flags import SHARED, add_eval_args
 from rt4chart.pipeline.eval import calibrate as calibrate_mod
 from rt4chart.pipeline.eval import compare as compare_mod
 from rt4chart.pipeline.eval import phoenix_labels
-from rt4chart.pipeline.eval.report import fmt
+from rt4chart.pipeline.eval.measures_report import fmt
 from rt4chart.pipeline.eval.runner import EvalOptions, redact, run_eval
+from rt4chart.pipeline.options.flags import SHARED, add_eval_args
 from rt4chart.pipeline.run import jobs
 from rt4chart.transforms.common.options_spec import declared, from_values
 from rt4chart.transforms.confirm import ConfirmConfig

@@ -28,9 +28,9 @@ import argparse
 from dataclasses import dataclass, field
 from typing import Any
 
-from rt4chart.pipeline.cli.declared import add_options
 from rt4chart.pipeline.gate import run_state
 from rt4chart.pipeline.gate.checks import Check, RouteRate, check_routes, paired_rates, rates
+from rt4chart.pipeline.options.flags import add_options
 from rt4chart.transforms.common.options_spec import from_values, option
 
 ALL = run_state.WHOLE  # the run-level checks' route

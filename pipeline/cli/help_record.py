@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rt4chart.pipeline.cli import main as cli
-from rt4chart.pipeline.cli.beam_options import KnownOptionsParser
+from rt4chart.pipeline.options.beam import KnownOptionsParser
 
 HELP_FILE = Path(__file__).with_name("help.json")
 _JSON = (str, int, float, bool, type(None))

@@ -21,14 +21,14 @@ from rt4chart.pipeline.cli import check_judge, gate
 from rt4chart.pipeline.cli import eval as eval_cli
 from rt4chart.pipeline.cli import parsers as cli_args
 from rt4chart.pipeline.cli import report as report_cli
-from rt4chart.pipeline.cli.beam_options import (
+from rt4chart.pipeline.cli.commands import root_parser
+from rt4chart.pipeline.options.beam import (
     KnownOptionsParser,
     check_unknown,
     reject_unknown,
     split_beam_args,
     with_command_options,
 )
-from rt4chart.pipeline.cli.commands import root_parser
 from rt4chart.pipeline.report import export
 from rt4chart.pipeline.run import deploy, graph, jobs
 from rt4chart.pipeline.run import estimate as estimate_run

@@ -1,9 +1,9 @@
 """rt4chart's command lines: the parsers of `audit` and `stream`; their parsed values become
 typed configs through `run/settings.py`, as the Python API's keywords do.
 
-The options themselves are added by `flags.py`, from the declarations on the stages' configs
+The options themselves are added by `options/flags.py`, from the declarations on the stages' configs
 (`transforms/common/options_spec.py`); the same functions give Beam's `PipelineOptions` views
-(`options.py`), so an option added there is a Beam pipeline option as well.
+(`options/beam.py`), so an option added there is a Beam pipeline option as well.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rt4chart.pipeline.cli.beam_options import split_beam_args
-from rt4chart.pipeline.cli.flags import add_audit_args, add_stream_args
+from rt4chart.pipeline.options.beam import split_beam_args
+from rt4chart.pipeline.options.flags import add_audit_args, add_stream_args
 
 # The typed configs are built from the parsed values by the same functions the Python API
 # uses (`run/settings.py`, no argparse there): the command line only parses.
@@ -20,6 +20,7 @@ from rt4chart.pipeline.run.settings import (
     audit_config,
     judge_spec,
     segment_config,
+    span_mapping,
     stage_configs,
     stages_config,
     stream_config,
@@ -27,7 +28,7 @@ from rt4chart.pipeline.run.settings import (
 )
 
 __all__ = ["add_audit_parser", "add_stream_parser", "audit_config", "judge_spec", "segment_config",
-           "split_beam_args", "stage_configs", "stages_config", "stream_config",
+           "span_mapping", "split_beam_args", "stage_configs", "stages_config", "stream_config",
            "stream_stages"]
 
 BEAM_EPILOG = (

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from rt4chart.pipeline.eval import measures
-from rt4chart.pipeline.eval.report import _cell, _cost, fmt, groups_of
+from rt4chart.pipeline.eval.measures_report import _cell, _cost, fmt, groups_of
 from rt4chart.pipeline.eval.runner import read_jsonl
 
 

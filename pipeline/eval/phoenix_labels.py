@@ -24,7 +24,7 @@ from rt4chart.pipeline.eval import reviewers
 from rt4chart.pipeline.results.load import table_reader
 from rt4chart.pipeline.sources.phoenix_api import check
 from rt4chart.pipeline.sources.phoenix_client import ENDPOINT_ENV, PhoenixClient, PhoenixTarget
-from rt4chart.pipeline.storage.run_folder import SUMMARY
+from rt4chart.pipeline.storage.folder_scan import SUMMARY
 from rt4chart.transforms.common.options_spec import option
 
 REPORT = "agreement.json"

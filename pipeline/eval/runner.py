@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 
-from rt4chart.pipeline.eval import loaders, report
+from rt4chart.pipeline.eval import loaders, measures_report
 from rt4chart.pipeline.eval.items import build_items
 from rt4chart.pipeline.results.summary import read_table
 from rt4chart.pipeline.run import jobs
@@ -200,10 +200,10 @@ def run_eval(opts: EvalOptions) -> tuple[int, dict]:
            "config": {**opts.config, "seed": opts.seed, "limit": opts.limit,
                       "tasks": list(opts.tasks), "split": opts.split,
                       "bootstrap": opts.bootstrap, "beam_args": list(opts.beam_args)}}
-    result = report.build(items, _data_section(loaded, selected, opts), run, opts.reported_parts,
-                          opts.seed, opts.bootstrap)
+    result = measures_report.build(items, _data_section(loaded, selected, opts), run,
+                                   opts.reported_parts, opts.seed, opts.bootstrap)
     result["timing"]["eval_seconds"] = time.monotonic() - started
-    report.write(result, items, out)
+    measures_report.write(result, items, out)
     return 0, result
 
 

@@ -224,7 +224,7 @@ def newly_hallucinated(after: tuple[list[dict], list[dict]],
                        before: tuple[list[dict], list[dict]], route: str) -> list[str]:
     """Claims of the route's traces, audited in both runs, whose label became CON or NIC
     (or that only the run has, hallucinated), as readable lines."""
-    from rt4chart.pipeline.report.compare import claim_changes
+    from rt4chart.pipeline.report.side_by_side import claim_changes
     from rt4chart.pipeline.results.load import Run
 
     def run(tables: tuple[list[dict], list[dict]]) -> Run:

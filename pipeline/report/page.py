@@ -13,13 +13,13 @@ from importlib import resources
 from markupsafe import Markup
 
 from rt4chart.pipeline.report import charts, packing, timeline
-from rt4chart.pipeline.report.compare import compare_view
+from rt4chart.pipeline.report.side_by_side import compare_view
 from rt4chart.pipeline.report.templating import macro
 from rt4chart.pipeline.report.templating import render as render_template
 from rt4chart.pipeline.report.trace_view import anchor, trace_data
 from rt4chart.pipeline.results.load import SEVERITY, Run, answer_counts, route_totals
 from rt4chart.pipeline.results.summary import usd
-from rt4chart.schemas.records import total_cost
+from rt4chart.schemas.usage import total_cost
 
 STATIC = "rt4chart.pipeline.report"
 FLAGGED_COLUMNS = ("#", "Trace", "Route", "Label", "P(hallucinated)", "CON claims",

@@ -7,7 +7,7 @@ render (StrictUndefined) instead of printing nothing.
 
 Template conventions: one file per page part (page, overview, route_table, flagged, compare,
 trace, claims, context), each a macro taking the part's data, built in Python (page.py,
-compare.py, trace_view.py); shared pieces (badge, figure, counts_table, ...) in macros.html.
+side_by_side.py, trace_view.py); shared pieces (badge, figure, counts_table, ...) in macros.html.
 Line breaks in a template are free between block elements; inline content stays on one line,
 and an empty whitespace-controlled comment at a line's end joins it with the next (so a table
 row is one line of the page).

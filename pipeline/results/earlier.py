@@ -28,8 +28,9 @@ import apache_beam as beam
 
 from rt4chart.pipeline.results.summary import read_table
 from rt4chart.pipeline.storage.table_files import table_files, table_patterns
+from rt4chart.schemas.columns import from_dict
 from rt4chart.schemas.records import RunInfo
-from rt4chart.schemas.rows import JudgeCacheRow, from_dict
+from rt4chart.schemas.rows import JudgeCacheRow
 from rt4chart.transforms.aggregate import REDO_STAGE
 from rt4chart.transforms.common.guard import StorageDoFn
 from rt4chart.transforms.reuse import ReadCache

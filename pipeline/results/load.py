@@ -20,7 +20,8 @@ from rt4chart.pipeline.results.earlier import is_bigquery, stored_traces, table_
 from rt4chart.pipeline.results.trace_lookup import find_traces, mapping_of
 from rt4chart.pipeline.sinks.fanout import redact_value
 from rt4chart.pipeline.storage.run_reads import read_one_run
-from rt4chart.schemas.records import PreparedTrace, add_cost
+from rt4chart.schemas.records import PreparedTrace
+from rt4chart.schemas.usage import add_cost
 from rt4chart.transforms.common.joins import wilson
 from rt4chart.transforms.common.redact import configured_secrets, redact_document
 from rt4chart.transforms.common.span_mapping import SpanMapping

@@ -20,10 +20,11 @@ from rt4chart.pipeline.results.load import latest_panes, redacted, route_totals
 from rt4chart.pipeline.results.summary import read_table
 from rt4chart.pipeline.storage.run_reads import read_one_run
 from rt4chart.pipeline.storage.table_files import table_files
-from rt4chart.schemas.records import add_cost
+from rt4chart.schemas.columns import from_dict
 from rt4chart.schemas.results import Answer, RouteSummary, Summary
-from rt4chart.schemas.rows import AnswerRow, ClaimRow, DeadLetterRow, from_dict
+from rt4chart.schemas.rows import AnswerRow, ClaimRow, DeadLetterRow
 from rt4chart.schemas.tables import TABLES, arrow_schema
+from rt4chart.schemas.usage import add_cost
 from rt4chart.transforms.common.joins import wilson
 
 READ = ("answers", "claims", "route_rates", "costs", "dead_letters")

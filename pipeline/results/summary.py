@@ -12,16 +12,10 @@ from apache_beam.io.filesystems import FileSystems
 
 from rt4chart.pipeline.results.judge_figures import NO_TASK, cached_share_by_task
 from rt4chart.pipeline.storage.table_files import table_files
-from rt4chart.schemas.records import Usage
-from rt4chart.schemas.rows import (
-    AnswerRow,
-    CostRow,
-    DeadLetterRow,
-    from_dict,
-    usage_columns,
-    usage_of,
-)
+from rt4chart.schemas.columns import from_dict
+from rt4chart.schemas.rows import AnswerRow, CostRow, DeadLetterRow, usage_columns, usage_of
 from rt4chart.schemas.tables import TABLES, arrow_schema
+from rt4chart.schemas.usage import Usage
 from rt4chart.transforms.common.redact import NO_EXTRA_KEYS, Redactor, redact_configured
 
 

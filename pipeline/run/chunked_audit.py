@@ -46,7 +46,7 @@ from rt4chart.pipeline.run.chunk_files import Chunk, shard_folder, write_shards
 from rt4chart.pipeline.run.config import DEFAULT_CHUNK_TRACES, AuditConfig
 from rt4chart.pipeline.sources.detect import file_format
 from rt4chart.pipeline.sources.traces import input_paths
-from rt4chart.pipeline.storage.run_folder import list_files
+from rt4chart.pipeline.storage.folder_scan import list_files
 from rt4chart.pipeline.storage.run_lock import new_pipeline
 from rt4chart.pipeline.storage.table_files import is_work_file
 from rt4chart.pipeline.storage.text_files import CHUNK_BYTES, READ_ERRORS, open_input

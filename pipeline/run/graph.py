@@ -13,7 +13,7 @@ import apache_beam as beam
 from rt4chart.pipeline.results.earlier import read_cache
 from rt4chart.pipeline.run.chunk_files import Chunk, ReadPickles, ReadShard, WritePickles
 from rt4chart.pipeline.run.config import AuditConfig, StagesConfig, StreamConfig
-from rt4chart.pipeline.run.progress import DeadLetterRows, ExpectCalls
+from rt4chart.pipeline.run.progress_figures import DeadLetterRows, ExpectCalls
 from rt4chart.pipeline.sinks.fanout import Sinks, WriteTables, key_envs
 from rt4chart.pipeline.sources.memory import ReadMemory
 from rt4chart.pipeline.sources.traces import ReadOutputs, ReadTraces
@@ -311,7 +311,7 @@ class OtlpTraces(NamedTuple):
 @beam.ptransform_fn
 def otlp_traces(messages, config: StreamConfig) -> OtlpTraces:
     """OTLP messages -> a Message per assembled trace, and dead letter rows."""
-    from rt4chart.pipeline.sources.read import AssembleOtlpMessages
+    from rt4chart.pipeline.sources.spans import AssembleOtlpMessages
 
     out = messages | "Spans" >> AssembleOtlpMessages(config.spans, config.stages.dedupe_horizon_s)
     return OtlpTraces(out.messages,

@@ -46,9 +46,10 @@ from rt4chart.pipeline.run.config import AuditConfig
 from rt4chart.pipeline.storage.run_folder import run_folder_path
 from rt4chart.pipeline.storage.run_lock import new_pipeline, run_temp
 from rt4chart.pipeline.storage.table_files import OpenFile, partition_folder, table_files
-from rt4chart.schemas.records import Traffic, UsageRecord
+from rt4chart.schemas.records import Traffic
 from rt4chart.schemas.rows import usage_of
 from rt4chart.schemas.tables import TABLES, arrow_schema
+from rt4chart.schemas.usage import UsageRecord
 from rt4chart.transforms.aggregate import REDO_STAGE
 from rt4chart.transforms.rates import dead_letter_traffic, skipped_traffic
 

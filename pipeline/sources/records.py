@@ -1,5 +1,5 @@
 """Record files (JSON lines, Parquet rows) read with their dead letters: what `io.ReadTraces`
-and the span sources (`sources/read.py`) both read through.
+and the span sources (`sources/spans.py`) both read through.
 
 Inputs are read file by file, line by line: a line that cannot be decoded is a dead letter
 naming its file and line, and a file that breaks off (a truncated .gz) stops the run with its
@@ -23,8 +23,8 @@ from apache_beam.io.filesystems import FileSystems
 
 from rt4chart.pipeline.sources.detect import file_format
 from rt4chart.pipeline.sources.inputs import STDIN_NAMES, is_stream
+from rt4chart.pipeline.storage.folder_scan import REDO_INPUT
 from rt4chart.pipeline.storage.parquet_names import ambiguous_rows, repeated_name
-from rt4chart.pipeline.storage.run_folder import REDO_INPUT
 from rt4chart.pipeline.storage.text_files import (
     DEFAULT_MAX_RECORD_BYTES,
     HEAD_KEEP,

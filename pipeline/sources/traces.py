@@ -1,8 +1,8 @@
 """Sources (JSONL, Parquet, the span formats) and the dead-letter message (the table files:
 tablefiles.py).
 
-`ReadTraces` reads each file in its format: record files through `readers.py`, span formats
-through `sources/read.py` (which reads its files through `readers.py` too).
+`ReadTraces` reads each file in its format: record files through `records.py`, span formats
+through `sources/spans.py` (which reads its files through `records.py` too).
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import apache_beam as beam
 
 from rt4chart.pipeline.sources.detect import SPAN_FORMATS
-from rt4chart.pipeline.sources.read import ReadSpanTraces
 from rt4chart.pipeline.sources.records import (
     InputFileError,
     ReadNumberedLines,
@@ -23,6 +22,7 @@ from rt4chart.pipeline.sources.records import (
     is_parquet,
     read_files,
 )
+from rt4chart.pipeline.sources.spans import ReadSpanTraces
 from rt4chart.pipeline.storage.text_files import DEFAULT_MAX_RECORD_BYTES
 from rt4chart.schemas.rows import DeadLetterRow
 

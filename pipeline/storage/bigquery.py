@@ -54,8 +54,9 @@ import apache_beam as beam
 from apache_beam.io.gcp.bigquery import BigQueryDisposition, WriteToBigQuery
 from apache_beam.io.gcp.bigquery_tools import RetryStrategy
 
+from rt4chart.schemas.columns import to_dict
 from rt4chart.schemas.records import DeadLetter
-from rt4chart.schemas.rows import DeadLetterRow, to_dict
+from rt4chart.schemas.rows import DeadLetterRow
 from rt4chart.schemas.tables import TABLES, Column, Table, bigquery_schema
 from rt4chart.transforms.common.guard import GuardedDoFn, element_letter
 

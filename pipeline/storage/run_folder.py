@@ -1,6 +1,7 @@
 """The run folder (--out): a run writes to a staging folder, swapped in only when it succeeded.
 
-No run destroys data. A manifest (`_rt4chart_manifest.json`) lists the files a run wrote; only
+No run destroys data. A manifest (`_rt4chart_manifest.json`, read and the folder scanned in
+`folder_scan.py`) lists the files a run wrote; only
 those are ever removed, and only after the new run has succeeded. A folder that holds files but
 no rt4chart run is refused before anything starts; a folder written by an rt4chart without
 manifests (table folders of `part-*.parquet` files and its summary.json) is recognised as a run,
@@ -28,190 +29,41 @@ import logging
 import os
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-import orjson
 from apache_beam.io.filesystem import BeamIOError
 from apache_beam.io.filesystems import FileSystems
 
-from rt4chart import __version__
-from rt4chart.pipeline.storage.table_files import PARTITION_KEY, is_work_file, salvage_temp_files
+from rt4chart.pipeline.storage.folder_scan import (
+    MANIFEST,
+    PREVIOUS_PREFIX,
+    STAGING_PREFIX,
+    FolderState,
+    Manifest,
+    joined,
+    list_files,
+    listed_names,
+    load_manifest,
+    read_head,
+    scan,
+    top_folder,
+)
+
+# REDO_INPUT, SUMMARY: pipeline/run/jobs.py imports them from here, and another branch edits
+# that module; point it at folder_scan once both are merged, then drop these.
+from rt4chart.pipeline.storage.folder_scan import REDO_INPUT as REDO_INPUT
+from rt4chart.pipeline.storage.folder_scan import SUMMARY as SUMMARY
+from rt4chart.pipeline.storage.table_files import is_work_file, salvage_temp_files
 from rt4chart.schemas.tables import TABLES
 
 logger = logging.getLogger(__name__)
 
-MANIFEST = "_rt4chart_manifest.json"
-MANIFEST_FORMAT = 1
-SUMMARY = "summary.json"
-REDO_INPUT = "_redo/traces.jsonl"
-STAGING_PREFIX = ".staging-"
-# Where `commit` puts the earlier run's files while the new run's move in (see `commit`).
-PREVIOUS_PREFIX = ".previous-"
 # The phases of a swap a manifest with complete: false records (see `commit` and `recover`).
 PHASE_ASIDE, PHASE_IN, PHASE_FAILED = "moving-earlier-aside", "moving-new-in", "failed"
-# rt4chart's, in a run folder, but not a run's output: never removed (the Batch API's
-# resumable state, staging folders of runs that did not finish).
-KEPT_FOLDERS = ("_batch_state",)
-SUMMARY_KEYS = {"judge", "judge_model", "prompt_hash"}
-MAX_LISTED = 10
 
 
 class ForeignFilesError(FileExistsError):
     """The run folder holds files rt4chart did not write, where a run cannot go."""
-
-
-@dataclass(frozen=True)
-class Manifest:
-    """The files one run wrote (relative to the run folder, '/'-separated). `complete` is False
-    while a run is being swapped in: then `files` lists the old run's files and the new's."""
-
-    run_id: str
-    files: tuple[str, ...]
-    version: str = __version__
-    created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
-    complete: bool = True
-    # While not complete: PHASE_ASIDE or PHASE_IN (a swap under way, or cut short) with the
-    # folder the earlier run's files go to (`aside`), or PHASE_FAILED (a failed run's tables).
-    phase: str | None = None
-    aside: str | None = None
-
-    def dumps(self) -> bytes:
-        extra = {"phase": self.phase, "aside": self.aside} if self.phase else {}
-        return orjson.dumps({"rt4chart_manifest": MANIFEST_FORMAT, "run_id": self.run_id,
-                             "version": self.version, "created_at": self.created_at,
-                             "complete": self.complete, "files": list(self.files), **extra},
-                            option=orjson.OPT_INDENT_2)
-
-    @classmethod
-    def loads(cls, data: bytes) -> Manifest:
-        """A manifest's text; ValueError if it is not one rt4chart wrote."""
-        try:
-            doc = orjson.loads(data)
-            if doc["rt4chart_manifest"] != MANIFEST_FORMAT:
-                raise ValueError(f"unknown manifest format {doc['rt4chart_manifest']!r}")
-            return cls(str(doc["run_id"]), tuple(str(f) for f in doc["files"]),
-                       str(doc["version"]), str(doc["created_at"]), bool(doc["complete"]),
-                       _text_or_none(doc.get("phase")), _text_or_none(doc.get("aside")))
-        except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
-            raise ValueError(f"not an rt4chart manifest: {exc}") from exc
-
-
-def _text_or_none(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-@dataclass(frozen=True)
-class FolderState:
-    """What a run folder holds (paths relative to it), by who wrote it."""
-
-    manifest: Manifest | None
-    run_files: tuple[str, ...]  # an earlier run's output: replaced by the next run
-    kept: tuple[str, ...]  # rt4chart's but not a run's output: never removed
-    foreign: tuple[str, ...]  # files rt4chart did not write: never removed
-
-    @property
-    def is_run(self) -> bool:
-        return bool(self.manifest or self.run_files or self.kept)
-
-    @property
-    def in_the_way(self) -> tuple[str, ...]:
-        """Foreign files where a run writes, or that a reader would take for the run's:
-        summary.json, the manifest, the redo input, Parquet files in a table folder."""
-        return tuple(f for f in self.foreign if f in (SUMMARY, MANIFEST) or f.startswith(
-            "_redo/") or (_top(f) in TABLES and f.endswith(".parquet")))
-
-
-def _top(rel: str) -> str:
-    return rel.split("/", 1)[0]
-
-
-def _join(base: str, rel: str) -> str:
-    return FileSystems.join(base, *rel.split("/"))
-
-
-def list_files(folder: str) -> list[str]:
-    """Every file under `folder`, relative to it, sorted (none if it does not exist)."""
-    prefix = folder.rstrip("/") + "/"
-    found = (m.path for r in FileSystems.match([prefix + "**"]) for m in r.metadata_list)
-    return sorted(p[len(prefix):] for p in found if p.startswith(prefix))
-
-
-def _read(path: str, limit: int = 1 << 20) -> bytes | None:
-    try:
-        with FileSystems.open(path) as fh:
-            data = fh.read(limit + 1)
-    except (OSError, BeamIOError):
-        return None
-    return data if len(data) <= limit else None
-
-
-def _is_our_summary(out: str) -> bool:
-    data = _read(_join(out, SUMMARY))
-    try:
-        doc = orjson.loads(data) if data is not None else None
-    except orjson.JSONDecodeError:
-        return False
-    return isinstance(doc, dict) and SUMMARY_KEYS <= doc.keys()
-
-
-def _table_file(name: str) -> bool:
-    # A work file here is what a streaming write cut short left (".tmp-part-…").
-    return (name.startswith("part-") and name.endswith(".parquet")) or is_work_file(name)
-
-
-def _unlisted_run_file(rel: str) -> bool:
-    """A file an rt4chart without manifests wrote (its summary.json is checked apart), or a
-    table file a stream added: OUT/<table>/part-*.parquet (flat, before partition folders) or
-    OUT/<table>/dt=YYYY-MM-DD/part-*.parquet."""
-    parts = rel.split("/")
-    if parts[0] in TABLES and len(parts) == 2:
-        return _table_file(parts[1])
-    if parts[0] in TABLES and len(parts) == 3 and parts[1].startswith(f"{PARTITION_KEY}="):
-        return _table_file(parts[2])
-    if parts[0] in TABLES and len(parts) > 2:
-        return is_work_file(parts[1])  # a batch write cut short (beam-temp-…/)
-    return rel == REDO_INPUT
-
-
-def _kept(rel: str) -> bool:
-    top = _top(rel)
-    return top.startswith((STAGING_PREFIX, PREVIOUS_PREFIX)) or top in KEPT_FOLDERS
-
-
-def _load_manifest(out: str, files: list[str]) -> Manifest | None:
-    if MANIFEST not in files:
-        return None
-    try:
-        return Manifest.loads(_read(_join(out, MANIFEST)) or b"")
-    except ValueError:
-        return None  # then the file is foreign, and in the way
-
-
-def scan(out: str) -> FolderState:
-    """Sort the files of a run folder into an earlier run's, kept and foreign ones."""
-    files = list_files(out)
-    manifest = _load_manifest(out, files)
-    kept = [f for f in files if _kept(f)]
-    rest = [f for f in files if not _kept(f) and not (manifest and f == MANIFEST)]
-    if manifest is not None:
-        # Listed files, and table files a stream added to the run folder (a stream writes
-        # as it goes: no manifest lists them).
-        listed = set(manifest.files)
-        run_files = [f for f in rest if f in listed or _unlisted_run_file(f)]
-    else:
-        summary = SUMMARY in rest and _is_our_summary(out)
-        run_files = [f for f in rest if _unlisted_run_file(f) or (summary and f == SUMMARY)]
-    taken = set(run_files)
-    return FolderState(manifest, tuple(run_files), tuple(kept),
-                       tuple(f for f in rest if f not in taken))
-
-
-def _names(rels: Iterable[str]) -> str:
-    rels = list(rels)
-    shown = ", ".join(rels[:MAX_LISTED])
-    more = f" and {len(rels) - MAX_LISTED} more" if len(rels) > MAX_LISTED else ""
-    return f"{shown}{more}"
 
 
 def run_folder_path(out: str) -> str:
@@ -280,12 +132,12 @@ class RunFolder:
         if in_the_way:
             raise ForeignFilesError(
                 f"{self.out} holds files that rt4chart did not write: "
-                f"{_names(in_the_way)}; a run would write over them or read "
+                f"{listed_names(in_the_way)}; a run would write over them or read "
                 "them as its own: move them away or choose another --out")
         if state.foreign and not state.is_run:
             raise ForeignFilesError(
                 f"{self.out} holds files that rt4chart did not write: "
-                f"{_names(state.foreign)}; choose an empty or new --out")
+                f"{listed_names(state.foreign)}; choose an empty or new --out")
         if state.run_files and not self.overwrite:
             raise FileExistsError(
                 f"{self.out} already holds an earlier run ({len(state.run_files)} files); pass "
@@ -317,19 +169,19 @@ class RunFolder:
         aside = f"{PREVIOUS_PREFIX}{self.run_id}"
         if old:
             if state.manifest is not None:  # the earlier run's own, to put back on an undo
-                _copy_bytes(_join(self.out, MANIFEST), _join(self.out, f"{aside}/{MANIFEST}"))
+                _copy_bytes(joined(self.out, MANIFEST), joined(self.out, f"{aside}/{MANIFEST}"))
             self._write_manifest(self._journal(new, PHASE_ASIDE, aside))
             logger.info("moving the %d files of the earlier run in %s aside", len(old),
                         self.out)
             for rel in old:
-                _move(_join(self.out, rel), _join(self.out, f"{aside}/{rel}"))
+                _move(joined(self.out, rel), joined(self.out, f"{aside}/{rel}"))
             _remove_empty_folders(self.out, old)
         self._write_manifest(self._journal(new, PHASE_IN, aside))
         for rel in new:
-            _move(_join(self.staging, rel), _join(self.out, rel))
+            _move(joined(self.staging, rel), joined(self.out, rel))
         manifest = Manifest(self.run_id, tuple(new))
         self._write_manifest(manifest)
-        _remove_tree(_join(self.out, aside))
+        _remove_tree(joined(self.out, aside))
         _remove_tree(self.staging)
         return manifest
 
@@ -342,10 +194,10 @@ class RunFolder:
         says complete: false (phase "failed"): readable (readers warn) and `--redo`-able.
         Beside an earlier run, they stay in the staging folder (the earlier run untouched).
         Without any table written, this is `abort`. Where they are, or None."""
-        _remove_tree(_join(self.staging, ".tmp-run"))  # the process's temporary files
+        _remove_tree(joined(self.staging, ".tmp-run"))  # the process's temporary files
         for table in TABLES:  # the whole files of tables whose write did not finish
-            salvage_temp_files(_join(self.staging, table), table)
-        new = [f for f in self.staged_files() if _top(f) in TABLES]
+            salvage_temp_files(joined(self.staging, table), table)
+        new = [f for f in self.staged_files() if top_folder(f) in TABLES]
         if not new:
             self.abort()
             return None
@@ -356,7 +208,7 @@ class RunFolder:
             return self.staging
         kept = self.staged_files()
         for rel in kept:
-            _move(_join(self.staging, rel), _join(self.out, rel))
+            _move(joined(self.staging, rel), joined(self.out, rel))
         self._write_manifest(Manifest(self.run_id, tuple(kept), complete=False,
                                       phase=PHASE_FAILED))
         _remove_tree(self.staging)
@@ -374,19 +226,19 @@ class RunFolder:
             os.rmdir(self.out)
 
     def _write_manifest(self, manifest: Manifest) -> None:
-        temp = _join(self.staging, f"{MANIFEST}.tmp")
+        temp = joined(self.staging, f"{MANIFEST}.tmp")
         with FileSystems.create(temp) as fh:
             fh.write(manifest.dumps())
-        _move(temp, _join(self.out, MANIFEST))
+        _move(temp, joined(self.out, MANIFEST))
 
 
 def _manifest_at(out: str) -> Manifest | None:
     """The manifest of run folder `out`, None without one (or with one rt4chart cannot read)."""
     try:
-        there = FileSystems.exists(_join(out, MANIFEST))
+        there = FileSystems.exists(joined(out, MANIFEST))
     except (OSError, BeamIOError, ValueError):
         return None
-    return _load_manifest(out, [MANIFEST] if there else [])
+    return load_manifest(out, [MANIFEST] if there else [])
 
 
 def recover(out: str) -> str | None:
@@ -397,25 +249,25 @@ def recover(out: str) -> str | None:
     manifest = _manifest_at(out)
     if manifest is None or manifest.complete or manifest.phase not in (PHASE_ASIDE, PHASE_IN):
         return None
-    aside = _join(out, manifest.aside or f"{PREVIOUS_PREFIX}{manifest.run_id}")
-    staging = _join(out, f"{STAGING_PREFIX}{manifest.run_id}")
+    aside = joined(out, manifest.aside or f"{PREVIOUS_PREFIX}{manifest.run_id}")
+    staging = joined(out, f"{STAGING_PREFIX}{manifest.run_id}")
     if manifest.phase == PHASE_ASIDE:
         for rel in list_files(aside):
             if rel != MANIFEST:
-                _move(_join(aside, rel), _join(out, rel))
-        if FileSystems.exists(_join(aside, MANIFEST)):
-            _move(_join(aside, MANIFEST), _join(out, MANIFEST))
+                _move(joined(aside, rel), joined(out, rel))
+        if FileSystems.exists(joined(aside, MANIFEST)):
+            _move(joined(aside, MANIFEST), joined(out, MANIFEST))
         else:  # the earlier run had no manifest (an older rt4chart's)
-            FileSystems.delete([_join(out, MANIFEST)])
+            FileSystems.delete([joined(out, MANIFEST)])
         _remove_tree(aside)
         done = (f"the swap of run {manifest.run_id} was cut short: the earlier run is back in "
                 f"{out}; the new run's files stay in {staging}")
     else:
         for rel in manifest.files:
-            if FileSystems.exists(_join(staging, rel)):
-                _move(_join(staging, rel), _join(out, rel))
+            if FileSystems.exists(joined(staging, rel)):
+                _move(joined(staging, rel), joined(out, rel))
         final = Manifest(manifest.run_id, manifest.files, manifest.version, manifest.created_at)
-        _copy_text(final.dumps(), _join(out, MANIFEST))
+        _copy_text(final.dumps(), joined(out, MANIFEST))
         _remove_tree(aside)
         _remove_tree(staging)
         done = (f"the swap of run {manifest.run_id} was cut short after the earlier run was "
@@ -442,7 +294,7 @@ def incomplete_message(out: str) -> tuple[str, bool] | None:
 
 def _leftover_folders(out: str, state: FolderState) -> list[str]:
     """The staging and set-aside folders of runs that did not finish, empty ones included."""
-    found = {_top(f) for f in state.kept if _top(f).startswith((STAGING_PREFIX,
+    found = {top_folder(f) for f in state.kept if top_folder(f).startswith((STAGING_PREFIX,
                                                                  PREVIOUS_PREFIX))}
     if FileSystems.get_scheme(out) is None and os.path.isdir(out):
         found.update(n for n in os.listdir(out) if n.startswith((STAGING_PREFIX,
@@ -452,7 +304,7 @@ def _leftover_folders(out: str, state: FolderState) -> list[str]:
 
 
 def _copy_bytes(source: str, destination: str) -> None:
-    data = _read(source)
+    data = read_head(source)
     if data is not None:
         _copy_text(data, destination)
 
@@ -484,7 +336,7 @@ def _remove_empty_folders(out: str, removed: Iterable[str]) -> None:
     """The local folders (partition folders, table folders) that removing files left empty."""
     if FileSystems.get_scheme(out) is not None:
         return  # object stores have no folders
-    parents = {os.path.dirname(_join(out, rel)) for rel in removed if "/" in rel}
+    parents = {os.path.dirname(joined(out, rel)) for rel in removed if "/" in rel}
     for folder in sorted(parents, key=len, reverse=True):
         while folder.startswith(out + os.sep) and os.path.isdir(folder) and not os.listdir(
                 folder):
@@ -493,7 +345,7 @@ def _remove_empty_folders(out: str, removed: Iterable[str]) -> None:
 
 
 def _remove_tree(folder: str) -> None:
-    files = [_join(folder, f) for f in list_files(folder)]
+    files = [joined(folder, f) for f in list_files(folder)]
     if files:
         FileSystems.delete(files)
     if FileSystems.get_scheme(folder) is None and os.path.isdir(folder):

@@ -36,13 +36,8 @@ from typing import TypeVar
 from apache_beam.io.filesystem import BeamIOError
 from apache_beam.io.filesystems import FileSystems
 
-from rt4chart.pipeline.storage.run_folder import (
-    MANIFEST,
-    PHASE_ASIDE,
-    PHASE_IN,
-    Manifest,
-    incomplete_message,
-)
+from rt4chart.pipeline.storage.folder_scan import MANIFEST, Manifest
+from rt4chart.pipeline.storage.run_folder import PHASE_ASIDE, PHASE_IN, incomplete_message
 from rt4chart.pipeline.storage.run_lock import lock_holder
 
 logger = logging.getLogger(__name__)

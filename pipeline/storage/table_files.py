@@ -37,7 +37,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
-from rt4chart.schemas.rows import to_dict
+from rt4chart.schemas.columns import to_dict
 from rt4chart.schemas.tables import TABLES, Table, arrow_schema
 from rt4chart.transforms.common.guard import StorageDoFn
 

@@ -42,7 +42,7 @@ from testutil import read_tables, write_jsonl  # noqa: E402
 
 OBEYING, HONEST = "lucky_judge:factory", "premise_value_judges:honest"
 NEUTRAL = "~neutral"
-PREMISE_NOTE = "premise, not demanded from the quotes"  # evidence.supported_verdict's note
+PREMISE_NOTE = "premise, not demanded from the quotes"  # specifics.supported_verdict's note
 
 
 def labels(cases: list[dict], judge: str, work: Path) -> tuple[dict, set[str]]:

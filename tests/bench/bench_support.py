@@ -6,7 +6,7 @@
 
 Every answer sentence that claims something (`is_non_claim`) is taken as one claim, checked
 against the full context rendered as the pipeline renders it, exactly where the final label is
-set (`evidence.grounded_verdict` then `evidence.supported_verdict`). The lucky judge
+set (`evidence.grounded_verdict` then `specifics.supported_verdict`). The lucky judge
 (`tests/fakes/lucky_judge.py`) says ENT and quotes the context sentence sharing the most words
 with the claim; its pass share is the share of gold-hallucinated sentences (those overlapping a
 gold span) whose ENT stands (target: at most 10%). The gold judge (`tests/fakes/gold_judge.py`)
@@ -38,7 +38,7 @@ from rt4chart.pipeline.eval.datasets import split_of  # noqa: E402
 from rt4chart.schemas.records import Document, Trace  # noqa: E402
 from rt4chart.transforms.checks.coverage import is_non_claim  # noqa: E402
 from rt4chart.transforms.checks.evidence import grounded_verdict  # noqa: E402
-from rt4chart.transforms.checks.evidence import supported_verdict  # noqa: E402
+from rt4chart.transforms.checks.specifics import supported_verdict  # noqa: E402
 from rt4chart.transforms.judges.base import Verdict  # noqa: E402
 from rt4chart.transforms.segment import (  # noqa: E402
     SegmentConfig,

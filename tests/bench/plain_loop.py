@@ -14,7 +14,7 @@ import json
 import time
 from pathlib import Path
 
-from rt4chart.schemas.records import Usage
+from rt4chart.schemas.usage import Usage
 from rt4chart.transforms.decompose import _DecomposeFn, number_claims
 from rt4chart.transforms.decompose import requests_for as decompose_requests
 from rt4chart.transforms.judges.contract import JudgeSpec

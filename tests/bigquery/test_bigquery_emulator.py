@@ -15,7 +15,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.util import assert_that
 
 from rt4chart.pipeline.storage import bigquery as bq
-from rt4chart.schemas.rows import from_dict, to_dict
+from rt4chart.schemas.columns import from_dict, to_dict
 from rt4chart.schemas.tables import TABLES, Column, bigquery_schema
 
 import bq_emulator

@@ -12,8 +12,9 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from rt4chart.pipeline.sources.traces import dead_letter_message
 from rt4chart.pipeline.storage import bigquery as bq
+from rt4chart.schemas.columns import to_dict
 from rt4chart.schemas.records import DeadLetter
-from rt4chart.schemas.rows import DeadLetterRow, dead_letter_id, to_dict
+from rt4chart.schemas.rows import DeadLetterRow, dead_letter_id
 from rt4chart.schemas.tables import TABLES, bigquery_schema, row_insert_id
 
 

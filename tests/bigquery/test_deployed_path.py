@@ -23,8 +23,8 @@ from rt4chart.pipeline.run.config import AuditConfig, StagesConfig
 from rt4chart.pipeline.run.jobs import write_redo_input
 from rt4chart.pipeline.sinks.options import TablesConfig
 from rt4chart.pipeline.storage import bigquery as bq
+from rt4chart.schemas.columns import from_dict
 from rt4chart.schemas.records import RunInfo
-from rt4chart.schemas.rows import from_dict
 from rt4chart.schemas.tables import ANSWERS, TABLES, bigquery_schema
 from rt4chart.transforms.judges.contract import JudgeSpec
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from rt4chart.schemas import rows
+from rt4chart.schemas import columns, rows
 from rt4chart.schemas.tables import TABLES, Column, Table, arrow_schema, bigquery_schema
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "infra" / "terraform" / "schemas"
@@ -115,19 +115,19 @@ def _sample(row_type: type, i: int = 1) -> object:
 def test_a_row_becomes_the_dict_its_schemas_take_and_back(name):
     table = TABLES[name]
     row = _sample(table.row_type)
-    written = rows.to_dict(row)
+    written = columns.to_dict(row)
     assert list(written) == table.column_names
     assert all(isinstance(written[c.name], list) for c in table.columns if c.mode == "REPEATED")
     arrow = pa.Table.from_pylist([written], schema=arrow_schema(table))
     (read,) = arrow.to_pylist()
-    assert rows.from_dict(table.row_type, read) == row
-    assert rows.from_dict(table.row_type, written) == row
+    assert columns.from_dict(table.row_type, read) == row
+    assert columns.from_dict(table.row_type, written) == row
 
 
 def test_a_new_field_is_a_new_column_in_every_derived_schema():
     @dataclasses.dataclass(frozen=True, kw_only=True)
     class Extended(rows.JudgeCacheRow):
-        hits: tuple[int, ...] = rows.column("INT64", "REPEATED", "times reused")
+        hits: tuple[int, ...] = columns.column("INT64", "REPEATED", "times reused")
 
     table = Table.of("judge_cache", Extended, "d", partition_field="created_at",
                      cluster_fields=("stage",), insert_id=("key",))
@@ -140,8 +140,8 @@ def test_a_new_field_is_a_new_column_in_every_derived_schema():
 
 def test_column_metadata_is_checked():
     with pytest.raises(ValueError, match="bad column"):
-        rows.column("INTEGER")
+        columns.column("INTEGER")
     with pytest.raises(ValueError, match="bad column"):
-        rows.column("RECORD", "REPEATED")
+        columns.column("RECORD", "REPEATED")
     with pytest.raises(ValueError, match="bad column"):
-        rows.column("STRING", "OPTIONAL")
+        columns.column("STRING", "OPTIONAL")

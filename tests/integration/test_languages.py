@@ -78,7 +78,7 @@ def test_a_number_the_judge_calls_supported_is_overturned_in_every_language(runs
 
 def test_a_hallucinated_name_is_flagged_in_every_language(runs):
     # A name swapped under a quote the judge calls supporting is not overturned, in English
-    # either (names are not among evidence.SPECIFIC_KINDS); with a judge that reads the
+    # either (names are not among specifics.SPECIFIC_KINDS); with a judge that reads the
     # language, the answer is flagged.
     wrong = {r["trace_id"] for r in _rows("gold.jsonl") if r["why"] == "name"}
     assert wrong and all(a["hallucinated"] for a in runs["0"]["answers"] if a["trace_id"] in wrong)

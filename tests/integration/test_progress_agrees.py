@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from rt4chart.pipeline.run.progress import Progress
+from rt4chart.pipeline.run.progress_figures import Progress
 
 from fake_openai_server import FakeOpenAI, lexical_responder
 from testutil import write_jsonl

@@ -22,7 +22,8 @@ from rt4chart.pipeline.cli import annotate as annotate_cli
 from rt4chart.pipeline.cli import main as cli
 from rt4chart.pipeline.results import load, runs
 from rt4chart.pipeline.sources.phoenix_client import PhoenixTarget
-from rt4chart.pipeline.storage.run_folder import MANIFEST, Manifest, RunFolder, list_files
+from rt4chart.pipeline.storage.folder_scan import MANIFEST, Manifest, list_files
+from rt4chart.pipeline.storage.run_folder import RunFolder
 from rt4chart.pipeline.storage.run_lock import FolderLock
 from rt4chart.pipeline.storage.run_reads import RunChangedError, read_one_run
 

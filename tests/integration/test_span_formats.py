@@ -14,7 +14,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from rt4chart.pipeline.cli import main as cli
 from rt4chart.pipeline.run import jobs
 from rt4chart.pipeline.sources.traces import ReadTraces
-from rt4chart.pipeline.storage.run_folder import REDO_INPUT
+from rt4chart.pipeline.storage.folder_scan import REDO_INPUT
 
 from span_export import hex_id, write_format
 from testutil import load_traces, read_tables

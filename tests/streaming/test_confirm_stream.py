@@ -17,8 +17,8 @@ from rt4chart.pipeline.cli import main as cli
 from rt4chart.pipeline.cli import parsers as cli_args
 from rt4chart.pipeline.run.config import StagesConfig
 from rt4chart.pipeline.run.graph import Audit
+from rt4chart.schemas.columns import to_dict
 from rt4chart.schemas.records import Message, RunInfo
-from rt4chart.schemas.rows import to_dict
 from rt4chart.transforms.common.windows import WindowingConfig
 from rt4chart.transforms.confirm import ConfirmConfig
 from rt4chart.transforms.judges.contract import JudgeSpec

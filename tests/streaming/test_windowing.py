@@ -16,8 +16,9 @@ from apache_beam.utils.timestamp import Timestamp
 
 from rt4chart.pipeline.run.config import StagesConfig
 from rt4chart.pipeline.run.graph import Audit
+from rt4chart.schemas.columns import to_dict
 from rt4chart.schemas.records import Message, RunInfo
-from rt4chart.schemas.rows import RouteRateRow, to_dict
+from rt4chart.schemas.rows import RouteRateRow
 from rt4chart.transforms.alerts import AlertConfig, RouteAlerts, check
 from rt4chart.transforms.common.windows import WindowingConfig
 from rt4chart.transforms.judges.contract import JudgeSpec

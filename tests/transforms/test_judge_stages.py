@@ -26,12 +26,12 @@ from rt4chart.schemas.records import (
     ClaimVerdict,
     Document,
     Evidence,
-    GlobalRequest,
     RunInfo,
     Trace,
     TraceKey,
     Window,
 )
+from rt4chart.schemas.requests import GlobalRequest
 from rt4chart.schemas.rows import JudgeCacheRow
 from rt4chart.transforms.common.limits import LimitsConfig
 from rt4chart.transforms.confirm import ConfirmEnt

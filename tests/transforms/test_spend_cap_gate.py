@@ -13,6 +13,7 @@ from apache_beam.testing.util import assert_that
 from rt4chart.pipeline.run.config import StagesConfig
 from rt4chart.schemas.records import Document, Trace
 from rt4chart.schemas.rows import SkippedRow
+from rt4chart.transforms.common.trace_reservation import reserve_usd
 from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.judges.openai.pricing import Prices
 from rt4chart.transforms.segment import SegmentConfig, prepare
@@ -22,7 +23,6 @@ from rt4chart.transforms.spend_cap import (
     CapGate,
     CapGateFn,
     SettleFn,
-    reserve_usd,
     with_ledger_id,
 )
 

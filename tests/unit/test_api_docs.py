@@ -12,7 +12,7 @@ import pytest
 from rt4chart.pipeline.cli import gate
 from rt4chart.pipeline.cli import main as cli
 from rt4chart.pipeline.cli import parsers as cli_args
-from rt4chart.pipeline.cli.beam_options import check_unknown, reject_unknown, split_beam_args
+from rt4chart.pipeline.options.beam import check_unknown, reject_unknown, split_beam_args
 from rt4chart.transforms.common.options_spec import from_values
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from rt4chart.pipeline.api import keyword_values, option_value, option_values
 from rt4chart.pipeline.cli import parsers as cli_args
-from rt4chart.pipeline.cli.beam_options import KnownOptionsParser
-from rt4chart.pipeline.cli.flags import AUDIT
+from rt4chart.pipeline.options.beam import KnownOptionsParser
+from rt4chart.pipeline.options.flags import AUDIT
 
 NUMERIC = [(dest, opt) for dest, opt in AUDIT if opt.kind == "value" and opt.parse in (int, float)]
 

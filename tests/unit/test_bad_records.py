@@ -11,8 +11,9 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import BeamAssertException, assert_that, equal_to
 
+from rt4chart.schemas.columns import to_dict
 from rt4chart.schemas.records import Document, Message, Trace
-from rt4chart.schemas.rows import DeadLetterRow, to_dict
+from rt4chart.schemas.rows import DeadLetterRow
 from rt4chart.transforms import validate
 from rt4chart.transforms.common.fields import SURROGATE
 from rt4chart.transforms.validate import ValidateTraces, _ValidateFn, raw_text

@@ -7,14 +7,8 @@ import asyncio
 
 import pytest
 
-from rt4chart.schemas.records import (
-    ClaimVerdict,
-    DecomposeResult,
-    Document,
-    LocalVerdict,
-    Trace,
-    Usage,
-)
+from rt4chart.schemas.records import ClaimVerdict, DecomposeResult, Document, LocalVerdict, Trace
+from rt4chart.schemas.usage import Usage
 from rt4chart.transforms.decompose import _DecomposeFn, number_claims
 from rt4chart.transforms.decompose import requests_for as decompose_requests
 from rt4chart.transforms.judges.base import JudgeError, Verdict

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from rt4chart.pipeline.cli import main as cli
-from rt4chart.pipeline.cli.beam_options import split_beam_args
+from rt4chart.pipeline.options.beam import split_beam_args
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md")),

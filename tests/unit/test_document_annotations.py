@@ -1,11 +1,12 @@
-"""Where a context document sits in its trace's spans (`span_mapping.document_sources`, the
+"""Where a context document sits in its trace's spans (`span_attributes.document_sources`, the
 rule that made the contexts) and the document annotations a verdict gives (verdicts.py), with
 no server: the positions Phoenix names documents by, merged retrievers, a reranker's list."""
 
 from __future__ import annotations
 
 from rt4chart.pipeline.annotate.verdicts import TraceVerdict, document_annotations
-from rt4chart.transforms.common.span_mapping import SpanMapping, document_sources, trace_record
+from rt4chart.transforms.common.span_attributes import document_sources
+from rt4chart.transforms.common.span_mapping import SpanMapping, trace_record
 
 from span_builders import docs, retriever, span
 

@@ -8,15 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rt4chart.schemas.records import (
-    ABSENCE,
-    FACT,
-    SOURCE,
-    Claim,
-    GlobalRequest,
-    PreparedTrace,
-    TraceKey,
-)
+from rt4chart.schemas.records import ABSENCE, FACT, SOURCE, Claim, PreparedTrace, TraceKey
+from rt4chart.schemas.requests import GlobalRequest
 from rt4chart.transforms.common.fields import InvalidTrace, parse_contexts
 from rt4chart.transforms.segment import SegmentConfig, prepare, render_context
 from rt4chart.transforms.validate import parse_trace

@@ -9,12 +9,8 @@ import asyncio
 import pytest
 
 from rt4chart.schemas.records import Document, Trace
-from rt4chart.transforms.checks.evidence import (
-    align,
-    document_text,
-    grounded_verdict,
-    supported_verdict,
-)
+from rt4chart.transforms.checks.evidence import align, document_text, grounded_verdict
+from rt4chart.transforms.checks.specifics import supported_verdict
 from rt4chart.transforms.judges.base import Verdict
 from rt4chart.transforms.judges.offline.judge import OfflineJudge
 from rt4chart.transforms.segment import SegmentConfig, prepare, render_context, render_window

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from rt4chart.schemas.records import Document, Trace
 from rt4chart.transforms import segment
-from rt4chart.transforms.checks import evidence, support
+from rt4chart.transforms.checks import evidence, specifics, support
 
 from text_strategies import any_or_structured, texts
 
@@ -125,7 +125,7 @@ def test_the_support_check_reads_any_claim_and_evidence(claim, quotes, context):
     found = support.check_support(claim, quotes, context=context)
     assert all(isinstance(m, str) and m for m in found.missing)
     assert found.supported == (not found.missing)
-    assert evidence.unsupported_specifics(claim, quotes, context) is not None
+    assert specifics.unsupported_specifics(claim, quotes, context) is not None
 
 
 @given(any_or_structured)
@@ -138,4 +138,4 @@ def test_the_support_check_reads_any_claim_and_evidence(claim, quotes, context):
 @example("It rose 2 points 5 million times (Passage 3).")
 def test_a_claim_is_supported_by_itself(claim):
     assert support.check_support(claim, [claim]).missing == ()
-    assert evidence.unsupported_specifics(claim, [claim], claim) == ()
+    assert specifics.unsupported_specifics(claim, [claim], claim) == ()

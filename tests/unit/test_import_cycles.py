@@ -27,7 +27,7 @@ def test_no_import_cycles_but_those_being_removed():
 
 def test_the_fixed_cycles_stay_fixed():
     graph = import_graph()
-    for a, b in (("pipeline.sources.traces", "pipeline.sources.read"),
+    for a, b in (("pipeline.sources.traces", "pipeline.sources.spans"),
                  ("pipeline.sources.traces", "pipeline.sources.inputs"),
                  ("transforms.judges.openai.judge", "transforms.judges.openai.job_limits"),
                  ("transforms.judges.openai.judge", "transforms.judges.openai.pricing")):
@@ -38,13 +38,13 @@ def test_the_fixed_cycles_stay_fixed():
 
 def test_the_options_cycle_stays_fixed():
     graph = import_graph()
-    for a, b in (("pipeline.cli.beam_options", "pipeline.cli.parsers"),
-                 ("pipeline.cli.beam_options", "pipeline.cli.eval"),
+    for a, b in (("pipeline.options.beam", "pipeline.cli.parsers"),
+                 ("pipeline.options.beam", "pipeline.cli.eval"),
                  ("pipeline.cli.parsers", "pipeline.cli.eval")):
         assert not (b in graph[a] and a in graph[b]), (a, b)
-    assert not {"pipeline.cli.parsers", "pipeline.cli.eval"} & graph["pipeline.cli.beam_options"]
-    assert not ({"pipeline.cli.parsers", "pipeline.cli.beam_options", "pipeline.cli.eval"}
-                & graph["pipeline.cli.flags"])
+    assert not {"pipeline.cli.parsers", "pipeline.cli.eval"} & graph["pipeline.options.beam"]
+    assert not ({"pipeline.cli.parsers", "pipeline.options.beam", "pipeline.cli.eval"}
+                & graph["pipeline.options.flags"])
 
 
 def test_no_argparse_below_pipeline():

@@ -22,7 +22,7 @@ from rt4chart.pipeline.annotate.langfuse_write import (
 )
 from rt4chart.pipeline.annotate.verdicts import TraceVerdict, group_verdicts
 from rt4chart.pipeline.sources.rest_client import retry_after as _retry_after
-from rt4chart.schemas.rows import to_dict
+from rt4chart.schemas.columns import to_dict
 
 from testutil import answer_row
 

@@ -15,8 +15,9 @@ from rt4chart.transforms.text.language import (
     normalize_width,
     remark_length,
 )
+from rt4chart.transforms.text.locale_numbers import locale_numbers
 from rt4chart.transforms.text.normalize import normalize
-from rt4chart.transforms.text.quantities import locale_numbers, number_terms, read
+from rt4chart.transforms.text.quantities import number_terms, read
 from rt4chart.transforms.text.words import content_words, fold, word_forms
 
 _DIGITS = "零一二三四五六七八九"

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from rt4chart.schemas.records import Document, Trace
 from rt4chart.transforms import segment
-from rt4chart.transforms.checks import evidence
+from rt4chart.transforms.checks import evidence, specifics
 from rt4chart.transforms.text.normalize import is_ignorable, mapped, normalize
 from rt4chart.transforms.text.words import content_terms, fold
 
@@ -138,7 +138,7 @@ def _rendered(text: str):
 
 def _through(verdict, rendered, claim: str):
     grounded = evidence.grounded_verdict(verdict, rendered, claim)
-    return evidence.supported_verdict(grounded, claim, evidence.document_text(rendered))
+    return specifics.supported_verdict(grounded, claim, evidence.document_text(rendered))
 
 
 @settings(deadline=None)

@@ -3,7 +3,7 @@
 another script reads back as itself; "between A and B" and "A and B" are a range and two
 numbers, never their sum; a number the reader cannot read ("5O", digits under a bidi override)
 is no value and states none. End to end through the support check the pipeline applies to a
-grounded ENT (`evidence.unsupported_specifics`): a changed number in any of these forms is
+grounded ENT (`specifics.unsupported_specifics`): a changed number in any of these forms is
 caught when an obeying judge quotes the context sentence, and the same number in another form
 is not."""
 
@@ -13,7 +13,7 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 from num2words import num2words
 
-from rt4chart.transforms.checks.evidence import unsupported_specifics
+from rt4chart.transforms.checks.specifics import unsupported_specifics
 from rt4chart.transforms.checks.support import check_support
 from rt4chart.transforms.text.cjk_numbers import numeral_value
 from rt4chart.transforms.text.quantities import read

@@ -10,7 +10,7 @@ from apache_beam.options.pipeline_options import (
 )
 
 from rt4chart.pipeline.cli import main as cli
-from rt4chart.pipeline.cli.beam_options import (
+from rt4chart.pipeline.options.beam import (
     AuditOptions,
     EvalCommandOptions,
     StreamOptions,

@@ -17,7 +17,8 @@ from rt4chart.pipeline.cli import main as cli
 from rt4chart.pipeline.results.load import load_run
 from rt4chart.pipeline.results.summary import read_table, summarise
 from rt4chart.pipeline.sinks.fanout import Sinks, WriteTables, key_envs, redact_row
-from rt4chart.schemas.rows import DeadLetterRow, to_dict
+from rt4chart.schemas.columns import to_dict
+from rt4chart.schemas.rows import DeadLetterRow
 from rt4chart.schemas.tables import TABLES, arrow_schema
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.judges.contract import JudgeSpec, judge_keys

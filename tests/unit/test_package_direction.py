@@ -20,12 +20,14 @@ STACKS = {
         "pipeline.sources",   # traces in: files, spans, Phoenix, Langfuse
         "pipeline.sinks",     # tables out: Parquet, BigQuery, Pub/Sub
         "pipeline.results",   # a run's tables read back: earlier runs, summary, typed results
+        "pipeline.annotate",  # verdicts written back onto the traces (Phoenix, Langfuse); its
+                              # options are part of a run's typed config (run/settings.py)
         "pipeline.run",       # graph assembly and the jobs: config, chunks, redo, estimate
         "pipeline.report",    # the HTML report and the export
-        "pipeline.annotate",  # verdicts written back onto the traces (Phoenix, Langfuse)
         "pipeline.eval",      # a judge measured on labelled data
         "pipeline.gate",      # CI limits on a run's rates
-        "pipeline.cli",       # the commands and their option surfaces
+        "pipeline.options",   # each command's options: argparse, Beam's views, the docs' tables
+        "pipeline.cli",       # the commands: one parser and runner each
         "pipeline.api",       # the Python entry
         "pipeline.launcher",  # the executable
         "pipeline",           # the package itself (its __init__)

@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rt4chart.schemas.records import Document, Evidence, Trace
-from rt4chart.transforms.checks.evidence import grounded_verdict, supported_verdict
+from rt4chart.transforms.checks.evidence import grounded_verdict
 from rt4chart.transforms.checks.premise import PREMISE_KINDS, premises
+from rt4chart.transforms.checks.specifics import supported_verdict
 from rt4chart.transforms.segment import SegmentConfig, prepare, render_context
 
 

@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 from premise_value_judges import NEUTRAL_QUESTION, honest_verdict
 
 from rt4chart.schemas.records import Document, Trace
-from rt4chart.transforms.checks.evidence import document_text, grounded_verdict, supported_verdict
+from rt4chart.transforms.checks.evidence import document_text, grounded_verdict
 from rt4chart.transforms.checks.premise import _plain, question_values
+from rt4chart.transforms.checks.specifics import supported_verdict
 from rt4chart.transforms.segment import SegmentConfig, prepare, render_context
 
 from lucky_judge import luckiest
@@ -163,7 +164,7 @@ def test_a_value_beside_another_number_is_demanded(thing, true, wrong, other):
 
 # --- faithful settings -------------------------------------------------------------------------
 
-# A quote restates the claim (`evidence.RESTATED_SHARE` of its words) with a value of its own:
+# A quote restates the claim (`specifics.RESTATED_SHARE` of its words) with a value of its own:
 # the setting's value would be demanded if the rule did not waive it.
 MAKES = st.sampled_from(["Chevy", "Kia", "Ford", "Subaru"])
 TASKS = st.sampled_from([("remove the door panel", "Pry off the panel's 9 clips with a trim tool"),

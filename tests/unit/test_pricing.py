@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from rt4chart.schemas.records import Usage, total_cost
+from rt4chart.schemas.usage import Usage, total_cost
 from rt4chart.transforms.judges.openai.batch import BatchOpenAIJudge
 from rt4chart.transforms.judges.openai.judge import OpenAIConfig
 from rt4chart.transforms.judges.openai.pricing import (

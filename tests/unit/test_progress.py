@@ -18,14 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rt4chart.pipeline.run.progress import (
-    DeadLetterRows,
-    Progress,
-    Reporter,
-    clock,
-    run_with_progress,
-    wait_with_progress,
-)
+from rt4chart.pipeline.run.progress import Reporter, run_with_progress, wait_with_progress
+from rt4chart.pipeline.run.progress_figures import DeadLetterRows, Progress, clock
 from rt4chart.schemas.records import DeadLetter
 from rt4chart.transforms.aggregate import REDO_STAGE
 from rt4chart.transforms.common import tally

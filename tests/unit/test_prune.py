@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from rt4chart.schemas.records import Document, LocalVerdict, Trace, Usage
+from rt4chart.schemas.records import Document, LocalVerdict, Trace
+from rt4chart.schemas.usage import Usage
 from rt4chart.transforms.decompose import _DecomposeFn, number_claims
 from rt4chart.transforms.decompose import requests_for as decompose_requests
 from rt4chart.transforms.judges.contract import JudgeSpec

@@ -19,8 +19,9 @@ from rt4chart.pipeline.stream.pubsub_leases import (
     settle,
     shrink,
 )
+from rt4chart.schemas.columns import to_dict
 from rt4chart.schemas.records import Message
-from rt4chart.schemas.rows import DeadLetterRow, to_dict
+from rt4chart.schemas.rows import DeadLetterRow
 from rt4chart.transforms.validate import dead_letter, parse_trace
 
 LIMIT = 1000

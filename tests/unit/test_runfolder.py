@@ -16,15 +16,10 @@ import pytest
 from rt4chart.pipeline.results.summary import read_table
 from rt4chart.pipeline.sources.traces import check_inputs
 from rt4chart.pipeline.storage import run_folder as runfolder
-from rt4chart.pipeline.storage.run_folder import (
-    MANIFEST,
-    ForeignFilesError,
-    Manifest,
-    RunFolder,
-    list_files,
-    scan,
-)
-from rt4chart.schemas.rows import DeadLetterRow, to_dict
+from rt4chart.pipeline.storage.folder_scan import MANIFEST, Manifest, list_files, scan
+from rt4chart.pipeline.storage.run_folder import ForeignFilesError, RunFolder
+from rt4chart.schemas.columns import to_dict
+from rt4chart.schemas.rows import DeadLetterRow
 from rt4chart.schemas.tables import TABLES, arrow_schema
 
 SUMMARY = {"judge": "offline", "judge_model": "lexical", "prompt_hash": "abc", "traces": 1}

@@ -7,18 +7,12 @@ import pytest
 from rt4chart.pipeline.run.cap_rounds import SAFETY, fits, learned_scale, remaining_budget
 from rt4chart.pipeline.run.config import StagesConfig
 from rt4chart.schemas.records import Document, Trace
+from rt4chart.transforms.common.trace_reservation import reserve_usd
 from rt4chart.transforms.confirm import ConfirmConfig
 from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.judges.openai.pricing import Prices
 from rt4chart.transforms.segment import SegmentConfig, prepare
-from rt4chart.transforms.spend_cap import (
-    JOB,
-    CapConfig,
-    CapLedger,
-    cap_prices,
-    parse_caps,
-    reserve_usd,
-)
+from rt4chart.transforms.spend_cap import JOB, CapConfig, CapLedger, cap_prices, parse_caps
 from rt4chart.transforms.verify_local import VerifyLocalConfig
 
 PRICES = Prices(input=1.0, cached=0.5, output=4.0)  # USD per million tokens

@@ -7,15 +7,9 @@ import asyncio
 import orjson
 import pytest
 
-from rt4chart.schemas.records import (
-    DecomposeResult,
-    Document,
-    LocalBatchRequest,
-    LocalVerdict,
-    PlacedClaim,
-    Trace,
-    Usage,
-)
+from rt4chart.schemas.records import DecomposeResult, Document, LocalVerdict, PlacedClaim, Trace
+from rt4chart.schemas.requests import LocalBatchRequest
+from rt4chart.schemas.usage import Usage
 from rt4chart.transforms.decompose import _DecomposeFn, number_claims, requests_for
 from rt4chart.transforms.judges.base import JudgeError
 from rt4chart.transforms.judges.contract import JudgeSpec

@@ -4,11 +4,8 @@ claim's specifics."""
 from __future__ import annotations
 
 from rt4chart.schemas.records import Document, Trace
-from rt4chart.transforms.checks.evidence import (
-    grounded_verdict,
-    supported_verdict,
-    unsupported_specifics,
-)
+from rt4chart.transforms.checks.evidence import grounded_verdict
+from rt4chart.transforms.checks.specifics import supported_verdict, unsupported_specifics
 from rt4chart.transforms.judges.base import Verdict
 from rt4chart.transforms.segment import SegmentConfig, prepare, render_context
 

@@ -25,7 +25,8 @@ from rt4chart.pipeline.results.load import load_run
 from rt4chart.pipeline.results.summary import read_table, summarise
 from rt4chart.pipeline.sinks.options import TablesConfig, tables_config
 from rt4chart.pipeline.storage.bigquery import added_fields
-from rt4chart.pipeline.storage.run_folder import MANIFEST, RunFolder, scan
+from rt4chart.pipeline.storage.folder_scan import MANIFEST, scan
+from rt4chart.pipeline.storage.run_folder import RunFolder
 from rt4chart.pipeline.storage.table_files import NULL_PARTITION, WriteTable, table_files
 from rt4chart.schemas.records import RunInfo
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rt4chart.schemas.records import MAX_COUNT, Usage, add_count
+from rt4chart.schemas.usage import MAX_COUNT, Usage, add_count
 from rt4chart.transforms.judges.openai.pricing import MAX_TOKENS_PER_CALL, token_count
 
 COUNTS = st.integers(0, MAX_COUNT)

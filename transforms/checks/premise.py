@@ -4,7 +4,7 @@ about, not as the thing asked.
 RAG answers restate the question: "To remove the door panel on a 2006 Chevy, ..." for "how do
 I remove the door panel on a 2006 chevy", "8949 totals go to Schedule D of the 1040" for "where
 does form 8949 go on the 1040". The question is never evidence (a quote of it is not found in
-the documents, `evidence.align`), so the support check (`evidence.supported_verdict`) would
+the documents, `evidence.align`), so the support check (`specifics.supported_verdict`) would
 demand the 2006 from the quotes, which never state it, and overturn a faithful ENT. Such a value
 is the user's setting and is not demanded from the quotes, under every one of these conditions
 (`premises`):
@@ -51,7 +51,7 @@ from rt4chart.transforms.text.dates import MONTHS
 from rt4chart.transforms.text.quantities import UNITS, Quantity, When, read
 from rt4chart.transforms.text.words import STOPWORDS, content_terms
 
-# The support check's kinds (`evidence.SPECIFIC_KINDS`) a question can make a setting: not its
+# The support check's kinds (`specifics.SPECIFIC_KINDS`) a question can make a setting: not its
 # STRICT_KINDS (amount, percentage, weekday, time), see the module docstring.
 PREMISE_KINDS = frozenset({"number", "date"})
 # The dimensions of the reader's units: values in one dimension may be one value in two units

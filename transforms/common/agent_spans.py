@@ -57,8 +57,8 @@ from rt4chart.transforms.common.fields import (
     tool_doc_id,
 )
 from rt4chart.transforms.common.limits import MAX_CONVERSATION_CHARS
+from rt4chart.transforms.common.span_attributes import indexed, kind
 
-_KIND = SpanAttributes.OPENINFERENCE_SPAN_KIND
 _TOOL = OpenInferenceSpanKindValues.TOOL.value
 _LLM = OpenInferenceSpanKindValues.LLM.value
 _JSON = OpenInferenceMimeTypeValues.JSON.value
@@ -73,21 +73,10 @@ TOOL_ROLES = ("tool", "function")
 UNKNOWN_TOOL = "unknown"
 
 
-def _kind(span: SourceSpan) -> str:
-    value = span.attribute_map().get(_KIND)
-    return str(value).upper() if value is not None else ""
-
-
 def messages(span: SourceSpan, prefix: str) -> list[dict[str, Scalar]]:
     """A span's input or output messages (`prefix.N.message.*`), in index order, each as a
     dict of its `message.*` keys."""
-    items: dict[int, dict[str, Scalar]] = {}
-    for key, value in span.attributes:
-        if key.startswith(prefix + "."):
-            index, _, rest = key[len(prefix) + 1:].partition(".")
-            if index.isdigit() and rest:
-                items.setdefault(int(index), {})[rest] = value
-    return [items[i] for i in sorted(items)]
+    return indexed(span.attribute_map(), prefix)
 
 
 def message_text(message: dict[str, Scalar]) -> str | None:
@@ -120,19 +109,19 @@ def _tool_calls(message: dict[str, Scalar]) -> dict[str, str]:
 
 def final_generator(spans: Iterable[SourceSpan]) -> SourceSpan | None:
     """The LLM span that ends last (ties: the greater span id), None without one."""
-    return max((s for s in spans if _kind(s) == _LLM), key=lambda s: (s.end_ns, s.span_id),
+    return max((s for s in spans if kind(s) == _LLM), key=lambda s: (s.end_ns, s.span_id),
                default=None)
 
 
 def is_agent(spans: list[SourceSpan], llm: SourceSpan | None) -> bool:
     """Whether tools were called: a TOOL span, a tool message to the final generator, or a
     tool call in an LLM span's output."""
-    if any(_kind(s) == _TOOL for s in spans):
+    if any(kind(s) == _TOOL for s in spans):
         return True
     if llm is not None and any(m.get(_ROLE) in TOOL_ROLES
                                for m in messages(llm, SpanAttributes.LLM_INPUT_MESSAGES)):
         return True
-    return any(_tool_calls(m) for s in spans if _kind(s) == _LLM
+    return any(_tool_calls(m) for s in spans if kind(s) == _LLM
                for m in messages(s, SpanAttributes.LLM_OUTPUT_MESSAGES))
 
 
@@ -271,12 +260,12 @@ def _outermost_tools(spans: list[SourceSpan], llm: SourceSpan | None) -> list[So
     by_id = {s.span_id: s for s in spans}
     tools = []
     for span in spans:
-        if _kind(span) != _TOOL:
+        if kind(span) != _TOOL:
             continue
         if llm is not None and span.start_ns and llm.start_ns and span.start_ns > llm.start_ns:
             continue
         parent, seen = by_id.get(span.parent_id), {span.span_id}
-        while parent is not None and parent.span_id not in seen and _kind(parent) != _TOOL:
+        while parent is not None and parent.span_id not in seen and kind(parent) != _TOOL:
             seen.add(parent.span_id)
             parent = by_id.get(parent.parent_id)
         if parent is None or parent.span_id in seen:
@@ -303,7 +292,7 @@ def tool_results(spans: list[SourceSpan], llm: SourceSpan | None) -> list[ToolRe
     tool's name) cannot take the message of a call that succeeded."""
     names: dict[str, str] = {}
     for span in spans:
-        if _kind(span) == _LLM:
+        if kind(span) == _LLM:
             for prefix in (SpanAttributes.LLM_INPUT_MESSAGES, SpanAttributes.LLM_OUTPUT_MESSAGES):
                 for message in messages(span, prefix):
                     names.update(_tool_calls(message))

@@ -1,5 +1,5 @@
 """An option declared once, as a config dataclass field's metadata: its flags, help, type and
-default for the command line. `pipeline/cli/flags.py` lists each command's options from these;
+default for the command line. `pipeline/options/flags.py` lists each command's options from these;
 the argparse parsers, Beam's `PipelineOptions` views, the option strings of Beam's argv split,
 the Flex Template metadata and the README's option tables are all made from that list.
 

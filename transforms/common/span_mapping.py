@@ -50,15 +50,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from openinference.semconv.trace import (
-    DocumentAttributes,
     MessageAttributes,
     OpenInferenceMimeTypeValues,
     OpenInferenceSpanKindValues,
-    RerankerAttributes,
     SpanAttributes,
 )
 
-from rt4chart.schemas.spans import UNREADABLE_SPAN, Scalar, SourceSpan
+from rt4chart.schemas.spans import UNREADABLE_SPAN, SourceSpan
 from rt4chart.transforms.common.agent_spans import (
     add_metadata,
     earlier_user_turns,
@@ -69,6 +67,12 @@ from rt4chart.transforms.common.agent_spans import (
     with_tools,
 )
 from rt4chart.transforms.common.options_spec import Flex, option
+from rt4chart.transforms.common.span_attributes import (
+    document_contexts,
+    indexed,
+    kind,
+    unique_spans,
+)
 
 SERVICE_NAME = "service.name"  # OpenTelemetry's resource attribute naming the application
 METADATA_PREFIX = SpanAttributes.METADATA + "."
@@ -77,12 +81,9 @@ ANSWER_KEYS = ("answer", "output", "response", "result", "text", "content")
 # Metadata entries that are trace fields, not metadata.
 FIELD_KEYS = ("task", "generator")
 
-_KIND = SpanAttributes.OPENINFERENCE_SPAN_KIND
 _CHAIN_KINDS = (OpenInferenceSpanKindValues.CHAIN.value, OpenInferenceSpanKindValues.AGENT.value)
 _LLM = OpenInferenceSpanKindValues.LLM.value
 _EMBEDDING = OpenInferenceSpanKindValues.EMBEDDING.value
-_RETRIEVER = OpenInferenceSpanKindValues.RETRIEVER.value
-_RERANKER = OpenInferenceSpanKindValues.RERANKER.value
 _JSON = OpenInferenceMimeTypeValues.JSON.value
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -156,20 +157,6 @@ def not_a_query(spans: list[SourceSpan]) -> str | None:
             + ", ".join(f"{k} x{n}" for k, n in sorted(kinds.items())) + ")")
 
 
-def kind(span: SourceSpan) -> str:
-    """The span's OpenInference kind, upper case ("" when it has none)."""
-    value = span.attribute_map().get(_KIND)
-    return str(value).upper() if value is not None else ""
-
-
-def unique_spans(spans: Iterable[SourceSpan]) -> list[SourceSpan]:
-    """Each span once (a redelivered message repeats its spans), ordered by start, then id."""
-    seen: dict[str, SourceSpan] = {}
-    for span in spans:
-        seen.setdefault(span.span_id, span)
-    return sorted(seen.values(), key=lambda s: (s.start_ns, s.span_id))
-
-
 def root_span(spans: list[SourceSpan]) -> SourceSpan | None:
     return next((s for s in spans if s.is_root), None)
 
@@ -198,7 +185,7 @@ def trace_record(spans: Iterable[SourceSpan], mapping: SpanMapping) -> dict[str,
     llm = final_generator(spans)
     agent = is_agent(spans, llm)
     problems: list[str] = []
-    contexts = _contexts(spans, problems)
+    contexts = document_contexts(spans, problems)
     if agent:
         # An agent's evidence is its documents and tool results; with neither (every tool
         # came back empty or failed) it is an empty retrieval, audited as one.
@@ -339,19 +326,6 @@ def _text(span: SourceSpan, key: str, mime_key: str, json_keys: tuple[str, ...])
     return value
 
 
-def indexed(attributes: dict[str, Scalar], prefix: str) -> list[dict[str, Scalar]]:
-    """The items of a flattened list attribute (`prefix.N.rest`), in index order, each as a
-    dict of its `rest` keys."""
-    items: dict[int, dict[str, Scalar]] = {}
-    for key, value in attributes.items():
-        if not key.startswith(prefix + "."):
-            continue
-        index, _, rest = key[len(prefix) + 1:].partition(".")
-        if index.isdigit() and rest:
-            items.setdefault(int(index), {})[rest] = value
-    return [items[i] for i in sorted(items)]
-
-
 def _message(span: SourceSpan, prefix: str, role: str | None, first: bool) -> str | None:
     """The content of the first (or last) message of a span's input or output messages,
     of `role` if given."""
@@ -361,87 +335,6 @@ def _message(span: SourceSpan, prefix: str, role: str | None, first: bool) -> st
     if not messages:
         return None
     return str(messages[0 if first else -1][MessageAttributes.MESSAGE_CONTENT])
-
-
-def _documents(span: SourceSpan, prefix: str) -> list[tuple[int, str | None, str]]:
-    """A span's documents with content, as (position in the span's list, id, text)."""
-    docs = []
-    for position, item in enumerate(indexed(span.attribute_map(), prefix)):
-        content = item.get(DocumentAttributes.DOCUMENT_CONTENT)
-        if content is not None:
-            doc_id = item.get(DocumentAttributes.DOCUMENT_ID)
-            docs.append((position, None if doc_id is None else str(doc_id), str(content)))
-    return docs
-
-
-@dataclass(frozen=True)
-class DocumentSource:
-    """A context document of the assembled trace and where its spans hold it: (span id,
-    position in that span's document list) of every span it came from, the reranker's output
-    list or each retriever's `retrieval.documents` (Phoenix's document annotations name a
-    document so)."""
-
-    doc_id: str
-    text: str
-    places: tuple[tuple[str, int], ...]
-
-
-def document_sources(spans: Iterable[SourceSpan], problems: list[str] | None = None,
-                     ) -> list[DocumentSource]:
-    """The documents passed to the generator (see the module's rule), in context order, each
-    with the spans and positions it came from; what is missing is added to `problems`. The
-    spans may come in any order, and more than once."""
-    spans = unique_spans(spans)
-    problems = [] if problems is None else problems
-    rerankers = [s for s in spans if kind(s) == _RERANKER
-                 and _documents(s, RerankerAttributes.RERANKER_OUTPUT_DOCUMENTS)]
-    # (id, text, places) in context order; a reranker's list is kept as it is (a document it
-    # lists twice is two contexts), the retrievers' lists are merged, the same document once.
-    entries: list[tuple[str | None, str, list[tuple[str, int]]]] = []
-    if rerankers:
-        last = max(rerankers, key=lambda s: (s.end_ns, s.span_id))
-        entries = [(doc_id, text, [(last.span_id, position)]) for position, doc_id, text
-                   in _documents(last, RerankerAttributes.RERANKER_OUTPUT_DOCUMENTS)]
-    else:
-        retrievers = [s for s in spans if kind(s) == _RETRIEVER]
-        if not retrievers:
-            problems.append("no retriever span: nothing says which documents the answer was "
-                            "generated from")
-            return []
-        seen: dict[tuple[str | None, str], list[tuple[str, int]]] = {}
-        for span in retrievers:
-            for position, doc_id, text in _documents(span, SpanAttributes.RETRIEVAL_DOCUMENTS):
-                if (doc_id, text) not in seen:
-                    entries.append((doc_id, text, seen.setdefault((doc_id, text), [])))
-                seen[(doc_id, text)].append((span.span_id, position))
-        listed = sum(len(indexed(s.attribute_map(), SpanAttributes.RETRIEVAL_DOCUMENTS))
-                     for s in retrievers)
-        if not entries and listed:  # documents returned but their content not recorded
-            problems.append(f"no documents: the {len(retrievers)} retriever span(s) hold no "
-                            "retrieval.documents with content")
-        # A retriever that listed no document returned nothing: an empty retrieval, audited
-        # (contexts: [], every checkable claim NIC), not a trace to throw away.
-    ids = _with_ids([doc_id for doc_id, _, _ in entries])
-    return [DocumentSource(i, text, tuple(where))
-            for i, (_, text, where) in zip(ids, entries, strict=True)]
-
-
-def _contexts(spans: list[SourceSpan], problems: list[str]) -> list[dict]:
-    """The documents passed to the generator (see the module's rule), as {doc_id, text}; what
-    is missing is added to `problems`."""
-    return [{"doc_id": d.doc_id, "text": d.text} for d in document_sources(spans, problems)]
-
-
-def _with_ids(doc_ids: list[str | None]) -> list[str]:
-    """The documents' ids: `document.id`, else `doc<N>` by position; an id taken twice gets
-    `~2`, `~3`, ..."""
-    taken: dict[str, int] = {}
-    out = []
-    for i, doc_id in enumerate(doc_ids):
-        base = doc_id if doc_id is not None else f"doc{i}"
-        taken[base] = taken.get(base, 0) + 1
-        out.append(base if taken[base] == 1 else f"{base}~{taken[base]}")
-    return out
 
 
 def _metadata(span: SourceSpan) -> dict[str, str]:

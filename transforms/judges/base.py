@@ -25,7 +25,8 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from rt4chart.schemas.records import CLAIM_KINDS, FACT, LABELS, Usage
+from rt4chart.schemas.records import CLAIM_KINDS, FACT, LABELS
+from rt4chart.schemas.usage import Usage
 
 T = TypeVar("T")
 

@@ -18,13 +18,10 @@ from rt4chart.transforms.judges.offline.lexical import (
     _LABEL_WORDS,
     P_THRESHOLD,
     _credits,
-    _is_content,
     _quote,
-    _sentences,
-    _Tok,
-    _tokenize,
     _weights,
 )
+from rt4chart.transforms.judges.offline.tokens import _is_content, _sentences, _Tok, _tokenize
 from rt4chart.transforms.text.absence import states_absence
 from rt4chart.transforms.text.assertion import (
     ABSENCE,

@@ -1,4 +1,5 @@
-"""The evaluation report: every measure per task type and overall, for the judge and the
+"""The evaluation report (eval's report.json and report.md; the HTML report of a run is
+`pipeline/report/`): every measure per task type and overall, for the judge and the
 references, with intervals; cost and speed; configuration and data hashes. JSON and Markdown."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import numpy as np
 
 from rt4chart.pipeline.eval import measures, plots
 from rt4chart.pipeline.eval.items import USAGE
-from rt4chart.schemas.records import total_cost
+from rt4chart.schemas.usage import total_cost
 
 SYSTEMS = ("judge", "flag_all", "length")
 METHOD = (

@@ -1,4 +1,6 @@
-"""Two runs side by side (a backfill before and after a retriever or prompt change).
+"""Two audit runs side by side (a backfill before and after a retriever or prompt change):
+`report --compare` and `gate --baseline`'s claim changes. (`eval compare`, `eval/compare.py`,
+compares two judges' measures on labelled data instead.)
 
 Answers are matched by trace id. Claims are matched within a trace by their text (a new
 decomposition prompt may renumber them), so a claim found in one run only is listed as added

@@ -19,7 +19,7 @@ import re
 
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from rt4chart.pipeline.cli.flags import (
+from rt4chart.pipeline.options.flags import (
     add_audit_args,
     add_eval_args,
     add_stream_args,
@@ -127,7 +127,7 @@ def _beam_parser() -> argparse.ArgumentParser:
 
 def rt4chart_option_strings() -> set[str]:
     """Every option string of rt4chart's commands (as registered with Beam): the declared
-    options' flags (`flags.py`)."""
+    options' flags (`options/flags.py`)."""
     return option_strings()
 
 

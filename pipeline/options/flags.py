@@ -1,16 +1,21 @@
-"""The command-line options of `audit`, `stream` and `eval`, as ordered lists of the options
-their owners declare (`transforms/common/options_spec.py`): each command's parser (`args.py`,
-`eval/cli.py`), its Beam `PipelineOptions` view (`options.py`), the Flex Template metadata
-(`infra/flex_template/metadata.py`) and the README's option tables (`option_tables.py`) are
-made from these lists. This module imports neither `args` nor `options`.
+"""Each command's options, and how a declared option becomes an argparse option.
+
+The command-line options of `audit`, `stream` and `eval`, as ordered lists of the options
+their owners declare (`transforms/common/options_spec.py`): each command's parser
+(`cli/parsers.py`, `cli/eval.py`), its Beam `PipelineOptions` view (`options/beam.py`), the
+Flex Template metadata (`infra/flex_template/metadata.py`) and the docs' option tables
+(`options/reference.py`) are made from these lists. Declared options are added to an argparse
+parser, or to anything with its `add_argument` (Beam's parser in `options/beam.py`), by
+`add_option`/`add_all`/`add_options`. Imports none of the commands, so that any command's
+module may use it.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 
 from rt4chart.pipeline.annotate.options import AnnotateOptions, annotate_options
-from rt4chart.pipeline.cli.declared import add_all, add_option, add_options
 from rt4chart.pipeline.eval.phoenix_labels import GoldOptions
 from rt4chart.pipeline.eval.runner import EvalOptions
 from rt4chart.pipeline.run.config import AuditConfig, StagesConfig, StreamConfig
@@ -26,8 +31,36 @@ from rt4chart.transforms.estimate import StreamEstimateSwitches
 from rt4chart.transforms.sampling import SamplingConfig
 from rt4chart.transforms.spend_cap import CapConfig
 
-__all__ = ["AUDIT", "EVAL", "SHARED", "STREAM", "add_audit_args", "add_eval_args", "add_option",
-           "add_options", "add_stream_args", "declared_flex", "stream_dests", "VERBOSE_HELP"]
+__all__ = ["AUDIT", "EVAL", "SHARED", "STREAM", "add_all", "add_audit_args", "add_eval_args",
+           "add_option", "add_options", "add_stream_args", "declared_flex", "stream_dests",
+           "VERBOSE_HELP"]
+
+_ACTIONS = {"value": "store", "flag": "store_true", "append": "append"}
+
+
+def add_option(p: argparse.ArgumentParser, dest: str, opt: Option) -> None:
+    """One declared option on an argparse parser."""
+    kwargs = {"dest": dest, "action": _ACTIONS[opt.kind], "help": opt.help}
+    if opt.kind != "flag":
+        kwargs.update(metavar=opt.metavar, choices=opt.choices, type=opt.parse)
+    if opt.default is not None or opt.kind == "append":
+        kwargs["default"] = opt.default
+    if opt.required:
+        kwargs["required"] = True
+    p.add_argument(*opt.flags, **{k: v for k, v in kwargs.items()
+                                  if v is not None or k == "help"})
+
+
+def add_all(p: argparse.ArgumentParser, options: Iterable[tuple[str, Option]]) -> None:
+    """Each (dest, Option) of `options`, in order."""
+    for dest, opt in options:
+        add_option(p, dest, opt)
+
+
+def add_options(p: argparse.ArgumentParser, config: type) -> None:
+    """Every option declared on the config class `config`."""
+    add_all(p, declared(config))
+
 
 # `audit`'s options and those the commands share are listed with the typed configs they build
 # (run/settings.py, no argparse: the Python API takes them too).

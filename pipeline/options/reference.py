@@ -1,9 +1,9 @@
 """The docs' option tables (docs/options.md), made from the options' declarations
-(`flags.py`): one Markdown table per command (flag, default, help), written between
+(`options/flags.py`): one Markdown table per command (flag, default, help), written between
 `<!-- options:begin -->` and `<!-- options:end -->`.
 
-    python -m rt4chart.pipeline.cli.option_tables docs/options.md          # rewrite the tables
-    python -m rt4chart.pipeline.cli.option_tables docs/options.md --check  # exit 1 if not current
+    python -m rt4chart.pipeline.options.reference docs/options.md          # rewrite the tables
+    python -m rt4chart.pipeline.options.reference docs/options.md --check  # exit 1 if not current
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from rt4chart.pipeline.cli.flags import COMMANDS, Options
+from rt4chart.pipeline.options.flags import COMMANDS, Options
 from rt4chart.transforms.common.options_spec import Option
 
 BEGIN, END = "<!-- options:begin -->", "<!-- options:end -->"
 NOTE = ("<!-- generated from the options' declarations by "
-        "`python -m rt4chart.pipeline.cli.option_tables docs/options.md`: "
+        "`python -m rt4chart.pipeline.options.reference docs/options.md`: "
         "edit the declarations -->")
 
 
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         if wanted != text:
             print(f"{args.readme}: option tables not current: run python -m "
-                  f"rt4chart.pipeline.cli.option_tables {args.readme}", file=sys.stderr)
+                  f"rt4chart.pipeline.options.reference {args.readme}", file=sys.stderr)
             return 1
         return 0
     args.readme.write_text(wanted)
