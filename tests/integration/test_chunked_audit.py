@@ -30,7 +30,7 @@ FILE_A = [
     _trace("dup", "The museum opened in 1990.", "2024-05-01T10:00:00Z"),
     _trace("t-a1", "The museum opened in 1990. It is WRONG on Sundays.", "2024-05-01T11:00:00Z"),
     _trace("t-a2", "It closes at 6 pm.", "2024-05-02T09:00:00Z", route="hours"),
-    {"trace_id": "bad", "contexts": [], "answer": "x"},
+    {"trace_id": "bad", "contexts": "not a list", "answer": "x"},  # a dead letter
     _trace("t-a3", "It is free on Sundays.", "2024-05-02T10:00:00Z"),
 ]
 FILE_B = [

@@ -24,7 +24,8 @@ def api_key(monkeypatch):
 
 def _openai(server: FakeOpenAI, *extra: str) -> list[str]:
     # Short backoff: the retries are what is tested, not the waiting.
-    return ["--judge", "openai", "--base-url", server.base_url,
+    # The model named: a local server's listed model is used unpriced (served_models.py).
+    return ["--judge", "openai", "--base-url", server.base_url, "--model", "gpt-4o-mini",
             "--judge-option", "backoff_initial_s=0.02", "--judge-option", "backoff_max_s=0.2",
             *extra]
 
