@@ -21,8 +21,9 @@ def api_key(monkeypatch):
 
 
 def _args(server: FakeOpenAI, *extra: str) -> list[str]:
-    return ["--judge", "openai", "--base-url", server.base_url, "--window-size", "2",
-            "--window-overlap", "1", *extra]
+    # The model named: a local server's listed model is used unpriced (served_models.py).
+    return ["--judge", "openai", "--base-url", server.base_url, "--model", "gpt-4o-mini",
+            "--window-size", "2", "--window-overlap", "1", *extra]
 
 
 def _submitted(server: FakeOpenAI) -> list[str]:
