@@ -49,7 +49,8 @@ from rt4chart.schemas.records import RunInfo
 from rt4chart.transforms.assemble import NOT_QUERIES
 from rt4chart.transforms.common import probability, tally
 from rt4chart.transforms.judges.contract import JudgeSpec, calibration_of, judge_model
-from rt4chart.transforms.judges.openai import job_limits, pricing
+from rt4chart.transforms.judges.limits import workers
+from rt4chart.transforms.judges.prices import run_warnings
 from rt4chart.transforms.sampling import NO_SAMPLING, SamplingConfig
 from rt4chart.transforms.spend_cap import cap_prices, with_ledger_id
 
@@ -88,14 +89,15 @@ def beam_options(beam_args: list[str], streaming: bool = False) -> PipelineOptio
 
 
 def share_limits(spec: JudgeSpec, options: PipelineOptions) -> JudgeSpec:
-    """The openai judge's share of the job's rpm/tpm per worker process (job_limits.py)."""
-    return job_limits.share_limits(spec, options)
+    """The judge's share of the job's limits per worker process, as its kind shares them
+    (the openai judge's rpm/tpm: limits/workers.py)."""
+    return workers.share_limits(spec, options)
 
 
 def prepare_caps(stages, options: PipelineOptions):
     """The stages with their spend cap made ready: its prices (ValueError for a model with no
     price: a cap never runs uncapped), this process's share (the job's worker processes, as
-    for --rpm/--tpm: job_limits.worker_processes) and a ledger id of its own."""
+    for --rpm/--tpm: limits/workers.worker_processes) and a ledger id of its own."""
     caps = stages.caps
     if not caps.enabled:
         return stages
@@ -106,7 +108,7 @@ def prepare_caps(stages, options: PipelineOptions):
                                                                 dict(second.options))
     except ValueError as exc:
         raise ValueError(f"--confirm-judge: {exc}") from None
-    processes, how = job_limits.worker_processes(options)
+    processes, how = workers.worker_processes(options)
     logger.info("spend cap %s %s for the job, 1/%d per process (%s)", caps.reason,
                 caps.caps, processes, how)
     return dataclasses.replace(stages, caps=dataclasses.replace(
@@ -388,7 +390,7 @@ def _write_summary(config: AuditConfig, run: RunInfo, summary: Summary, folder: 
               "prompt_hash": run.prompt_hash, "window_size": config.segment.window_size,
               "window_overlap": config.segment.window_overlap, "inputs": list(config.inputs),
               "input_format": config.input_format, "spans": mapping_record(config.spans),
-              "warnings": pricing.run_warnings(config.judge.name, dict(config.judge.options)),
+              "warnings": run_warnings(config.judge.name, dict(config.judge.options)),
               "probability": probability.record(run.calibration or probability.identity(
                   run.judge_model)),
               "sampling": config.stages.sampling.summary(),

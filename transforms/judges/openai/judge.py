@@ -42,7 +42,7 @@ from rt4chart.transforms.judges.base import (
     record_usage,
 )
 from rt4chart.transforms.judges.contract import Judge
-from rt4chart.transforms.judges.openai.adaptive_limit import AdaptiveLimit
+from rt4chart.transforms.judges.limits.throttling import judge_clock
 from rt4chart.transforms.judges.openai.breaker import CircuitBreaker
 from rt4chart.transforms.judges.openai.call_facts import (
     READS_CONTEXT,
@@ -68,17 +68,18 @@ from rt4chart.transforms.judges.openai.faults import (
     NotACompletion,
     failure_reason,
 )
-from rt4chart.transforms.judges.openai.job_limits import limiter_factory
 from rt4chart.transforms.judges.openai.kind import OPENAI_TRAITS
+from rt4chart.transforms.judges.openai.limits.concurrency import AdaptiveLimit
+from rt4chart.transforms.judges.openai.limits.rate import (
+    PauseCap,
+    RateLimiter,
+)
+from rt4chart.transforms.judges.openai.limits.shares import limiter_factory
 from rt4chart.transforms.judges.openai.logprobs import p_unsupported
 from rt4chart.transforms.judges.openai.pricing import (
     Prices,
     prices_for,
     reported_usage,
-)
-from rt4chart.transforms.judges.openai.ratelimit import (
-    PauseCap,
-    RateLimiter,
 )
 from rt4chart.transforms.judges.openai.retry_rules import (
     Backoff,
@@ -94,7 +95,6 @@ from rt4chart.transforms.judges.schema_check import (
     SchemaMismatch,
     validate,
 )
-from rt4chart.transforms.judges.throttling import judge_clock
 
 logger = logging.getLogger(__name__)
 
