@@ -14,7 +14,7 @@ endpoint's measured speed and the reply's token limit: endpoint_speed.EndpointSp
 tokens never restart it) and a cap on its tokens and bytes (reply_size.reply_cap; a reply past
 it is a judge error, not retried); a circuit breaker (:mod:`.breaker`) makes calls fail fast
 while the endpoint has failed every call for `breaker_after_s` (a busy endpoint gets fewer
-calls at once instead, see adaptive_limit); every call has a deadline over all its attempts
+calls at once instead, see limits/concurrency); every call has a deadline over all its attempts
 (`call_deadline_s`: by default endpoint_speed.call_deadline_s, at most 900 s; enforced by the
 adapter; waits in the judge's own queue do not count, tokens never restart it); and every
 failure's reason is redacted with the configured key (see :mod:`.openai_faults`).
