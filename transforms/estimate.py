@@ -4,19 +4,20 @@ Everything is counted from what the stages themselves build, so that the estimat
 prompts and the schedule by itself:
 
 - calls: decomposition, one per answer sentence; claims from the offline decomposer
-  (`lexical_claims.decompose_claims`); local verification, one per (claim, window) or per
-  window and group of `--claims-per-call` claims, without the pairs `--prune-windows` would
-  skip (`prune.relevant`); global verification, one per claim (absence claims skip the
-  windows and take `verify_absence`); confirmation (`--confirm-ent`), one per claim expected
-  to end ENT.
+  (`reference().claims`: the analysis the reference judge's kind hands out); local
+  verification, one per (claim, window) or per window and group of `--claims-per-call`
+  claims, without the pairs `--prune-windows` would skip (`prune.relevant`); global
+  verification, one per claim (absence claims skip the windows and take `verify_absence`);
+  confirmation (`--confirm-ent`), one per claim expected to end ENT.
 - input tokens: the real prompt templates rendered with the trace's texts (`prompts.render`,
-  `render_window`, `render_context`, `answer_excerpt`) and counted by the judge's own
-  estimator (`PromptTokens`, its default ratio); with a structured-output mode that puts the
-  schema in the system message (json_object_schema, json_object, text), the schema's text too.
+  `render_window`, `render_context`, `answer_excerpt`) and counted as the judge's kind sizes
+  its calls (`JudgeKind.call_sizes`: `PromptTokens`, its default ratio); with a
+  structured-output mode that puts the schema in the system message (the openai judge's
+  json_object_schema, json_object, text), the schema's text too.
 - output tokens: a reply of the schema's shape, serialized as UTF-8 JSON, / 4 characters per
   token: the JSON frame and labels, the claims with their fragments (decomposition), the
   evidence quotes and labels the offline (lexical) verifier gives for the same prompt's claim
-  and passage (`lexical.verify`: whole passage sentences for ENT/CON, none for NIC), and a
+  and passage (`reference().verify`: whole passage sentences for ENT/CON, none for NIC), and a
   `reasoning` field of `reasoning_fill` x `reasoning_chars` characters (0 without reasoning).
   A model's reasoning length is its own: `reasoning_fill` is the knob, 0.5 by default, not a
   measured constant.
@@ -28,8 +29,6 @@ prompts and the schedule by itself:
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -38,17 +37,12 @@ from rt4chart.schemas.records import PreparedTrace
 from rt4chart.transforms.common.joins import or_join
 from rt4chart.transforms.common.options_spec import option
 from rt4chart.transforms.decompose import answer_excerpt
-from rt4chart.transforms.judges.offline import claims as lexical_claims
-from rt4chart.transforms.judges.offline import lexical
-from rt4chart.transforms.judges.openai.capabilities import schema_instruction, with_reasoning
-from rt4chart.transforms.judges.openai.pricing import Prices, PriceTable
-from rt4chart.transforms.judges.openai.prompt_tokens import PromptTokens
-from rt4chart.transforms.judges.openai.reply_size import CHARS_PER_TOKEN
+from rt4chart.transforms.judges.contract import CallSizes, call_sizes, reference_analysis
+from rt4chart.transforms.judges.prices import Prices, PriceTable
 from rt4chart.transforms.prune import relevant
 from rt4chart.transforms.segment import render_context, render_window
 
 STAGES = ("decompose", "verify_local", "verify_global", "confirm")
-SCHEMA_IN_SYSTEM = ("json_object_schema", "json_object", "text")
 ABSENCE = "absence"
 
 
@@ -62,6 +56,7 @@ class EstimateConfig:
     reasoning_chars: int = 500
     structured: str = "json_schema_strict"
     reasoning_fill: float = 0.5
+    judge: str | None = None  # whose calls are sized (None: a model endpoint's, call_sizes)
 
     def __post_init__(self) -> None:
         if self.claims_per_call < 1:
@@ -116,20 +111,21 @@ def cost(prices: Prices | None, total: StageEstimate, factor: float = 1.0) -> fl
     return prices.scaled(factor).cost(total.input_tokens, 0, total.output_tokens)
 
 
+reference = reference_analysis  # what claims, labels and quotes are predicted with
+
+
 class _Counter:
     def __init__(self, config: EstimateConfig):
         self.config = config
-        self.tokens = PromptTokens()  # default ratio: the estimate a judge starts with
+        self.sizes: CallSizes = call_sizes(config.judge, config.structured,
+                                           config.reasoning_chars)
 
     def system(self, name: str, schema: str) -> str:
-        text = prompts.load(name)
-        if self.config.structured in SCHEMA_IN_SYSTEM:
-            text += schema_instruction(with_reasoning(prompts.schema(schema),
-                                                      self.config.reasoning_chars))
-        return text
+        return self.sizes.system(prompts.load(name), schema)
 
     def call(self, system: str, user: str, reply: dict) -> StageEstimate:
-        return StageEstimate(1, self.tokens.estimate([system, user]), self.reply_tokens(reply))
+        return StageEstimate(1, self.sizes.prompt_tokens([system, user]),
+                             self.reply_tokens(reply))
 
     def reasoning(self) -> dict:
         chars = self.config.reasoning_chars
@@ -137,7 +133,7 @@ class _Counter:
 
     def reply_tokens(self, reply: dict) -> int:
         """A reply as the model writes it: UTF-8 text, not \\u escapes."""
-        return math.ceil(len(json.dumps(reply, ensure_ascii=False)) / CHARS_PER_TOKEN)
+        return self.sizes.reply_tokens(reply)
 
     def verdict(self, label: str, quotes) -> dict:
         return {**self.reasoning(), "evidence": list(quotes), "label": label}
@@ -163,7 +159,7 @@ def expected_calls(prepared: PreparedTrace, config: EstimateConfig = EstimateCon
     if config.confirm_ent:
         return estimate_trace(prepared, config).total.calls
     claims = [x for s in prepared.answer_sentences
-              for x in lexical_claims.decompose_claims(s.text)]
+              for x in reference().claims(s.text)]
     local = [x.text for x in claims if x.kind != ABSENCE]
     per_call = config.claims_per_call
     if config.prune_windows:
@@ -179,7 +175,7 @@ def _decompose(c: _Counter, prepared: PreparedTrace, stages: dict) -> list[tuple
     t, claims = prepared.trace, []
     system = c.system("decompose_system.txt", "decompose")
     for position, sentence in enumerate(prepared.answer_sentences):
-        found = lexical_claims.decompose_claims(sentence.text)
+        found = reference().claims(sentence.text)
         claims.extend((x.text, x.kind) for x in found)
         user = prompts.render("decompose_user.txt", question=t.user_text,
                               answer=answer_excerpt(t.answer, prepared.answer_sentences,
@@ -201,7 +197,7 @@ def _local(c: _Counter, prepared: PreparedTrace, local: list[str], stages: dict
     labels: dict[str, list[str]] = {x: [] for x in local}
     for chunk in chunks:
         sent = [x for x in local if not config.prune_windows or relevant(x, chunk)]
-        verdicts = {x: lexical.verify(x, chunk) for x in sent}
+        verdicts = {x: reference().verify(x, chunk) for x in sent}
         for x in labels:  # once per claim text: an answer may repeat a claim
             labels[x].append(verdicts[x][0] if x in verdicts else "NIC")  # pruned: NIC
         if config.claims_per_call == 1:
@@ -236,7 +232,7 @@ def _global(c: _Counter, prepared: PreparedTrace, claims: list[tuple[str, str]],
         if kind == ABSENCE:
             user = prompts.render("verify_absence_user.txt", context=context, question=question,
                                   claim=text)
-            label, quotes, _ = lexical_claims.verify_absence_scored(text, context, question)
+            label, quotes, _ = reference().verify_absence(text, context, question)
             stages["verify_global"] += c.call(absence, user, c.verdict(label, quotes))
             continue
         local_label, hint = decided[text]
@@ -247,13 +243,13 @@ def _global(c: _Counter, prepared: PreparedTrace, claims: list[tuple[str, str]],
             user = prompts.render("verify_global_hint_user.txt", context=context,
                                   question=question, claim=text, local_label=local_label,
                                   hint=hint)
-        label, quotes = lexical.verify(text, context, hint)
+        label, quotes = reference().verify(text, context, hint)
         stages["verify_global"] += c.call(system, user, c.verdict(label, quotes))
         if c.config.confirm_ent and label == "ENT" and quotes:
             evidence = "\n".join(quotes)  # the quotes, alone, are its context
             user = prompts.render("verify_global_user.txt", context=evidence, question="",
                                   claim=text)
-            stages["confirm"] += c.call(system, user, c.verdict(*lexical.verify(text,
+            stages["confirm"] += c.call(system, user, c.verdict(*reference().verify(text,
                                                                                  evidence)))
 
 

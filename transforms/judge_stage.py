@@ -28,7 +28,7 @@ from rt4chart.transforms.common.redact import Redactor, redact_configured
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.judges.base import metered
 from rt4chart.transforms.judges.contract import Judge, JudgeSpec, judge_model
-from rt4chart.transforms.judges.throttling import ThrottleClock, report_throttled
+from rt4chart.transforms.judges.limits.throttling import ThrottleClock, report_throttled
 from rt4chart.transforms.reuse import SplitReused, cache_key, cache_row
 
 logger = logging.getLogger(__name__)

@@ -16,15 +16,16 @@ import orjson
 from rt4chart.pipeline.options.flags import add_options
 from rt4chart.pipeline.run.judge_probe import negotiate
 from rt4chart.transforms.common.options_spec import from_values
-from rt4chart.transforms.judges.base import JudgeError, metered
-from rt4chart.transforms.judges.contract import Judge, JudgeSpec, close_judge, judge_keys
-from rt4chart.transforms.judges.judge_options import JudgeOptions
-from rt4chart.transforms.judges.openai.probe import (
+from rt4chart.transforms.judges.base import (
     CLAIM,
     CONTEXT,
     QUESTION,
+    JudgeError,
     JudgeUnusable,
+    metered,
 )
+from rt4chart.transforms.judges.contract import Judge, JudgeSpec, close_judge, judge_keys
+from rt4chart.transforms.judges.judge_options import JudgeOptions
 
 ANSWER = "The city museum opened in 1990. It holds about 5,000 paintings."
 

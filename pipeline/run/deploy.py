@@ -29,7 +29,7 @@ from apache_beam.options.pipeline_options import (
 
 from rt4chart.pipeline.sources.records import STDIN_NAMES
 from rt4chart.transforms.judges.contract import JudgeSpec
-from rt4chart.transforms.judges.openai.job_limits import worker_processes
+from rt4chart.transforms.judges.limits.workers import worker_processes
 
 logger = logging.getLogger("rt4chart")
 
@@ -148,7 +148,7 @@ def _limits(config_stages, options: PipelineOptions):
     """The stages with the judge's static share of --rpm/--tpm, as the launch would set it."""
     import dataclasses
 
-    from rt4chart.transforms.judges.openai.job_limits import share_limits
+    from rt4chart.transforms.judges.limits.workers import share_limits
 
     return dataclasses.replace(config_stages, judge=share_limits(config_stages.judge, options))
 

@@ -29,8 +29,8 @@ from rt4chart.transforms.estimate import (
     estimate_trace,
 )
 from rt4chart.transforms.judges.contract import JudgeSpec
-from rt4chart.transforms.judges.openai.endpoint_speed import Speed, run_seconds
-from rt4chart.transforms.judges.openai.pricing import Prices, PriceTable, load_table
+from rt4chart.transforms.judges.prices import Prices, PriceTable, load_table
+from rt4chart.transforms.judges.speed import Speed, run_seconds
 from rt4chart.transforms.sampling import Sample
 from rt4chart.transforms.segment import Segment
 from rt4chart.transforms.validate import ValidateTraces
@@ -277,7 +277,7 @@ def estimate_config(stages, reasoning_fill: float) -> tuple[EstimateConfig, str]
     reasoning, structured, model = stages.judge.kind().estimate_basis(stages.judge)
     config = EstimateConfig(stages.verify_local.claims_per_call,
                             stages.verify_local.prune_windows, stages.confirm.enabled,
-                            reasoning, structured, reasoning_fill)
+                            reasoning, structured, reasoning_fill, stages.judge.name)
     return config, model
 
 

@@ -1,7 +1,9 @@
 """The jobs: `run_audit` (batch) and `run_stream` (streaming), from typed configs and Beam options.
 
 The CLI, `eval` and tests call these; they build the pipeline, run it, show its progress (see
-progress.py) and return what the run produced. They print nothing else.
+progress.py) and return what the run produced. They print nothing else. What they check and
+make ready before a job starts (the judge, its limits and caps, inputs, folders) is in
+preflight.py.
 """
 
 from __future__ import annotations
@@ -25,8 +27,6 @@ from apache_beam.options.pipeline_options import (
 )
 from apache_beam.runners.runner import PipelineResult
 
-from rt4chart import prompts
-from rt4chart.pipeline.results.earlier import check_reuse_source, is_bigquery, redo_traces
 from rt4chart.pipeline.results.judge_figures import counter_total, job_figures
 from rt4chart.pipeline.results.summary import Summary, summarise
 from rt4chart.pipeline.results.trace_lookup import mapping_record
@@ -35,33 +35,34 @@ from rt4chart.pipeline.run.cap_rounds import cap_record, run_rounds
 from rt4chart.pipeline.run.chunked_audit import audit_runs, record_count
 from rt4chart.pipeline.run.config import AuditConfig, StreamConfig
 from rt4chart.pipeline.run.judge_probe import negotiate
-from rt4chart.pipeline.run.phoenix_fetch import check_source, stage_input
+from rt4chart.pipeline.run.phoenix_fetch import stage_input
+from rt4chart.pipeline.run.preflight import (  # UsageError: raised as jobs.UsageError
+    UsageError,  # noqa: F401
+    check_dataset,
+    ensure_bigquery,
+    preflight,
+    prepare_caps,
+    run_info,
+    share_limits,
+    usage_errors,
+    with_confirm_judge,
+)
 from rt4chart.pipeline.run.progress import PROGRESS_EVERY_S, Reporter, run_with_progress
 from rt4chart.pipeline.run.redo_merge import carry_earlier_rows, redoes_into_itself
-from rt4chart.pipeline.sinks.options import TablesConfig
 from rt4chart.pipeline.sources.detect import SPAN_FORMATS
 from rt4chart.pipeline.sources.inputs import resolve_inputs
-from rt4chart.pipeline.sources.traces import check_inputs
 from rt4chart.pipeline.storage.run_folder import REDO_INPUT, SUMMARY, RunFolder
 from rt4chart.pipeline.storage.run_lock import FolderLock, new_pipeline, run_temp, run_temp_folder
 from rt4chart.pipeline.stream.pubsub_frontend import local_subscription
 from rt4chart.schemas.records import RunInfo
 from rt4chart.transforms.assemble import NOT_QUERIES
 from rt4chart.transforms.common import probability, tally
-from rt4chart.transforms.judges.contract import JudgeSpec, calibration_of, judge_model
-from rt4chart.transforms.judges.openai import job_limits, pricing
-from rt4chart.transforms.sampling import NO_SAMPLING, SamplingConfig
-from rt4chart.transforms.spend_cap import cap_prices, with_ledger_id
+from rt4chart.transforms.judges.prices import run_warnings
 
 logger = logging.getLogger("rt4chart")
 # A record on one line: a CR or LF (each a line break to the reader) outside a JSON string
 # is white space, so it becomes a space (JSON strings cannot hold them raw).
 ONE_LINE = {ord("\n"): " ", ord("\r"): " "}
-
-class UsageError(Exception):
-    """A usage or configuration error found before a job starts (bad option, missing input,
-    an output folder a run cannot go to): the CLI's exit code 2. Nothing has been written."""
-
 
 NO_ANSWER_JUDGED = ("run failed: no answer could be judged (every answer is incomplete); see the "
                     "answers' `reason`, check the endpoint, model and key")
@@ -87,144 +88,12 @@ def beam_options(beam_args: list[str], streaming: bool = False) -> PipelineOptio
     return options
 
 
-def share_limits(spec: JudgeSpec, options: PipelineOptions) -> JudgeSpec:
-    """The openai judge's share of the job's rpm/tpm per worker process (job_limits.py)."""
-    return job_limits.share_limits(spec, options)
-
-
-def prepare_caps(stages, options: PipelineOptions):
-    """The stages with their spend cap made ready: its prices (ValueError for a model with no
-    price: a cap never runs uncapped), this process's share (the job's worker processes, as
-    for --rpm/--tpm: job_limits.worker_processes) and a ledger id of its own."""
-    caps = stages.caps
-    if not caps.enabled:
-        return stages
-    prices = cap_prices(stages.judge.name, dict(stages.judge.options))
-    second = stages.confirm.judge_spec()
-    try:  # a second judge is capped too: at its own prices, never unpriced
-        confirm_prices = None if second is None else cap_prices(second.name,
-                                                                dict(second.options))
-    except ValueError as exc:
-        raise ValueError(f"--confirm-judge: {exc}") from None
-    processes, how = job_limits.worker_processes(options)
-    logger.info("spend cap %s %s for the job, 1/%d per process (%s)", caps.reason,
-                caps.caps, processes, how)
-    return dataclasses.replace(stages, caps=dataclasses.replace(
-        with_ledger_id(caps), prices=prices, confirm_prices=confirm_prices, share=processes))
-
-
-def ensure_bigquery(spec: str, tables: TablesConfig) -> None:
-    """Make the dataset and the tables (partitioned, clustered) ready before the job starts:
-    Beam creates missing tables but not a missing dataset, nor the partitioning of a table,
-    nor new columns of an existing one (see bigquery.ensure_tables)."""
-    from google.cloud import bigquery
-
-    from rt4chart.pipeline.storage.bigquery import ensure_tables, parse_dataset
-
-    project, dataset = parse_dataset(spec)
-    ensure_tables(bigquery.Client(project=project), project, dataset, tables.bigquery_location,
-                  tables.partition_expiration_ms)
-
-
-def check_dataset(spec: str | None) -> None:
-    """ValueError if `spec` is given and is not PROJECT:DATASET (nothing is asked of BigQuery)."""
-    if spec:
-        from rt4chart.pipeline.storage.bigquery import parse_dataset
-
-        parse_dataset(spec)
-
-
-def check_redo_sampling(source: str, sampling: SamplingConfig) -> None:
-    """A redo re-decides each trace's sample and weight: it must sample as the earlier run did
-    (its summary.json's `sampling`; a run without one sampled nothing), or it would leave out,
-    or weigh otherwise, traces the earlier run picked. A BigQuery source has no summary: not
-    checked. ValueError naming the options when they differ."""
-    if is_bigquery(source):
-        return
-    path = FileSystems.join(source.rstrip("/"), SUMMARY)
-    earlier = NO_SAMPLING.summary()
-    if FileSystems.exists(path):
-        with FileSystems.open(path) as fh:
-            earlier = orjson.loads(fh.read()).get("sampling") or earlier
-    if earlier != sampling.summary():
-        raise ValueError(
-            f"--redo {source}: give the --sample, --sample-salt and --always of the earlier "
-            f"run (it sampled {earlier['rates'] or 'nothing'}, always {earlier['always']}); "
-            f"this run has {sampling.summary()['rates'] or 'none'}, always "
-            f"{list(sampling.always)}")
-
-
 def write_redo_input(traces: list[str], folder: str) -> str:
     """The traces to redo as a JSONL file under FOLDER/_redo/ (one trace a line); its path."""
     path = FileSystems.join(folder.rstrip("/"), *REDO_INPUT.split("/"))
     with FileSystems.create(path) as fh:
         fh.write("".join(raw.translate(ONE_LINE) + "\n" for raw in traces).encode())
     return path
-
-
-def run_info(spec: JudgeSpec) -> RunInfo:
-    """What every output row records of the run; builds the judge once, so that a bad judge or
-    a missing key fails before Beam starts."""
-    judge = spec.build()
-    return RunInfo(judge_model(judge, spec), prompts.prompt_hash(judge.request_mode),
-                   calibration_of(judge, spec))
-
-
-def with_confirm_judge(stages, run: RunInfo, options: PipelineOptions):
-    """(stages, run) with the confirming judge (`--confirm-judge`) made ready as the first
-    judge is: negotiated with its endpoint, built once (a bad judge or a missing key fails
-    here), its rate share, and its model and prompt hash as `run.confirm`. Unchanged without a
-    second judge. JudgeUnusable, ValueError as for the first judge."""
-    spec = stages.confirm.judge_spec()
-    if spec is None:
-        return stages, run
-    spec, found = negotiate(spec)
-    if found:
-        logger.info("confirming judge endpoint: %s", orjson.dumps(found["request"]).decode())
-    own = run_info(spec)
-    confirm = dataclasses.replace(stages.confirm, resolved=share_limits(spec, options))
-    logger.info("confirming judge %s (model %s), prompts %s", spec.name, own.judge_model,
-                own.prompt_hash)
-    return (dataclasses.replace(stages, confirm=confirm),
-            dataclasses.replace(run, confirm=RunInfo(own.judge_model, own.prompt_hash)))
-
-
-@contextlib.contextmanager
-def usage_errors() -> Iterator[None]:
-    """Report what is raised inside as a UsageError (a bad option, input or output folder)."""
-    try:
-        yield
-    except (ValueError, FileExistsError, FileNotFoundError) as exc:
-        raise UsageError(str(exc)) from exc
-
-
-def _preflight(config: AuditConfig, folder: RunFolder,
-               options: PipelineOptions
-               ) -> tuple[AuditConfig, RunInfo, list[str], dict | None]:
-    """Everything checked before anything is written: the output folder, the inputs, the
-    judge, --reuse, BigQuery and the traces to redo (read from the earlier run, still intact).
-    Changes nothing on disk but BigQuery's dataset and tables."""
-    with usage_errors():
-        folder.check()
-        check_inputs(config.inputs)
-        config = check_source(config, folder.out)  # phoenix-api: reachable, its watermark
-        spec, endpoint = negotiate(config.judge)  # JudgeUnusable: the run stops here
-        config = dataclasses.replace(config, stages=dataclasses.replace(config.stages,
-                                                                        judge=spec))
-        run = run_info(config.judge)
-        stages, run = with_confirm_judge(config.stages, run, options)
-        config = dataclasses.replace(config, stages=prepare_caps(dataclasses.replace(
-            stages, judge=share_limits(config.judge, options)), options))
-        if config.reuse:
-            check_reuse_source(config.reuse, config.out)
-        redo = redo_traces(config.redo) if config.redo else []
-        if config.redo:
-            check_redo_sampling(config.redo, config.stages.sampling)
-        check_dataset(config.bigquery)
-    if config.bigquery:  # an error of BigQuery's (access, quota) fails the run
-        with usage_errors():  # a missing dataset without --bigquery-location: a usage error
-            ensure_bigquery(config.bigquery, config.tables)
-    return config, run, redo, endpoint
 
 
 def run_audit(config: AuditConfig, options: PipelineOptions) -> Summary:
@@ -254,7 +123,7 @@ def _run_in_folder(config: AuditConfig, options: PipelineOptions) -> Summary:
         lock.acquire()
     try:
         try:  # abort after a refusal too: it removes the folder the lock made
-            config, run, redo, endpoint = _preflight(config, folder, options)
+            config, run, redo, endpoint = preflight(config, folder, options)
         except BaseException:
             folder.abort()
             raise
@@ -388,7 +257,7 @@ def _write_summary(config: AuditConfig, run: RunInfo, summary: Summary, folder: 
               "prompt_hash": run.prompt_hash, "window_size": config.segment.window_size,
               "window_overlap": config.segment.window_overlap, "inputs": list(config.inputs),
               "input_format": config.input_format, "spans": mapping_record(config.spans),
-              "warnings": pricing.run_warnings(config.judge.name, dict(config.judge.options)),
+              "warnings": run_warnings(config.judge.name, dict(config.judge.options)),
               "probability": probability.record(run.calibration or probability.identity(
                   run.judge_model)),
               "sampling": config.stages.sampling.summary(),

@@ -114,8 +114,10 @@ def run_rt4chart(args: argparse.Namespace, traces: Path, out: Path, base_url: st
                  profile: bool) -> tuple[int, float, float]:
     from rt4chart.pipeline.cli import main as cli
 
+    # The model named: the simulator lists none (a non-OpenAI endpoint is asked otherwise).
     argv = ["audit", str(traces), "--out", str(out), "--overwrite", "--judge", "openai",
-            "--base-url", base_url, "--rpm", f"{UNLIMITED_RPM:g}", "--tpm", f"{UNLIMITED_TPM:g}",
+            "--base-url", base_url, "--model", "gpt-4o-mini",
+            "--rpm", f"{UNLIMITED_RPM:g}", "--tpm", f"{UNLIMITED_TPM:g}",
             "--max-concurrency", str(args.concurrency)]
     profiler = None
     if profile:

@@ -27,7 +27,7 @@ from sim_provider import (  # noqa: E402
     max_in_window,
 )
 
-from rt4chart.transforms.judges.openai.ratelimit import (  # noqa: E402
+from rt4chart.transforms.judges.openai.limits.rate import (  # noqa: E402
     exhausted_for,
     parse_duration,
     retry_after_seconds,

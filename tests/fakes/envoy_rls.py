@@ -98,8 +98,8 @@ class FakeRateLimitService:
 def worker(address: str, calls: int, tokens: int, results) -> None:
     """A worker process: `calls` admissions of `tokens` each through the judge's job-wide
     limiter, 4 at a time; puts (calls admitted, seconds reported as throttled) on `results`."""
-    from rt4chart.transforms.judges.openai.envoy_limiter import EnvoyLimiter, EnvoySettings
-    from rt4chart.transforms.judges.throttling import ThrottleClock
+    from rt4chart.transforms.judges.limits.throttling import ThrottleClock
+    from rt4chart.transforms.judges.openai.limits.envoy import EnvoyLimiter, EnvoySettings
 
     throttled = ThrottleClock()  # the clock a judge's limiters share in its runtime
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import hcl2
 import yaml
 
-from rt4chart.transforms.judges.openai.envoy_limiter import BUDGET_KEY, BUDGETS, DEFAULT_DOMAIN
 from rt4chart.transforms.judges.openai.judge import OpenAIConfig
+from rt4chart.transforms.judges.openai.limits.envoy import BUDGET_KEY, BUDGETS, DEFAULT_DOMAIN
 
 ROOT = Path(__file__).resolve().parents[2]
 INFRA = ROOT / "infra"

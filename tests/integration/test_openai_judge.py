@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from rt4chart.transforms.judges.openai.pricing import default_table
+from rt4chart.transforms.judges.prices import default_table
 
 import fake_judges as fj
 from fake_openai_server import FakeOpenAI, lexical_responder, tag

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from sim_provider import LatencyModel, SimProvider  # noqa: E402
 
 from rt4chart.transforms.judges.openai.judge import OpenAIJudge  # noqa: E402
-from rt4chart.transforms.judges.openai.provider_limits import (
+from rt4chart.transforms.judges.openai.limits.provider import (
     ProviderLimits,
     reported_limits,  # noqa: E402
 )
@@ -39,7 +39,7 @@ def _one_call(options: dict[str, str]) -> OpenAIJudge:
 
 
 def test_limits_unset_are_adopted_from_the_provider(caplog):
-    caplog.set_level(logging.INFO, logger="rt4chart.transforms.judges.openai.provider_limits")
+    caplog.set_level(logging.INFO, logger="rt4chart.transforms.judges.openai.limits.provider")
     with SimProvider(rpm=3000, tpm=900_000, latency=LatencyModel.instant()) as sim:
         judge = _one_call({"base_url": sim.base_url})
         shared = _one_call({"base_url": sim.base_url, "rate_share": "2"})

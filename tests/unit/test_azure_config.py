@@ -9,7 +9,7 @@ from rt4chart.transforms.common.redact import configured_secrets
 from rt4chart.transforms.judges.judge_options import JudgeOptions
 from rt4chart.transforms.judges.openai.config import OpenAIConfig, with_endpoint
 from rt4chart.transforms.judges.openai.judge import OpenAIJudge
-from rt4chart.transforms.judges.openai.pricing import price_warning
+from rt4chart.transforms.judges.prices import price_warning
 
 ENDPOINT = "https://example-resource.openai.azure.com"
 AZURE = {"AZURE_OPENAI_API_KEY": "0a1b2c3d4e5f60718293a4b5c6d7e8f9",

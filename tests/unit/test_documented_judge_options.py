@@ -13,7 +13,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.judges.openai.batch import BatchConfig
 from rt4chart.transforms.judges.openai.config import judge_options, option_names
-from rt4chart.transforms.judges.openai.job_limits import share_rate_limits
+from rt4chart.transforms.judges.openai.limits.shares import share_rate_limits
 from rt4chart.transforms.judges.option_values import declarations
 
 DOCS = Path(__file__).parents[2] / "docs"

@@ -11,19 +11,18 @@ from hypothesis import strategies as st
 from openai.types.chat import ChatCompletionChunk
 from sse_stream import chunks_of
 
-from rt4chart.transforms.judges.openai.adaptive_limit import AdaptiveLimit
 from rt4chart.transforms.judges.openai.capabilities import Capabilities, corrected
 from rt4chart.transforms.judges.openai.endpoint_speed import (
     CALL_DEADLINE_MAX_S,
     EndpointSpeed,
     RunningRate,
-    Speed,
     call_deadline_s,
-    run_seconds,
 )
 from rt4chart.transforms.judges.openai.faults import NotACompletion
+from rt4chart.transforms.judges.openai.limits.concurrency import AdaptiveLimit
 from rt4chart.transforms.judges.openai.reply_size import reply_cap
 from rt4chart.transforms.judges.openai.streamed import Assembled, Piece
+from rt4chart.transforms.judges.speed import Speed, run_seconds
 
 rates = st.floats(min_value=1e-6, max_value=100.0, allow_nan=False)
 

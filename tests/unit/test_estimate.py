@@ -15,7 +15,7 @@ from rt4chart.schemas.records import Document, Trace
 from rt4chart.transforms.estimate import EstimateConfig, estimate_trace, expected_calls
 from rt4chart.transforms.judges.offline import claims as lexical_claims
 from rt4chart.transforms.judges.openai.pricing import Prices, PriceTable
-from rt4chart.transforms.judges.openai.prompt_tokens import PromptTokens
+from rt4chart.transforms.judges.prompt_tokens import PromptTokens
 from rt4chart.transforms.segment import SegmentConfig, make_windows, prepare
 
 ANSWER = "The bridge opened in 1932. It cost nine million dollars. Tolls were never charged."

@@ -15,8 +15,9 @@ from import_graph import ALLOWED, ROOT, cycles, import_graph
 def test_the_graph_sees_function_level_and_relative_imports():
     graph = import_graph()
     assert "transforms.judges.base" in graph["transforms.judges.openai.judge"]
-    # job_limits imports the Envoy limiter inside a function (grpc is optional).
-    assert "transforms.judges.openai.envoy_limiter" in graph["transforms.judges.openai.job_limits"]
+    # limits.shares imports the Envoy limiter inside a function (grpc is optional).
+    shares = graph["transforms.judges.openai.limits.shares"]
+    assert "transforms.judges.openai.limits.envoy" in shares
 
 
 def test_no_import_cycles_but_those_being_removed():
@@ -29,10 +30,10 @@ def test_the_fixed_cycles_stay_fixed():
     graph = import_graph()
     for a, b in (("pipeline.sources.traces", "pipeline.sources.spans"),
                  ("pipeline.sources.traces", "pipeline.sources.inputs"),
-                 ("transforms.judges.openai.judge", "transforms.judges.openai.job_limits"),
+                 ("transforms.judges.openai.judge", "transforms.judges.openai.limits.shares"),
                  ("transforms.judges.openai.judge", "transforms.judges.openai.pricing")):
         assert not (b in graph[a] and a in graph[b]), (a, b)
-    assert "transforms.judges.openai.judge" not in graph["transforms.judges.openai.job_limits"]
+    assert "transforms.judges.openai.judge" not in graph["transforms.judges.openai.limits.shares"]
     assert "transforms.judges.openai.judge" not in graph["transforms.judges.openai.pricing"]
 
 

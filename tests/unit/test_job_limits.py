@@ -18,15 +18,15 @@ from rt4chart.schemas.records import TraceKey
 from rt4chart.transforms.judge_stage import JudgeCallFn
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.judges.contract import JudgeSpec
-from rt4chart.transforms.judges.openai.envoy_limiter import EnvoyLimiter
-from rt4chart.transforms.judges.openai.job_limits import (
+from rt4chart.transforms.judges.limits.throttling import ThrottleClock
+from rt4chart.transforms.judges.limits.workers import (
     machine_vcpus,
     share_limits,
     worker_processes,
 )
 from rt4chart.transforms.judges.openai.judge import OpenAIConfig, OpenAIJudge
-from rt4chart.transforms.judges.openai.ratelimit import RateLimiter
-from rt4chart.transforms.judges.throttling import ThrottleClock
+from rt4chart.transforms.judges.openai.limits.envoy import EnvoyLimiter
+from rt4chart.transforms.judges.openai.limits.rate import RateLimiter
 
 DATAFLOW = ["--runner", "DataflowRunner", "--project", "p", "--region", "r",
             "--temp_location", "gs://b/tmp"]

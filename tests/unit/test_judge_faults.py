@@ -174,7 +174,7 @@ def test_every_judge_option_is_accepted_where_the_openai_judges_options_are_read
     # The job's share of the rate limits reads the options before the judge is built.
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from rt4chart.transforms.judges.openai.job_limits import share_rate_limits
+    from rt4chart.transforms.judges.openai.limits.shares import share_rate_limits
 
     spec = JudgeSpec.of("openai", {"base_url": "http://127.0.0.1:9/v1",
                                    "call_deadline_s": "30", "calibration": "identity"})

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from rt4chart.transforms.judges.openai.ratelimit import (
+from rt4chart.transforms.judges.openai.limits.rate import (
     PauseCap,
     RateLimiter,
     exhausted_for,

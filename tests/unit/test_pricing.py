@@ -10,13 +10,13 @@ import pytest
 from rt4chart.schemas.usage import Usage, total_cost
 from rt4chart.transforms.judges.openai.batch import BatchOpenAIJudge
 from rt4chart.transforms.judges.openai.judge import OpenAIConfig
-from rt4chart.transforms.judges.openai.pricing import (
+from rt4chart.transforms.judges.openai.pricing import prices_for
+from rt4chart.transforms.judges.prices import (
     Prices,
     cost_of,
     default_table,
     load_table,
     price_warning,
-    prices_for,
 )
 
 CURRENT = ("gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano", "gpt-5",

@@ -8,13 +8,13 @@ import pytest
 from rt4chart.transforms.judges.base import metered, record_usage
 from rt4chart.transforms.judges.contract import JudgeSpec
 from rt4chart.transforms.judges.openai.judge import OpenAIConfig, OpenAIJudge
-from rt4chart.transforms.judges.openai.pricing import Prices
-from rt4chart.transforms.judges.openai.ratelimit import (
+from rt4chart.transforms.judges.openai.limits.rate import (
     RateLimiter,
     exhausted_for,
     parse_duration,
     retry_after_seconds,
 )
+from rt4chart.transforms.judges.openai.pricing import Prices
 
 
 @pytest.mark.parametrize("value,seconds", [

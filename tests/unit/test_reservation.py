@@ -10,7 +10,6 @@ import pytest
 
 from rt4chart import prompts
 from rt4chart.transforms.judges.openai.judge import OpenAIJudge
-from rt4chart.transforms.judges.openai.prompt_tokens import PromptTokens
 from rt4chart.transforms.judges.openai.reply_size import likely_quote_tokens
 from rt4chart.transforms.judges.openai.reservation import (
     OutputReservation,
@@ -19,6 +18,7 @@ from rt4chart.transforms.judges.openai.reservation import (
     quantile,
     stage_of,
 )
+from rt4chart.transforms.judges.prompt_tokens import PromptTokens
 
 from fake_openai_server import FakeOpenAI, tag
 from prompt_facts import _stage, reply_size, subject_tokens

@@ -10,10 +10,10 @@ from rt4chart.transforms.common import tally
 from rt4chart.transforms.common.redact import REDACTED, Redactor
 from rt4chart.transforms.judges import runtime
 from rt4chart.transforms.judges.contract import JudgeSpec
-from rt4chart.transforms.judges.openai.provider_limits import retuned
-from rt4chart.transforms.judges.openai.ratelimit import RateLimiter
+from rt4chart.transforms.judges.limits.throttling import ThrottleClock, report_throttled
+from rt4chart.transforms.judges.openai.limits.provider import retuned
+from rt4chart.transforms.judges.openai.limits.rate import RateLimiter
 from rt4chart.transforms.judges.runtime import JudgeRuntime
-from rt4chart.transforms.judges.throttling import ThrottleClock, report_throttled
 
 KEY = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 

@@ -35,6 +35,18 @@ class JudgeError(RuntimeError):
     """A judge call failed for good (after its retries); the message says why."""
 
 
+class JudgeUnusable(Exception):
+    """The endpoint cannot be used as a judge; the message says why, in the server's words
+    (raised when a judge's kind negotiates: `JudgeKind.negotiate`)."""
+
+
+# A built-in example any judge can be asked (a backend's probe, `check-judge`'s example calls).
+CONTEXT = ("The city museum opened in 1990 on the river bank. It holds about 4,000 paintings. "
+           "Entry is free on Sundays.")
+CLAIM = "The city museum opened in 1990."
+QUESTION = "When did the city museum open?"
+
+
 def check_label(label: Any) -> str:
     """A judge's label, validated: anything but ENT/CON/NIC is a judge error, never a default."""
     if label not in LABELS:

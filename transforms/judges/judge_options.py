@@ -8,9 +8,7 @@ import os
 from dataclasses import dataclass
 
 from rt4chart.transforms.common.options_spec import Flex, option
-from rt4chart.transforms.judges.contract import JudgeSpec
-from rt4chart.transforms.judges.openai.config import azure_from_env
-from rt4chart.transforms.judges.openai.job_limits import LIMITERS
+from rt4chart.transforms.judges.contract import ENDPOINT_JUDGE, REFERENCE_JUDGE, JudgeSpec
 
 logger = logging.getLogger("rt4chart")
 
@@ -22,6 +20,8 @@ OFFLINE_NOTICE = (
 # The openai judge's options as flags of their own (passed to its factory as strings).
 SHORTHAND = ("model", "base_url", "rpm", "tpm", "max_concurrency")
 RATE_AND_PRICE = ("rate_limiter", "rate_limit_service", "rate_limit_domain", "prices")
+# How `--rpm`/`--tpm` are held (the openai judge checks them: openai/limits/shares.py).
+LIMITERS = ("static", "envoy")
 
 
 @dataclass(frozen=True)
@@ -148,11 +148,10 @@ class JudgeOptions:
         """The judge named (`auto`: openai when an endpoint is configured, else offline)."""
         if self.judge != "auto":
             return self.judge
-        configured = self.base_url or os.environ.get("OPENAI_BASE_URL") or os.environ.get(
-            "OPENAI_API_KEY") or azure_from_env(os.environ)
+        configured = JudgeSpec(ENDPOINT_JUDGE).kind().configured(self.base_url, os.environ)
         if not configured:
             logger.warning(OFFLINE_NOTICE)
-        return "openai" if configured else "offline"
+        return ENDPOINT_JUDGE if configured else REFERENCE_JUDGE
 
     def spec(self, batch_state_dir: str | None = None) -> JudgeSpec:
         """The judge's spec; `batch_state_dir` (with `--batch-api`): the openai judge through

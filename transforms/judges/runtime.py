@@ -37,7 +37,7 @@ from apache_beam.utils.shared import Shared
 from rt4chart.transforms.common.redact import Redactor
 from rt4chart.transforms.common.tally import LiveCounter, LiveTally
 from rt4chart.transforms.judges.contract import Judge, JudgeSpec, close_judge, judge_keys
-from rt4chart.transforms.judges.throttling import ThrottleClock, building_judges
+from rt4chart.transforms.judges.limits.throttling import ThrottleClock, building_judges
 
 # How long a runtime that goes waits for its judges' connections to close.
 CLOSE_TIMEOUT_S = 5.0

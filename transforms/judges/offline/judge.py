@@ -46,6 +46,11 @@ class OfflineKind(JudgeKind):
     traits = JudgeTraits(model=MODEL, shares_event_loop=True, verifies_absence=True,
                          decision_threshold=lexical.P_THRESHOLD,  # the raw score below which
                          calibration=CALIBRATION)                 # it may say ENT
+    builds = "rt4chart.transforms.judges.offline.judge:OfflineJudge"
+
+    def analysis(self) -> LexicalAnalysis:
+        """Its lexical analysis: what `--estimate` predicts claims, labels and quotes with."""
+        return LexicalAnalysis()
 
     def fingerprint(self, examples: str) -> str:
         """A hash of its decompositions and raw scores on the example traces (JSONL: every
@@ -63,6 +68,21 @@ class OfflineKind(JudgeKind):
                                               round(p, 9), absent[0],
                                               round(absent[2], 9)]).encode())
         return digest.hexdigest()[:16]
+
+
+class LexicalAnalysis:
+    """The offline judge's analysis, synchronous and on the raw texts (contract.Analysis)."""
+
+    def claims(self, sentence: str) -> list[lexical_claims.LexicalClaim]:
+        return lexical_claims.decompose_claims(sentence)
+
+    def verify(self, claim: str, passage: str, hint: str | None = None
+               ) -> tuple[str, list[str]]:
+        return lexical.verify(claim, passage, hint)
+
+    def verify_absence(self, claim: str, context: str, question: str
+                       ) -> tuple[str, list[str], float]:
+        return lexical_claims.verify_absence_scored(claim, context, question)
 
 
 class OfflineJudge(Judge):

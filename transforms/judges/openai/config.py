@@ -1,6 +1,6 @@
 """The openai judge's options: its config and its throughput tuning, parsed in one place.
 
-`openai_judge` (the judge), `job_limits` (the job's share of the limits) and `pricing` (the
+`openai_judge` (the judge), `limits/shares` (the job's share of the limits) and `pricing` (the
 run's price warning) read a judge's options through here, so none of them imports another
 for it.
 """
@@ -86,7 +86,7 @@ class OpenAIConfig:
     # that the provider routes a trace's calls to the same prompt cache.
     prompt_cache_key: bool = True
     # `rpm` and `tpm` are the whole job's limits. rate_limiter "static": each of the job's
-    # `rate_share` worker processes budgets its share (set at launch, see job_limits.py);
+    # `rate_share` worker processes budgets its share (set at launch, see limits/shares.py);
     # "envoy": one Envoy rate-limit service at `rate_limit_service` holds them for the job.
     rate_share: int = 1
     rate_limiter: str = "static"

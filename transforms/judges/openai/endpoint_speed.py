@@ -13,7 +13,8 @@ times a margin, never less than the configured floor), how long to wait between 
 its whole token limit at a margin over the pessimistic writing speed; tokens do not restart it),
 the default deadline of a call (:func:`call_deadline_s`), whether the endpoint is slowing
 down (the last reply much slower than the estimate: concurrency stops growing) and how long a
-run of known size will take (:func:`run_seconds`).
+run of known size will take (`speed.run_seconds`, with the measured `Speed` a judge's kind
+hands out: transforms/judges/speed.py).
 
 One instance per judge (one event loop: no locking).
 """
@@ -23,8 +24,9 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+from rt4chart.transforms.judges.speed import Speed
 
 # The prompt of a long call (a window of 25 sentences and its instructions): the probe's and
 # check-judge's figures, and the call deadline's measure.
@@ -86,32 +88,6 @@ class RunningRate:
     @property
     def pessimistic(self) -> float | None:
         return None if self.mean is None else self.mean + DEV_WEIGHT * self.dev
-
-
-@dataclass(frozen=True)
-class Speed:
-    """Tokens per second of one endpoint (what check-judge measures and the `--estimate` and
-    the run are given as judge options); None: not measured."""
-
-    prompt_tps: float | None = None
-    output_tps: float | None = None
-    slots: int = 1
-
-    @property
-    def known(self) -> bool:
-        return bool(self.prompt_tps and self.output_tps)
-
-    def seconds(self, prompt_tokens: float, output_tokens: float) -> float | None:
-        """One call's time at this speed (None: unknown)."""
-        if not self.known:
-            return None
-        return prompt_tokens / self.prompt_tps + output_tokens / self.output_tps
-
-
-def run_seconds(speed: Speed, prompt_tokens: float, output_tokens: float) -> float | None:
-    """A run's time at `speed`: its tokens read and written, `slots` calls at a time."""
-    one = speed.seconds(prompt_tokens, output_tokens)
-    return None if one is None else one / max(1, speed.slots)
 
 
 class EndpointSpeed:

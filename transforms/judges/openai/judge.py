@@ -14,7 +14,7 @@ endpoint's measured speed and the reply's token limit: endpoint_speed.EndpointSp
 tokens never restart it) and a cap on its tokens and bytes (reply_size.reply_cap; a reply past
 it is a judge error, not retried); a circuit breaker (:mod:`.breaker`) makes calls fail fast
 while the endpoint has failed every call for `breaker_after_s` (a busy endpoint gets fewer
-calls at once instead, see adaptive_limit); every call has a deadline over all its attempts
+calls at once instead, see limits/concurrency); every call has a deadline over all its attempts
 (`call_deadline_s`: by default endpoint_speed.call_deadline_s, at most 900 s; enforced by the
 adapter; waits in the judge's own queue do not count, tokens never restart it); and every
 failure's reason is redacted with the configured key (see :mod:`.openai_faults`).
@@ -42,7 +42,7 @@ from rt4chart.transforms.judges.base import (
     record_usage,
 )
 from rt4chart.transforms.judges.contract import Judge
-from rt4chart.transforms.judges.openai.adaptive_limit import AdaptiveLimit
+from rt4chart.transforms.judges.limits.throttling import judge_clock
 from rt4chart.transforms.judges.openai.breaker import CircuitBreaker
 from rt4chart.transforms.judges.openai.call_facts import (
     READS_CONTEXT,
@@ -68,17 +68,18 @@ from rt4chart.transforms.judges.openai.faults import (
     NotACompletion,
     failure_reason,
 )
-from rt4chart.transforms.judges.openai.job_limits import limiter_factory
 from rt4chart.transforms.judges.openai.kind import OPENAI_TRAITS
+from rt4chart.transforms.judges.openai.limits.concurrency import AdaptiveLimit
+from rt4chart.transforms.judges.openai.limits.rate import (
+    PauseCap,
+    RateLimiter,
+)
+from rt4chart.transforms.judges.openai.limits.shares import limiter_factory
 from rt4chart.transforms.judges.openai.logprobs import p_unsupported
 from rt4chart.transforms.judges.openai.pricing import (
     Prices,
     prices_for,
     reported_usage,
-)
-from rt4chart.transforms.judges.openai.ratelimit import (
-    PauseCap,
-    RateLimiter,
 )
 from rt4chart.transforms.judges.openai.retry_rules import (
     Backoff,
@@ -94,7 +95,6 @@ from rt4chart.transforms.judges.schema_check import (
     SchemaMismatch,
     validate,
 )
-from rt4chart.transforms.judges.throttling import judge_clock
 
 logger = logging.getLogger(__name__)
 

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from rt4chart import prompts
 from rt4chart.transforms.judges.contract import (
+    CallSizes,
     Judge,
     JudgeKind,
     JudgeSpec,
@@ -22,11 +25,17 @@ from rt4chart.transforms.judges.contract import (
     close_judge,
 )
 from rt4chart.transforms.judges.openai import pricing
-from rt4chart.transforms.judges.openai.config import OpenAIConfig, config_only, with_endpoint
+from rt4chart.transforms.judges.openai.capabilities import schema_instruction, with_reasoning
+from rt4chart.transforms.judges.openai.config import (
+    OpenAIConfig,
+    azure_from_env,
+    config_only,
+    with_endpoint,
+)
 from rt4chart.transforms.judges.openai.endpoint import resolved_options
-from rt4chart.transforms.judges.openai.endpoint_speed import Speed
-from rt4chart.transforms.judges.openai.job_limits import share_rate_limits
+from rt4chart.transforms.judges.openai.limits.shares import share_rate_limits
 from rt4chart.transforms.judges.openai.served_models import settle_model
+from rt4chart.transforms.judges.speed import Speed
 
 if TYPE_CHECKING:
     from rt4chart.transforms.judges.openai.probe import ProbeReport
@@ -39,6 +48,23 @@ OPENAI_TRAITS = JudgeTraits(shares_event_loop=True, batches_claims=True, verifie
 # Through the Batch API: its calls wait at the provider, in batches; the provider holds its
 # limits (a pool of their own), so there is no share of rpm/tpm per worker to set.
 BATCH_TRAITS = replace(OPENAI_TRAITS, batch_api=True, shares_limits=False)
+# The structured-output steps that put the schema in the system message (the estimate counts it).
+SCHEMA_IN_SYSTEM = ("json_object_schema", "json_object", "text")
+
+
+class OpenAICallSizes(CallSizes):
+    """Its calls as the estimate sizes them: with a structured-output step that puts the schema
+    in the system message (SCHEMA_IN_SYSTEM), the schema's text too (capabilities.py)."""
+
+    def __init__(self, structured: str, reasoning_chars: int):
+        super().__init__()
+        self.structured, self.reasoning_chars = structured, reasoning_chars
+
+    def system(self, text: str, schema: str) -> str:
+        if self.structured in SCHEMA_IN_SYSTEM:
+            text += schema_instruction(with_reasoning(prompts.schema(schema),
+                                                      self.reasoning_chars))
+        return text
 
 
 class OpenAIKind(JudgeKind):
@@ -47,6 +73,15 @@ class OpenAIKind(JudgeKind):
     traits = OPENAI_TRAITS
     batch_variant = "openai-batch"
     takes_flags = True
+    builds = "rt4chart.transforms.judges.openai.judge:OpenAIJudge"
+
+    def configured(self, base_url: str | None, environ: Mapping[str, str]) -> bool:
+        """A base URL, OPENAI_BASE_URL or OPENAI_API_KEY, or Azure's endpoint and key."""
+        return bool(base_url or environ.get("OPENAI_BASE_URL") or environ.get("OPENAI_API_KEY")
+                    or azure_from_env(environ))
+
+    def call_sizes(self, structured: str, reasoning_chars: int) -> OpenAICallSizes:
+        return OpenAICallSizes(structured, reasoning_chars)
 
     def negotiate(self, spec: JudgeSpec) -> tuple[JudgeSpec, dict[str, Any] | None]:
         """Probe the endpoint once (unless `probe=false` or the spec was negotiated already):
@@ -149,6 +184,7 @@ class BatchOpenAIKind(OpenAIKind):
     """The `openai-batch` judge: the same calls through the OpenAI Batch API."""
 
     traits = BATCH_TRAITS
+    builds = "rt4chart.transforms.judges.openai.batch:BatchOpenAIJudge"
 
     def _adapt(self, report: ProbeReport) -> None:
         # Its calls wait at the provider, in batches, not in a server's slots: fewer at once

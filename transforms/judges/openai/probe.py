@@ -37,6 +37,7 @@ import openai
 
 from rt4chart import prompts
 from rt4chart.transforms.common.redact import redact
+from rt4chart.transforms.judges.base import CLAIM, CONTEXT, QUESTION, JudgeUnusable
 from rt4chart.transforms.judges.openai.capabilities import (
     describe_change,
     error_text,
@@ -65,15 +66,6 @@ DROPPED_SHARE = 0.5
 # server, not to declare it down); a hosted API's calls keep the judge's timeout_s.
 LOCAL_PROBE_TIMEOUT_S = 900.0
 SLOW_SHARE = 0.5  # adapt when a long call would take more than this share of the timeout
-CONTEXT = ("The city museum opened in 1990 on the river bank. It holds about 4,000 paintings. "
-           "Entry is free on Sundays.")
-CLAIM = "The city museum opened in 1990."
-QUESTION = "When did the city museum open?"
-
-
-class JudgeUnusable(Exception):
-    """The endpoint cannot be used as a judge; the message says why, in the server's words."""
-
 
 @dataclass
 class Step:

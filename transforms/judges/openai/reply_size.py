@@ -31,9 +31,9 @@ import math
 import re
 from dataclasses import dataclass
 
+from rt4chart.transforms.judges.prompt_tokens import CHARS_PER_TOKEN
 from rt4chart.transforms.text.terms import terms
 
-CHARS_PER_TOKEN = 4
 QUOTED_SENTENCES = 2  # at most this many sentences count as the likely quote
 SHARED_SHARE = 0.2  # a sentence with this share of the claim's terms may be quoted
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")

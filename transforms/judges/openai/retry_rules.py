@@ -11,7 +11,7 @@ import openai
 from tenacity import RetryCallState, wait_exponential_jitter
 
 from rt4chart.transforms.judges.openai.faults import rejected_request
-from rt4chart.transforms.judges.openai.ratelimit import PauseCap, retry_after_seconds
+from rt4chart.transforms.judges.openai.limits.rate import PauseCap, retry_after_seconds
 from rt4chart.transforms.judges.schema_check import (
     OUT_OF_BOUNDS_ATTEMPTS,
     OutOfBounds,

@@ -33,10 +33,10 @@ from rt4chart.transforms.judges.openai.faults import (
     completion_of,
     is_endpoint_failure,
 )
+from rt4chart.transforms.judges.openai.limits.rate import exhausted_for, retry_after_seconds
 from rt4chart.transforms.judges.openai.liveness import answers_health_check, timed_out
 from rt4chart.transforms.judges.openai.prefix_gate import mark_sent
 from rt4chart.transforms.judges.openai.pricing import token_count
-from rt4chart.transforms.judges.openai.ratelimit import exhausted_for, retry_after_seconds
 from rt4chart.transforms.judges.openai.reply_size import reply_cap
 from rt4chart.transforms.judges.openai.reply_view import post_whole, read_body, split_request
 from rt4chart.transforms.judges.openai.streamed import Waits, is_event_stream, read, stream_body

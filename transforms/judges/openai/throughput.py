@@ -23,16 +23,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rt4chart.transforms.judges.openai.call_facts import CallFacts
+from rt4chart.transforms.judges.openai.limits.provider import ProviderLimits, retuned
+from rt4chart.transforms.judges.openai.limits.rate import RateLimiter
 from rt4chart.transforms.judges.openai.prefix_gate import GateConfig, PrefixGate, prefix_of
-from rt4chart.transforms.judges.openai.prompt_tokens import PromptTokens
-from rt4chart.transforms.judges.openai.provider_limits import ProviderLimits, retuned
-from rt4chart.transforms.judges.openai.ratelimit import RateLimiter
 from rt4chart.transforms.judges.openai.reservation import (
     OutputReservation,
     ReservationConfig,
     after_cut_off,
 )
 from rt4chart.transforms.judges.option_values import judge_option, take
+from rt4chart.transforms.judges.prompt_tokens import PromptTokens
 
 OUTPUT_KEY = "_output_tokens"  # where the judge's parser puts a reply's output tokens
 WHAT = "openai judge"  # whose options these are, in their errors

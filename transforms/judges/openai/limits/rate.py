@@ -23,7 +23,7 @@ from collections.abc import Mapping
 
 from aiolimiter import AsyncLimiter
 
-from rt4chart.transforms.judges.throttling import ThrottleClock
+from rt4chart.transforms.judges.limits.throttling import ThrottleClock
 
 logger = logging.getLogger(__name__)
 

@@ -8,7 +8,8 @@ provider answers 429 (and the judge pauses).
 
 :class:`PromptTokens` estimates `ratio x characters + 3 x messages + 3`, the ratio learned from
 the `usage.prompt_tokens` the provider reports for the last `window` calls (1/4 until it has
-reported `warmup` of them). One instance per judge (one event loop: no locking).
+reported `warmup` of them). One instance per judge (one event loop: no locking). Any backend
+may use it; a judge's kind hands out its counting for the estimate (`JudgeKind.call_sizes`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Sequence
 PER_MESSAGE = 3  # tokens the chat format adds per message
 PRIMING = 3  # and to prime the reply
 DEFAULT_RATIO = 0.25  # tokens per character before the provider has counted any
+CHARS_PER_TOKEN = 4  # a reply's characters per token, before any count (its size, estimated)
 
 
 class PromptTokens:

@@ -24,8 +24,8 @@ import grpc
 from apache_beam.io.components.rate_limiter import EnvoyRateLimiter
 
 from rt4chart.transforms.judges.base import JudgeError
-from rt4chart.transforms.judges.openai.ratelimit import RateLimiter
-from rt4chart.transforms.judges.throttling import ThrottleClock
+from rt4chart.transforms.judges.limits.throttling import ThrottleClock
+from rt4chart.transforms.judges.openai.limits.rate import RateLimiter
 
 DEFAULT_DOMAIN = "rt4chart"
 # The descriptor key of the two budgets; the service's config names the same (infra/ratelimit).

@@ -1,8 +1,6 @@
-"""One meaning for `--rpm`/`--tpm`: the whole job's limits, held in one of two ways.
-
-`--rate-limiter static` (the default) gives every worker process a fixed share: the totals
-divided by the number of worker processes the job can ever have, so that all of them together
-can never exceed the totals. The number of processes:
+"""The worker processes a job's limits are divided by, from Beam's options (no provider): a
+judge kind's static share of its rate limits (`JudgeKind.share_limits`) and the spend cap's
+share per process. The number of processes:
 
 - locally: 1, or `--direct_num_workers` with `--direct_running_mode multi_processing` (threads
   of one process share one limiter);
@@ -14,21 +12,12 @@ can never exceed the totals. The number of processes:
   Dataflow's default: 1 vCPU in batch (n1-standard-1), 4 in streaming (n1-standard-4, the
   larger of its two streaming defaults). `--number_of_worker_harness_threads` sets threads per
   process, which share their process's limiter: it does not change the count.
-- an explicit `--judge-option rate_share=N` wins (N = the job's worker processes).
-
-`--rate-limiter envoy` asks one Envoy rate-limit service (`--rate-limit-service HOST:PORT`,
-deployed by `infra/ratelimit/`) before each call, so the totals hold however many workers run;
-see :mod:`.envoy_limiter`. Either way the limits are logged when the job starts.
 """
 
 from __future__ import annotations
 
-import functools
-import logging
 import os
 import re
-from collections.abc import Callable
-from typing import Any
 
 from apache_beam.options.pipeline_options import (
     DebugOptions,
@@ -40,12 +29,7 @@ from apache_beam.options.pipeline_options import (
 )
 
 from rt4chart.transforms.judges.contract import JudgeSpec
-from rt4chart.transforms.judges.openai.config import judge_options
-from rt4chart.transforms.judges.openai.ratelimit import RateLimiter
 
-logger = logging.getLogger("rt4chart")
-
-LIMITERS = ("static", "envoy")
 ONE_CONTAINER = "no_use_multiple_sdk_containers"
 # vCPUs of the shared-core machine types, whose names carry no count.
 SHARED_CORE = {"e2-micro": 2, "e2-small": 2, "e2-medium": 2, "f1-micro": 1, "g1-small": 1}
@@ -54,25 +38,6 @@ _SHAPE = re.compile(r"^[a-z][a-z0-9]*-[a-z]+-(\d+)(?:$|-)")
 # Dataflow's default machine types: batch n1-standard-1; streaming n1-standard-2 with Streaming
 # Engine, n1-standard-4 without (the larger is assumed, so the share never exceeds the total).
 DEFAULT_VCPUS = {False: 1, True: 4}
-
-
-def limiter_factory(config: Any) -> Callable[[], RateLimiter]:
-    """What builds the openai judge's limiter for its config (validated now, built in the
-    worker's event loop): the process's share of the totals, or the job-wide Envoy limiter.
-    ValueError on a bad setting."""
-    if config.rate_limiter not in LIMITERS:
-        raise ValueError(f"rate_limiter must be {' or '.join(LIMITERS)}, "
-                         f"got {config.rate_limiter!r}")
-    if config.rate_limiter == "static":
-        return functools.partial(RateLimiter, config.rpm / config.rate_share,
-                                 config.tpm / config.rate_share)
-    if not config.rate_limit_service:
-        raise ValueError("--rate-limiter envoy needs --rate-limit-service HOST:PORT")
-    from rt4chart.transforms.judges.openai.envoy_limiter import EnvoyLimiter, EnvoySettings
-
-    settings = EnvoySettings(config.rate_limit_service, config.rate_limit_domain)
-    return functools.partial(EnvoyLimiter, config.rpm, config.tpm, settings,
-                             config.max_concurrency)
 
 
 def machine_vcpus(machine_type: str) -> int:
@@ -120,34 +85,8 @@ def worker_processes(options: PipelineOptions) -> tuple[int, str]:
     return 1, "one local process"
 
 
-def _num(value: float) -> str:
-    return f"{round(value, 1):.12g}"
-
-
 def share_limits(spec: JudgeSpec, options: PipelineOptions) -> JudgeSpec:
     """The judge's spec with this worker process's share of the job's limits, as its kind
     shares them (contract.JudgeKind.share_limits); ValueError when the share cannot be
     bounded."""
     return spec.kind().share_limits(spec, options)
-
-
-def share_rate_limits(spec: JudgeSpec, options: PipelineOptions) -> JudgeSpec:
-    """An openai judge's spec with its static share of `--rpm`/`--tpm` (`rate_share`: the
-    job's worker processes), and the limits logged; with the envoy limiter, as it is.
-    ValueError when the share cannot be bounded."""
-    given = dict(spec.options)
-    config, _ = judge_options(given)
-    job = f"{_num(config.rpm)} rpm / {_num(config.tpm)} tpm for the job"
-    if config.rate_limiter == "envoy":
-        logger.info("rate limits: %s, held by the Envoy rate-limit service at %s (domain %s)",
-                    job, config.rate_limit_service, config.rate_limit_domain)
-        return spec
-    if "rate_share" in given:
-        processes, how = config.rate_share, "rate_share as given"
-    else:
-        processes, how = worker_processes(options)
-    logger.info("rate limits: %s, %s rpm / %s tpm per process (%d processes: %s)", job,
-                _num(config.rpm / processes), _num(config.tpm / processes), processes, how)
-    if processes <= 1 or "rate_share" in given:
-        return spec
-    return JudgeSpec.of(spec.name, {**given, "rate_share": str(processes)})

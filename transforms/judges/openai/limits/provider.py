@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from rt4chart.transforms.judges.openai.ratelimit import RateLimiter
+from rt4chart.transforms.judges.openai.limits.rate import RateLimiter
 
 logger = logging.getLogger(__name__)
 
