@@ -9,10 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
-# add_cost: pipeline/run/estimate.py imports it from here, and another branch edits that
-# module; point it at schemas.usage once both are merged, then import Usage alone.
 from rt4chart.schemas.usage import Usage
-from rt4chart.schemas.usage import add_cost as add_cost
 
 LABELS = ("ENT", "CON", "NIC")
 

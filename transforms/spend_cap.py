@@ -8,9 +8,10 @@ record, to the `skipped` table (which `--redo` reads). A trace already admitted 
 reservation (`reserve_usd`, `common/trace_reservation.py`) is a conservative, upper-ish
 estimate of a trace's whole cost, so that admitting by reservations never goes over the cap.
 
-Like the static rate limiter (judges/job_limits.py) each worker process holds a fixed share of
-the cap: the total divided by the job's worker processes (`share`). A `ROUTE=USD` item caps
-that route's spend; a bare `USD` (or `*=USD`) caps the whole job's: a trace must fit both.
+Like the static rate limiter (judges/openai/limits/shares.py) each worker process holds a
+fixed share of the cap: the total divided by the job's worker processes (`share`). A
+`ROUTE=USD` item caps that route's spend; a bare `USD` (or `*=USD`) caps the whole job's: a
+trace must fit both.
 
 In a stream the ledger is per clock hour (processing time, UTC): the reservations of an hour
 are replaced by the traces' actual costs as they finish (`CapLedger.settle`, same process), and
@@ -69,7 +70,7 @@ class CapConfig:
         "--max-usd-per-hour); once reached, new traces go to the skipped table until the "
         "next hour, e.g. 5;checkout=1.", name="max_usd_per_hour",
         regexes=("^[^;=]*=?[0-9.]+(;[^;=]*=?[0-9.]+)*$",)))
-    share: int = 1  # the job's worker processes (job_limits.worker_processes)
+    share: int = 1  # the job's worker processes (judges/limits/workers.py worker_processes)
     ledger_id: str = ""
     budget: tuple[tuple[str, float], ...] | None = None  # a round's remaining budget (jobs.py)
     prices: Any = None  # the judge's Prices (cap_prices), set when the job starts

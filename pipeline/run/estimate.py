@@ -19,7 +19,7 @@ from collections.abc import Mapping
 import apache_beam as beam
 
 from rt4chart.pipeline.sources.traces import ReadTraces
-from rt4chart.schemas.records import add_cost
+from rt4chart.schemas.usage import add_cost
 from rt4chart.transforms.common.guard import GuardedDoFn
 from rt4chart.transforms.estimate import (
     EstimateConfig,

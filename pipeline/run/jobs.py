@@ -51,7 +51,8 @@ from rt4chart.pipeline.run.progress import PROGRESS_EVERY_S, Reporter, run_with_
 from rt4chart.pipeline.run.redo_merge import carry_earlier_rows, redoes_into_itself
 from rt4chart.pipeline.sources.detect import SPAN_FORMATS
 from rt4chart.pipeline.sources.inputs import resolve_inputs
-from rt4chart.pipeline.storage.run_folder import REDO_INPUT, SUMMARY, RunFolder
+from rt4chart.pipeline.storage.folder_scan import REDO_INPUT, SUMMARY
+from rt4chart.pipeline.storage.run_folder import RunFolder
 from rt4chart.pipeline.storage.run_lock import FolderLock, new_pipeline, run_temp, run_temp_folder
 from rt4chart.pipeline.stream.pubsub_frontend import local_subscription
 from rt4chart.schemas.records import RunInfo

@@ -25,7 +25,8 @@ from rt4chart.pipeline.run.judge_probe import negotiate
 from rt4chart.pipeline.run.phoenix_fetch import check_source
 from rt4chart.pipeline.sinks.options import TablesConfig
 from rt4chart.pipeline.sources.traces import check_inputs
-from rt4chart.pipeline.storage.run_folder import SUMMARY, RunFolder
+from rt4chart.pipeline.storage.folder_scan import SUMMARY
+from rt4chart.pipeline.storage.run_folder import RunFolder
 from rt4chart.schemas.records import RunInfo
 from rt4chart.transforms.judges.contract import JudgeSpec, calibration_of, judge_model
 from rt4chart.transforms.judges.limits import workers

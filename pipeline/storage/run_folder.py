@@ -48,11 +48,6 @@ from rt4chart.pipeline.storage.folder_scan import (
     scan,
     top_folder,
 )
-
-# REDO_INPUT, SUMMARY: pipeline/run/jobs.py imports them from here, and another branch edits
-# that module; point it at folder_scan once both are merged, then drop these.
-from rt4chart.pipeline.storage.folder_scan import REDO_INPUT as REDO_INPUT
-from rt4chart.pipeline.storage.folder_scan import SUMMARY as SUMMARY
 from rt4chart.pipeline.storage.table_files import is_work_file, salvage_temp_files
 from rt4chart.schemas.tables import TABLES
 

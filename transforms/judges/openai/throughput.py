@@ -3,7 +3,7 @@
 - output reservations that fit each stage's replies (:mod:`.reservation`), from the facts the
   judge method gives of each call (:mod:`.call_facts`: stage and reply size);
 - cache-aware scheduling of calls that share a long prefix (:mod:`.prefix_gate`);
-- rate limits adopted from the provider's `x-ratelimit-limit-*` headers (:mod:`.provider_limits`);
+- rate limits adopted from the provider's `x-ratelimit-limit-*` headers (:mod:`.limits.provider`);
 - prompt token estimates calibrated on the provider's counts (:mod:`.prompt_tokens`).
 
 Their options are judge options (`--judge-option KEY=VALUE`), declared on the fields they set
