@@ -31,6 +31,7 @@ from rt4chart.transforms.checks.evidence import (
     key_words,
 )
 from rt4chart.transforms.checks.specifics import supported_verdict
+from rt4chart.transforms.common.guard import GuardedDoFn
 from rt4chart.transforms.confirm import ConfirmConfig, ConfirmEnt, needs_confirmation
 from rt4chart.transforms.judge_stage import JudgeCallFn, RunJudge
 from rt4chart.transforms.judges.adapter import TypedJudge, as_verdict
@@ -137,6 +138,25 @@ class _GlobalFn(JudgeCallFn):
             None, "judge_error", (), f"verify_global: {reason}", element.usage + usage))
 
 
+class _UnretrievedFn(GuardedDoFn):
+    """A claim of an empty retrieval decided without the judge (`unretrieved_verdict`). A fault
+    on one leaves that claim without a verdict (`judge_error`, as a failed call would), so its
+    answer comes out incomplete, never grounded."""
+
+    stage = "verify_global"
+
+    def __init__(self, keyed: bool):
+        self._keyed = keyed
+
+    def process(self, element: GlobalRequest) -> Iterable:
+        yield verdict_out(element, unretrieved_verdict(element), self._keyed)
+
+    def fault(self, element: GlobalRequest, reason: str) -> Iterable:
+        yield verdict_out(element, ClaimVerdict(
+            element.claim, element.window_labels, element.local_label, element.deciding_window,
+            None, "judge_error", (), f"verify_global: {reason}", element.usage), self._keyed)
+
+
 class GlobalOutputs(NamedTuple):
     verdicts: beam.PCollection[ClaimVerdict]
     usage: beam.PCollection[UsageRecord]
@@ -169,8 +189,7 @@ class VerifyGlobal(beam.PTransform):
             lambda element, _: int(nothing_retrieved(element)), 2)
         judged = retrieved | "Judge" >> RunJudge(fn, self._reuse)
         keyed = self._confirm.enabled
-        decided = unretrieved | "NothingRetrieved" >> beam.Map(
-            lambda element: verdict_out(element, unretrieved_verdict(element), keyed))
+        decided = unretrieved | "NothingRetrieved" >> beam.ParDo(_UnretrievedFn(keyed))
         results = (judged.results, decided) | "AllVerdicts" >> beam.Flatten()
         if not self._confirm.enabled:
             return GlobalOutputs(results, judged.usage, judged.cache)

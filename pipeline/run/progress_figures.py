@@ -55,11 +55,10 @@ class ExpectCalls:
     def __call__(self, prepared: PreparedTrace) -> PreparedTrace:
         try:
             calls = expected_calls(prepared, self._config)
+            self._calls.inc(calls)
+            self._traces.inc()
         except Exception as exc:  # noqa: BLE001 - an estimate never fails a trace
             logger.debug("no expected calls for trace %s: %s", prepared.trace.trace_id, exc)
-            return prepared
-        self._calls.inc(calls)
-        self._traces.inc()
         return prepared
 
 

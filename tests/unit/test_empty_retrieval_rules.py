@@ -75,3 +75,23 @@ def test_a_trace_with_documents_is_never_taken_for_an_empty_retrieval(texts):
     prepared = _prepared(texts)
     if prepared.sentences:  # one without sentences is a dead letter of segment
         assert not nothing_retrieved(_request(prepared, FACT))
+
+
+@pytest.mark.parametrize("kind", [FACT, ABSENCE])
+def test_a_fault_deciding_an_empty_retrievals_claim_leaves_it_without_a_verdict(kind):
+    """The graph's NothingRetrieved step is guarded: a fault on one claim (injected as the
+    guard does) is that claim's judge_error, so its answer ends incomplete, never ENT."""
+    from rt4chart.transforms.common import guard
+    from rt4chart.transforms.verify_global import _UnretrievedFn
+
+    fn, request = _UnretrievedFn(keyed=False), _request(_prepared([]), kind)
+    hook = guard.fault_hook
+    try:
+        guard.fault_hook = lambda step, element: (_ for _ in ()).throw(RuntimeError("boom"))
+        (verdict,) = list(fn.process(request))
+    finally:
+        guard.fault_hook = hook
+    assert (verdict.label, verdict.status) == (None, "judge_error")
+    assert "verify_global" in verdict.note and "boom" in verdict.note
+    (plain,) = list(fn.process(request))  # without the fault: the rule's verdict
+    assert plain.status == "ok" and plain.label == ("ENT" if kind == ABSENCE else "NIC")

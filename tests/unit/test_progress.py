@@ -302,3 +302,16 @@ def test_a_terminal_bar_fills_by_the_calls_and_shows_their_eta():
     drawn = screen.getvalue()
     assert drawn.startswith("\r[######..................] 0/8 traces, 20/80 calls"), drawn
     assert re.search(r"elapsed, ETA \d", drawn), drawn
+
+
+def test_expecting_calls_never_fails_a_trace():
+    """ExpectCalls (the graph's step before decomposition) passes every trace on unchanged,
+    also one its estimate cannot read: the every-stage test lists it as a step no data makes
+    raise."""
+    from types import SimpleNamespace
+
+    from rt4chart.pipeline.run.progress_figures import ExpectCalls
+    from rt4chart.transforms.estimate import EstimateConfig
+
+    unreadable = SimpleNamespace(trace=SimpleNamespace(trace_id="t"))  # no sentences at all
+    assert ExpectCalls(EstimateConfig())(unreadable) is unreadable
