@@ -167,7 +167,9 @@ def expected_calls(prepared: PreparedTrace, config: EstimateConfig = EstimateCon
         sent = [sum(1 for x in local if relevant(x, chunk)) for chunk in chunks]
     else:
         sent = [len(local)] * len(prepared.windows)
-    return len(prepared.answer_sentences) + sum(-(-n // per_call) for n in sent) + len(claims)
+    # An empty retrieval's claims are decided without a global call (verify_global.py).
+    global_calls = len(claims) if prepared.sentences else 0
+    return len(prepared.answer_sentences) + sum(-(-n // per_call) for n in sent) + global_calls
 
 
 def _decompose(c: _Counter, prepared: PreparedTrace, stages: dict) -> list[tuple[str, str]]:
@@ -223,7 +225,10 @@ def _local(c: _Counter, prepared: PreparedTrace, local: list[str], stages: dict
 
 def _global(c: _Counter, prepared: PreparedTrace, claims: list[tuple[str, str]],
             decided: dict[str, tuple[str, str | None]], stages: dict) -> None:
-    """One global call per claim (absence: its own prompt), and the ENT confirmations."""
+    """One global call per claim (absence: its own prompt), and the ENT confirmations; none for
+    an empty retrieval, whose claims are decided without the judge (verify_global.py)."""
+    if not prepared.sentences:
+        return
     question = prepared.trace.user_text
     context = render_context(prepared).text
     system = c.system("verify_system.txt", "verify")

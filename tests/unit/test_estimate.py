@@ -149,3 +149,21 @@ def test_expected_calls_are_the_estimates_calls(answer, size, overlap, per_call,
     p = prepared(size, min(overlap, size - 1), answer=" ".join(answer))
     config = EstimateConfig(claims_per_call=per_call, prune_windows=prune, confirm_ent=confirm)
     assert expected_calls(p, config) == estimate_trace(p, config).total.calls
+
+
+def test_an_empty_retrieval_is_expected_to_take_its_decompositions_only():
+    """Its claims are decided without a global call (verify_global.unretrieved_verdict): the
+    progress ETA's count and the estimate say so, as the run does."""
+    from rt4chart.transforms.estimate import EstimateConfig, estimate_trace, expected_calls
+    from rt4chart.transforms.segment import SegmentConfig, prepare
+    from rt4chart.transforms.validate import parse_trace
+
+    answer = "The store opens at 9 am. It closes at 6 pm."
+    empty = prepare(parse_trace({"trace_id": "e", "answer": answer, "contexts": []}),
+                    SegmentConfig())
+    full = prepare(parse_trace({"trace_id": "f", "answer": answer,
+                                "contexts": ["The store opens at 9 am."]}), SegmentConfig())
+    sentences = len(empty.answer_sentences)
+    assert sentences == 2
+    assert expected_calls(empty) == estimate_trace(empty, EstimateConfig()).total.calls == 2
+    assert expected_calls(full) > sentences
