@@ -23,7 +23,7 @@ import apache_beam as beam
 
 from rt4chart.schemas.records import ABSENCE, ClaimVerdict, Evidence, RenderedText, RunInfo
 from rt4chart.schemas.requests import GlobalRequest
-from rt4chart.schemas.usage import UsageRecord
+from rt4chart.schemas.usage import Usage, UsageRecord
 from rt4chart.transforms.checks.evidence import (
     claim_probability,
     document_text,
@@ -72,6 +72,14 @@ def grounded_absence(verdict: object, rendered: RenderedText, claim: str
     if verdict.label != "ENT":
         return grounded_verdict(verdict, rendered, claim)
     return "ENT", (), ABSENCE_NOTE, claim_probability("ENT", "ENT", verdict.p_unsupported)
+
+
+def failed_verdict(element: GlobalRequest, reason: str, usage: Usage) -> ClaimVerdict:
+    """The claim without a verdict (`judge_error`): its answer ends incomplete, never
+    grounded. A failed global call and a fault deciding an empty retrieval's claim alike."""
+    return ClaimVerdict(element.claim, element.window_labels, element.local_label,
+                        element.deciding_window, None, "judge_error", (),
+                        f"verify_global: {reason}", usage)
 
 
 def verdict_out(element: GlobalRequest, verdict: ClaimVerdict, keyed: bool):
@@ -133,9 +141,7 @@ class _GlobalFn(JudgeCallFn):
             label, "ok", evidence, note, element.usage + usage, p))
 
     def on_error(self, element: GlobalRequest, reason: str, usage) -> Iterable[ClaimVerdict]:
-        yield self._out(element, ClaimVerdict(
-            element.claim, element.window_labels, element.local_label, element.deciding_window,
-            None, "judge_error", (), f"verify_global: {reason}", element.usage + usage))
+        yield self._out(element, failed_verdict(element, reason, element.usage + usage))
 
 
 class _UnretrievedFn(GuardedDoFn):
@@ -152,9 +158,7 @@ class _UnretrievedFn(GuardedDoFn):
         yield verdict_out(element, unretrieved_verdict(element), self._keyed)
 
     def fault(self, element: GlobalRequest, reason: str) -> Iterable:
-        yield verdict_out(element, ClaimVerdict(
-            element.claim, element.window_labels, element.local_label, element.deciding_window,
-            None, "judge_error", (), f"verify_global: {reason}", element.usage), self._keyed)
+        yield verdict_out(element, failed_verdict(element, reason, element.usage), self._keyed)
 
 
 class GlobalOutputs(NamedTuple):
